@@ -1,0 +1,550 @@
+//! Runtimes: every agent an actix actor driven by a clock actor, or all agents inline on one thread.
+//!
+//! Both run the same [`Engine`] batch by batch, so they deliver the same envelopes in the same order and write
+//! byte-identical traces; a test checks it. The actix runtime is the one scenarios use; the inline runtime needs
+//! no actor system, which makes it the tool for unit tests of agents and for very large sweeps.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+use super::ctx::{AgentState, Effects};
+use super::trace::TraceSink;
+use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime};
+use crate::protocol::Msg;
+
+/// How agents are executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// Every agent an actix actor, spread over `threads` arbiters (1: all on the clock's thread).
+    Actix {
+        /// Arbiter threads, at least 1.
+        threads: usize,
+    },
+    /// Every agent called directly on the calling thread: no actor system.
+    Inline,
+}
+
+impl Default for Runtime {
+    fn default() -> Runtime {
+        Runtime::Actix { threads: 1 }
+    }
+}
+
+/// Assembles a simulation: agents with names and kinds, latencies, trace, runtime.
+pub struct SimBuilder {
+    seed: u64,
+    dir: Directory,
+    agents: Vec<Box<dyn Agent>>,
+    trace: Option<TraceSink>,
+    runtime: Runtime,
+    record: bool,
+}
+
+impl SimBuilder {
+    /// A simulation whose random streams all derive from `seed`.
+    pub fn new(seed: u64) -> SimBuilder {
+        SimBuilder {
+            seed,
+            dir: Directory::default(),
+            agents: Vec::new(),
+            trace: None,
+            runtime: Runtime::default(),
+            record: false,
+        }
+    }
+
+    /// Registers an agent under a unique `name`, with its `kind` (`"provider"`, `"broker"`...).
+    pub fn add(&mut self, name: &str, kind: &str, agent: impl Agent) -> Result<AgentId, SimError> {
+        self.add_boxed(name, kind, Box::new(agent))
+    }
+
+    /// Registers an already boxed agent.
+    pub fn add_boxed(&mut self, name: &str, kind: &str, agent: Box<dyn Agent>) -> Result<AgentId, SimError> {
+        let id = self.dir.add(name, kind)?;
+        self.agents.push(agent);
+        Ok(id)
+    }
+
+    /// Latency of every message between two different agents, unless a kind or pair latency says otherwise.
+    pub fn latency_default(&mut self, secs: f64) -> Result<&mut Self, SimError> {
+        let d = delay_of("*", "*", secs)?;
+        self.dir.latency_mut().set_default(d);
+        Ok(self)
+    }
+
+    /// Latency of messages from agents of kind `from` to agents of kind `to`.
+    pub fn latency_kinds(&mut self, from: &str, to: &str, secs: f64) -> Result<&mut Self, SimError> {
+        let d = delay_of(from, to, secs)?;
+        let no_kind = |k: &str| SimError::NoSuchName { name: format!("kind {k}") };
+        let f = self.dir.kind_index(from).ok_or_else(|| no_kind(from))?;
+        let t = self.dir.kind_index(to).ok_or_else(|| no_kind(to))?;
+        self.dir.latency_mut().set_kinds(f, t, d);
+        Ok(self)
+    }
+
+    /// Latency of messages from agent `from` to agent `to` (overrides the kinds' latency).
+    pub fn latency_pair(&mut self, from: &str, to: &str, secs: f64) -> Result<&mut Self, SimError> {
+        let d = delay_of(from, to, secs)?;
+        let id = |n: &str| self.dir.lookup(n).ok_or_else(|| SimError::NoSuchName { name: n.to_string() });
+        let (f, t) = (id(from)?, id(to)?);
+        self.dir.latency_mut().set_pair(f, t, d);
+        Ok(self)
+    }
+
+    /// Writes the message trace to `sink`.
+    pub fn trace(&mut self, sink: TraceSink) -> &mut Self {
+        self.trace = Some(sink);
+        self
+    }
+
+    /// Chooses the runtime (default: actix on one thread).
+    pub fn runtime(&mut self, runtime: Runtime) -> &mut Self {
+        self.runtime = runtime;
+        self
+    }
+
+    /// Keeps every delivered envelope in memory (the test bed's view).
+    pub(crate) fn record(&mut self) -> &mut Self {
+        self.record = true;
+        self
+    }
+
+    /// The registry as built so far.
+    pub fn directory(&self) -> &Directory {
+        &self.dir
+    }
+
+    /// Builds the simulation; actors (if any) are started, agents' `start` runs at the first `run`.
+    pub fn build(self) -> Result<Simulation, SimError> {
+        let SimBuilder { seed, dir, agents, mut trace, runtime, record } = self;
+        if let Some(t) = &mut trace {
+            t.resolve(&dir)?;
+        }
+        let dir = Arc::new(dir);
+        let states = (0..agents.len()).map(|i| AgentState::new(AgentId(i as u32), seed)).collect();
+        let mut engine = Engine::new(dir.clone(), trace);
+        if record {
+            engine.record_deliveries();
+        }
+        let exec = match runtime {
+            Runtime::Inline => Exec::Inline(Inline { agents, states }),
+            Runtime::Actix { threads } => Exec::Actix(ActixExec::start(dir, agents, states, threads.max(1))),
+        };
+        Ok(Simulation { engine: Some(engine), exec, started: false })
+    }
+}
+
+fn delay_of(from: &str, to: &str, secs: f64) -> Result<Delay, SimError> {
+    Delay::new(secs).map_err(|_| SimError::BadLatency { from: from.into(), to: to.into(), value: secs })
+}
+
+/// A built simulation: run it to a time or to quiescence, inject messages between runs, take the agents back.
+pub struct Simulation {
+    // Lent to the clock actor during an actix run; always present between runs.
+    engine: Option<Engine>,
+    exec: Exec,
+    started: bool,
+}
+
+enum Exec {
+    Inline(Inline),
+    Actix(ActixExec),
+}
+
+impl Simulation {
+    fn engine(&self) -> &Engine {
+        self.engine.as_ref().expect("the engine is only lent out during a run")
+    }
+
+    fn engine_mut(&mut self) -> &mut Engine {
+        self.engine.as_mut().expect("the engine is only lent out during a run")
+    }
+
+    /// The clock.
+    pub fn now(&self) -> SimTime {
+        self.engine().now()
+    }
+
+    /// Who is in the simulation.
+    pub fn directory(&self) -> &Arc<Directory> {
+        self.engine().directory()
+    }
+
+    /// Envelopes delivered so far, when the builder asked to record them.
+    pub(crate) fn deliveries(&self) -> &[Envelope] {
+        self.engine().deliveries()
+    }
+
+    /// Puts a message on the event list from outside: `from` is an agent name or `None` for the environment.
+    pub fn inject(&mut self, at: SimTime, from: Option<AgentId>, to: AgentId, msg: Msg) -> Result<(), SimError> {
+        self.engine_mut().inject(at, from.unwrap_or(AgentId::ENV), to, msg)
+    }
+
+    /// Runs until `end`, an agent's stop request, or the first error.
+    pub fn run(&mut self, end: End) -> Result<Outcome, SimError> {
+        let mut engine = self.engine.take().expect("the engine is only lent out during a run");
+        let start = !std::mem::replace(&mut self.started, true);
+        let result = match &mut self.exec {
+            Exec::Inline(inline) => inline.run(&mut engine, start, end.limit()),
+            Exec::Actix(actix) => actix.run(&mut engine, start, end.limit()),
+        };
+        let outcome = result.and_then(|()| engine.finish(end));
+        self.engine = Some(engine);
+        outcome
+    }
+
+    /// Looks at an agent's state between runs (`None` if `id` is not an agent of type `A`).
+    pub fn inspect<A: Agent, R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&A) -> R + Send + 'static) -> Option<R> {
+        match &mut self.exec {
+            Exec::Inline(inline) => {
+                let agent: &dyn Any = &**inline.agents.get(id.index())?;
+                agent.downcast_ref::<A>().map(f)
+            }
+            Exec::Actix(actix) => actix.inspect(id, f),
+        }
+    }
+
+    /// Ends the simulation and hands the agents back, in registration order.
+    pub fn into_agents(mut self) -> Vec<Box<dyn Agent>> {
+        match &mut self.exec {
+            Exec::Inline(inline) => std::mem::take(&mut inline.agents),
+            Exec::Actix(actix) => actix.take_agents(),
+        }
+    }
+}
+
+/// Calls one handler, turning a panic into an error that names the agent, the time and the message.
+fn deliver(agent: &mut dyn Agent, env: &Envelope, ctx: &mut Ctx<'_>, fx_fail: &mut Option<SimError>) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| agent.handle(env, ctx))) {
+        let what = panic_text(&p);
+        *fx_fail = Some(SimError::Runtime(format!(
+            "agent {} panicked at t={} handling `{}`: {what}",
+            ctx.name(),
+            env.at(),
+            env.msg.kind()
+        )));
+    }
+}
+
+fn start(agent: &mut dyn Agent, ctx: &mut Ctx<'_>, fx_fail: &mut Option<SimError>) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| agent.start(ctx))) {
+        *fx_fail = Some(SimError::Runtime(format!("agent {} panicked at start: {}", ctx.name(), panic_text(&p))));
+    }
+}
+
+fn panic_text(p: &Box<dyn Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}
+
+/// Runs the handlers of one agent for its share of a batch (or its start), collecting effects.
+fn run_agent(
+    agent: &mut dyn Agent,
+    state: &mut AgentState,
+    dir: &Directory,
+    now: SimTime,
+    round: u32,
+    envs: &[Envelope],
+    starting: bool,
+    fx: &mut Effects,
+) {
+    let mut panicked = None;
+    {
+        let mut ctx = Ctx::new(now, round, dir, state, fx);
+        if starting {
+            start(agent, &mut ctx, &mut panicked);
+        }
+        for env in envs {
+            if panicked.is_some() {
+                break;
+            }
+            deliver(agent, env, &mut ctx, &mut panicked);
+        }
+    }
+    if let Some(e) = panicked {
+        fx.fail(state.id, e);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inline runtime.
+
+struct Inline {
+    agents: Vec<Box<dyn Agent>>,
+    states: Vec<AgentState>,
+}
+
+impl Inline {
+    fn run(&mut self, engine: &mut Engine, start: bool, limit: SimTime) -> Result<(), SimError> {
+        let dir = engine.directory().clone();
+        let mut fx = Effects::default();
+        if start {
+            for (agent, state) in self.agents.iter_mut().zip(&mut self.states) {
+                run_agent(&mut **agent, state, &dir, SimTime::ZERO, 0, &[], true, &mut fx);
+            }
+            engine.absorb(&mut fx);
+            engine.end_batch()?;
+        }
+        let mut batch = Vec::new();
+        while engine.next_batch(limit, &mut batch)? {
+            let (now, round) = (engine.now(), engine.round());
+            for env in &batch {
+                let i = env.to.index();
+                run_agent(&mut *self.agents[i], &mut self.states[i], &dir, now, round, std::slice::from_ref(env), false, &mut fx);
+            }
+            engine.absorb(&mut fx);
+            engine.end_batch()?;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Actix runtime: one actor per agent, one clock actor.
+
+/// Clock → agent actor: deliver these envelopes of one `(time, round)` batch, in order (or start the agent).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Deliver {
+    now: SimTime,
+    round: u32,
+    envs: Vec<Envelope>,
+    fx: Effects,
+    start: bool,
+}
+
+/// Agent actor → clock: what the handlers of one `Deliver` produced.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Delivered {
+    fx: Effects,
+    spare: Vec<Envelope>,
+}
+
+/// Buffers handed back and forth between the clock and the agents, so a delivery allocates nothing in steady state.
+#[derive(Default)]
+struct Spares {
+    envs: Vec<Vec<Envelope>>,
+    effects: Vec<Effects>,
+}
+
+/// Runner → clock: deliver batches up to `limit`; the engine is lent for the run and given back on `done`.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RunUntil {
+    engine: Engine,
+    limit: SimTime,
+    start: bool,
+    done: oneshot::Sender<(Engine, Result<(), SimError>)>,
+}
+
+/// Runner → agent actor (out of band, between runs): look at the agent.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Inspect(Box<dyn FnOnce(&dyn Agent) + Send>);
+
+/// Runner → agent actor (at the end): hand the agent back.
+#[derive(Message)]
+#[rtype(result = "Option<Box<dyn Agent>>")]
+struct TakeAgent;
+
+/// The actix wrapper of any agent: owns the agent and its kernel state, runs its handlers on `Deliver`.
+struct AgentActor {
+    agent: Option<Box<dyn Agent>>,
+    state: AgentState,
+    dir: Arc<Directory>,
+    clock: Addr<Clock>,
+}
+
+impl Actor for AgentActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Deliver> for AgentActor {
+    type Result = ();
+    fn handle(&mut self, mut msg: Deliver, _: &mut Context<Self>) {
+        if let Some(agent) = self.agent.as_deref_mut() {
+            run_agent(agent, &mut self.state, &self.dir, msg.now, msg.round, &msg.envs, msg.start, &mut msg.fx);
+        }
+        msg.envs.clear();
+        self.clock.do_send(Delivered { fx: msg.fx, spare: msg.envs });
+    }
+}
+
+impl Handler<Inspect> for AgentActor {
+    type Result = ();
+    fn handle(&mut self, Inspect(f): Inspect, _: &mut Context<Self>) {
+        if let Some(agent) = self.agent.as_deref() {
+            f(agent);
+        }
+    }
+}
+
+impl Handler<TakeAgent> for AgentActor {
+    type Result = Option<Box<dyn Agent>>;
+    fn handle(&mut self, _: TakeAgent, ctx: &mut Context<Self>) -> Self::Result {
+        ctx.stop();
+        self.agent.take()
+    }
+}
+
+/// The clock actor: pops each batch from the engine, sends every agent its share, waits for all their effects,
+/// merges them, and goes on until the run ends.
+struct Clock {
+    agents: Vec<Addr<AgentActor>>,
+    run: Option<RunUntil>,
+    outstanding: usize,
+    batch: Vec<Envelope>,
+    spares: Spares,
+}
+
+impl Actor for Clock {
+    type Context = Context<Self>;
+}
+
+impl Clock {
+    fn step(&mut self) {
+        let Some(run) = self.run.as_mut() else { return };
+        let engine = &mut run.engine;
+        match engine.end_batch().and_then(|()| engine.next_batch(run.limit, &mut self.batch)) {
+            Ok(true) => {}
+            Ok(false) => return self.finish(Ok(())),
+            Err(e) => return self.finish(Err(e)),
+        }
+        let (now, round) = (engine.now(), engine.round());
+        // The batch is in key order; a stable sort by receiver keeps that order within each agent's share.
+        self.batch.sort_by_key(|e| e.to);
+        let mut rest = self.batch.as_slice();
+        while let Some(first) = rest.first() {
+            let to = first.to;
+            let n = rest.iter().take_while(|e| e.to == to).count();
+            let mut envs = self.spares.envs.pop().unwrap_or_default();
+            envs.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            let fx = self.spares.effects.pop().unwrap_or_default();
+            self.agents[to.index()].do_send(Deliver { now, round, envs, fx, start: false });
+            self.outstanding += 1;
+        }
+        self.batch.clear();
+    }
+
+    fn finish(&mut self, result: Result<(), SimError>) {
+        if let Some(run) = self.run.take() {
+            // The runner may have gone (dropped its future): then there is no one to tell.
+            let _ = run.done.send((run.engine, result));
+        }
+    }
+}
+
+impl Handler<RunUntil> for Clock {
+    type Result = ();
+    fn handle(&mut self, msg: RunUntil, _: &mut Context<Self>) {
+        let start = msg.start;
+        self.run = Some(msg);
+        if start {
+            for agent in &self.agents {
+                agent.do_send(Deliver { now: SimTime::ZERO, round: 0, envs: Vec::new(), fx: Effects::default(), start: true });
+            }
+            self.outstanding = self.agents.len();
+        }
+        if self.outstanding == 0 {
+            self.step();
+        }
+    }
+}
+
+impl Handler<Delivered> for Clock {
+    type Result = ();
+    fn handle(&mut self, mut msg: Delivered, _: &mut Context<Self>) {
+        if let Some(run) = self.run.as_mut() {
+            run.engine.absorb(&mut msg.fx);
+        }
+        self.spares.envs.push(msg.spare);
+        self.spares.effects.push(msg.fx);
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.step();
+        }
+    }
+}
+
+struct ActixExec {
+    system: SystemRunner,
+    clock: Addr<Clock>,
+    agents: Vec<Addr<AgentActor>>,
+    arbiters: Vec<Arbiter>,
+}
+
+impl ActixExec {
+    fn start(dir: Arc<Directory>, agents: Vec<Box<dyn Agent>>, states: Vec<AgentState>, threads: usize) -> ActixExec {
+        let system = System::new();
+        let arbiters: Vec<Arbiter> = (1..threads).map(|_| Arbiter::new()).collect();
+        let (clock, agents) = system.block_on(async {
+            let clock_ctx = Context::<Clock>::new();
+            let clock_addr = clock_ctx.address();
+            let mut addrs = Vec::with_capacity(agents.len());
+            for (i, (agent, state)) in agents.into_iter().zip(states).enumerate() {
+                let actor = AgentActor { agent: Some(agent), state, dir: dir.clone(), clock: clock_addr.clone() };
+                // Agent i lives on arbiter i mod threads; arbiter 0 is the clock's own thread.
+                let addr = match i % threads {
+                    0 => actor.start(),
+                    k => AgentActor::start_in_arbiter(&arbiters[k - 1].handle(), move |_| actor),
+                };
+                addrs.push(addr);
+            }
+            let agents = addrs.clone();
+            clock_ctx.run(Clock { agents, run: None, outstanding: 0, batch: Vec::new(), spares: Spares::default() });
+            (clock_addr, addrs)
+        });
+        ActixExec { system, clock, agents, arbiters }
+    }
+
+    fn run(&mut self, engine: &mut Engine, start: bool, limit: SimTime) -> Result<(), SimError> {
+        let dir = engine.directory().clone();
+        let lent = std::mem::replace(engine, Engine::new(dir, None));
+        let (done, rx) = oneshot::channel();
+        self.clock.do_send(RunUntil { engine: lent, limit, start, done });
+        let (back, result) = self
+            .system
+            .block_on(rx)
+            .map_err(|_| SimError::Runtime("the clock actor stopped before the run ended".into()))?;
+        *engine = back;
+        result
+    }
+
+    fn inspect<A: Agent, R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&A) -> R + Send + 'static) -> Option<R> {
+        let addr = self.agents.get(id.index())?;
+        let (tx, rx) = oneshot::channel();
+        let probe = move |agent: &dyn Agent| {
+            let agent: &dyn Any = agent;
+            let _ = tx.send(agent.downcast_ref::<A>().map(f));
+        };
+        addr.do_send(Inspect(Box::new(probe)));
+        self.system.block_on(rx).ok().flatten()
+    }
+
+    fn take_agents(&mut self) -> Vec<Box<dyn Agent>> {
+        let addrs = std::mem::take(&mut self.agents);
+        self.system.block_on(async move {
+            let mut out = Vec::with_capacity(addrs.len());
+            for addr in addrs {
+                if let Ok(Some(agent)) = addr.send(TakeAgent).await {
+                    out.push(agent);
+                }
+            }
+            out
+        })
+    }
+}
+
+impl Drop for ActixExec {
+    fn drop(&mut self) {
+        for arbiter in self.arbiters.drain(..) {
+            arbiter.stop();
+            let _ = arbiter.join();
+        }
+    }
+}
