@@ -43,11 +43,7 @@ pub struct Token {
 pub fn agent_rng(seed: u64, agent: usize) -> Pcg64Mcg {
     // Spread the agent index over all 64 bits before mixing it into the seed
     // (seed_from_u64 then expands the result through PCG32).
-    Pcg64Mcg::seed_from_u64(
-        seed ^ (agent as u64)
-            .wrapping_add(1)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    )
+    Pcg64Mcg::seed_from_u64(seed ^ (agent as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Delay until the next delivery, uniform in [1.0, 2.0) seconds.
@@ -100,9 +96,7 @@ pub fn ring_simcore(agents: usize, tokens: usize, deliveries: u64, seed: u64) ->
 
     // Contexts get ids 0, 1, 2, ... in creation order, so agent i has id i;
     // create them all first so each agent knows its successor's id.
-    let ctxs: Vec<_> = (0..agents)
-        .map(|i| sim.create_context(format!("agent{i}")))
-        .collect();
+    let ctxs: Vec<_> = (0..agents).map(|i| sim.create_context(format!("agent{i}"))).collect();
     let ids: Vec<simcore::Id> = ctxs.iter().map(|c| c.id()).collect();
     let starts = initial_tokens(agents, tokens);
 
@@ -112,12 +106,7 @@ pub fn ring_simcore(agents: usize, tokens: usize, deliveries: u64, seed: u64) ->
             // Delivery of the token to its starting agent (i itself).
             ctx.emit_self(tok, draw_delay(&mut rng));
         }
-        let agent = SimcoreAgent {
-            ctx,
-            next: ids[(i + 1) % agents],
-            rng,
-            delivered: delivered.clone(),
-        };
+        let agent = SimcoreAgent { ctx, next: ids[(i + 1) % agents], rng, delivered: delivered.clone() };
         sim.add_handler(format!("agent{i}"), Rc::new(RefCell::new(agent)));
     }
 
@@ -161,8 +150,7 @@ mod nx {
         async fn init(&mut self, cx: &Context<Self>) {
             for tok in std::mem::take(&mut self.initial) {
                 let delay = Duration::from_secs_f64(draw_delay(&mut self.rng));
-                cx.schedule_event(delay, schedulable!(Self::deliver), tok)
-                    .unwrap();
+                cx.schedule_event(delay, schedulable!(Self::deliver), tok).unwrap();
             }
         }
 
@@ -173,8 +161,7 @@ mod nx {
         pub fn deliver(&mut self, tok: Token, cx: &Context<Self>, env: &mut AgentEnv) {
             env.delivered.fetch_add(1, Ordering::Relaxed);
             let delay = Duration::from_secs_f64(draw_delay(&mut self.rng));
-            cx.schedule_event(delay, schedulable!(Self::forward), tok)
-                .unwrap();
+            cx.schedule_event(delay, schedulable!(Self::forward), tok).unwrap();
         }
 
         #[nexosim(schedulable)]
@@ -195,27 +182,18 @@ mod nx {
         type Model = Agent;
 
         fn build(self, _: &mut BuildContext<Self>) -> (Agent, AgentEnv) {
-            let agent = Agent {
-                out: self.out,
-                rng: self.rng,
-                initial: self.initial,
-            };
-            (
-                agent,
-                AgentEnv {
-                    delivered: self.delivered,
-                },
-            )
+            let agent = Agent { out: self.out, rng: self.rng, initial: self.initial };
+            (agent, AgentEnv { delivered: self.delivered })
         }
     }
 }
 
 /// Runs the ring on nexosim; returns the number of deliveries made.
 ///
-/// Uses `SimInit::new()`, i.e. nexosim's default multi-threaded executor with
-/// one worker per logical CPU (`SimInit::with_num_threads(1)` would select its
-/// single-threaded executor instead).
-pub fn ring_nexosim(agents: usize, tokens: usize, deliveries: u64, seed: u64) -> u64 {
+/// `threads: None` uses `SimInit::new()`, nexosim's default multi-threaded
+/// executor with one worker per logical CPU; `Some(1)` selects its
+/// single-threaded executor (`SimInit::with_num_threads(1)`).
+pub fn ring_nexosim(agents: usize, tokens: usize, deliveries: u64, seed: u64, threads: Option<usize>) -> u64 {
     use nexosim::simulation::{Mailbox, SimInit};
     use nexosim::time::MonotonicTime;
 
@@ -228,21 +206,17 @@ pub fn ring_nexosim(agents: usize, tokens: usize, deliveries: u64, seed: u64) ->
     let addresses: Vec<_> = mailboxes.iter().map(Mailbox::address).collect();
     let starts = initial_tokens(agents, tokens);
 
-    let mut bench = SimInit::new();
+    let mut bench = match threads {
+        Some(n) => SimInit::with_num_threads(n),
+        None => SimInit::new(),
+    };
     for (i, (mbox, start)) in mailboxes.into_iter().zip(starts).enumerate() {
         let mut out = nexosim::ports::Output::new();
         out.connect(nx::Agent::deliver, addresses[(i + 1) % agents].clone());
-        let proto = nx::ProtoAgent {
-            out,
-            rng: agent_rng(seed, i),
-            initial: start,
-            delivered: delivered.clone(),
-        };
+        let proto = nx::ProtoAgent { out, rng: agent_rng(seed, i), initial: start, delivered: delivered.clone() };
         bench = bench.add_model(proto, mbox, &format!("agent{i}"));
     }
-    let mut simu = bench
-        .init(MonotonicTime::EPOCH)
-        .expect("nexosim init failed");
+    let mut simu = bench.init(MonotonicTime::EPOCH).expect("nexosim init failed");
 
     // Each `step` advances to the next event time and runs everything due then
     // (normally one scheduled `forward` plus the resulting `deliver`); stop

@@ -35,17 +35,17 @@ impl Agent for Chaos {
         for id in 0..3 {
             let to = AgentId(ctx.rng().random_range(0..n));
             let d = ctx.rng().random_range(0.0..2.0);
-            ctx.send_in(d, to, Msg::Probe(ProbeMsg::Token { id }));
+            ctx.send_in(d, to, Msg::Probe(ProbeMsg::Token { id, hops: 0 }));
         }
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
-        let Msg::Probe(ProbeMsg::Token { id }) = env.msg else { return };
+        let Msg::Probe(ProbeMsg::Token { id, hops: 0 }) = env.msg else { return };
         let n = ctx.directory().len() as u32;
         let to = AgentId(ctx.rng().random_range(0..n));
         // Delays on a coarse grid so that many events tie in time; a third are zero-delay.
         let d = f64::from(ctx.rng().random_range(0..4u32)) * 0.5;
-        ctx.send_in(d, to, Msg::Probe(ProbeMsg::Token { id }));
+        ctx.send_in(d, to, Msg::Probe(ProbeMsg::Token { id, hops: 0 }));
         if ctx.rng_stream(1).random_bool(0.3) {
             if let Some(t) = self.timer.take() {
                 ctx.cancel(t);
@@ -78,7 +78,9 @@ fn test_same_seed_same_trace_on_every_runtime_and_thread_count() {
     assert_eq!(records.len() as u64, delivered);
     assert!(records.iter().any(|r| r.round >= 2), "zero-delay cascades occur");
     assert!(records.iter().any(|r| r.kind == "timer.timeout"), "timers fire");
-    for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }, Runtime::Actix { threads: 2 }, Runtime::Actix { threads: 4 }] {
+    for rt in
+        [Runtime::Inline, Runtime::Actix { threads: 1 }, Runtime::Actix { threads: 2 }, Runtime::Actix { threads: 4 }]
+    {
         let (bytes, _) = chaos_trace(11, rt);
         assert!(bytes == reference, "{rt:?} wrote a different trace");
     }

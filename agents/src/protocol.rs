@@ -253,6 +253,8 @@ pub enum ProbeMsg {
     Token {
         /// Token number.
         id: u32,
+        /// Hops left before the token is retired.
+        hops: u32,
     },
 }
 

@@ -12,9 +12,7 @@
 
 use std::fmt::Write as _;
 
-use crate::kernel::{
-    Agent, AgentId, Ctx, End, Envelope, Outcome, Runtime, SimBuilder, SimError, SimTime, Simulation,
-};
+use crate::kernel::{Agent, AgentId, Ctx, End, Envelope, Outcome, Runtime, SimBuilder, SimError, SimTime, Simulation};
 use crate::protocol::Msg;
 
 /// A probe's scripted reaction to what it receives.
@@ -206,7 +204,13 @@ impl TestBed {
         let name = |id: AgentId| dir.name(id).unwrap_or("env").to_string();
         sim.deliveries()
             .iter()
-            .map(|e| Delivery { at: e.at().secs(), round: e.key.round, from: name(e.from()), to: name(e.to), msg: e.msg.clone() })
+            .map(|e| Delivery {
+                at: e.at().secs(),
+                round: e.key.round,
+                from: name(e.from()),
+                to: name(e.to),
+                msg: e.msg.clone(),
+            })
             .collect()
     }
 
@@ -222,7 +226,11 @@ impl TestBed {
             }
         }
         if got.len() > expected.len() {
-            panic!("{} unexpected deliveries after the expected ones\n{}", got.len() - expected.len(), window(&got, expected.len()));
+            panic!(
+                "{} unexpected deliveries after the expected ones\n{}",
+                got.len() - expected.len(),
+                window(&got, expected.len())
+            );
         }
     }
 

@@ -149,7 +149,8 @@ impl<'a> Ctx<'a> {
             return self.fx.fail(self.state.id, e);
         }
         if !self.dir.contains(to) {
-            let e = SimError::UnknownAgent { sender: self.name().to_string(), at: self.now, kind: msg.kind(), to: to.0 };
+            let e =
+                SimError::UnknownAgent { sender: self.name().to_string(), at: self.now, kind: msg.kind(), to: to.0 };
             return self.fx.fail(self.state.id, e);
         }
         let total = delay + self.dir.latency_between(me, to);

@@ -172,15 +172,15 @@ impl Engine {
         self.cancelled.extend(fx.cancelled.drain(..));
         // Several agents of one batch may stop or fail: keep the lowest id so the outcome never depends on the
         // order in which their effects arrived.
-        if let Some(stop) = fx.stop.take() {
-            if self.stopped.as_ref().is_none_or(|s| stop.0 < s.0) {
-                self.stopped = Some(stop);
-            }
+        if let Some(stop) = fx.stop.take()
+            && self.stopped.as_ref().is_none_or(|s| stop.0 < s.0)
+        {
+            self.stopped = Some(stop);
         }
-        if let Some(fail) = fx.error.take() {
-            if self.failed.as_ref().is_none_or(|f| fail.0 < f.0) {
-                self.failed = Some(fail);
-            }
+        if let Some(fail) = fx.error.take()
+            && self.failed.as_ref().is_none_or(|f| fail.0 < f.0)
+        {
+            self.failed = Some(fail);
         }
     }
 
@@ -205,11 +205,11 @@ impl Engine {
         } else {
             EndReason::Horizon
         };
-        if let (End::Until(t), EndReason::Horizon | EndReason::Quiescent) = (end, &reason) {
-            if t > self.now {
-                self.now = t;
-                self.round = 0;
-            }
+        if let (End::Until(t), EndReason::Horizon | EndReason::Quiescent) = (end, &reason)
+            && t > self.now
+        {
+            self.now = t;
+            self.round = 0;
         }
         Ok(Outcome { now: self.now, reason, delivered: self.delivered, pending: self.fel.len() })
     }

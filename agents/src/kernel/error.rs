@@ -20,7 +20,9 @@ pub enum SimError {
         to: u32,
     },
     /// Occurs when a delay is NaN, infinite or negative. The run stops.
-    #[error("at t={at}: {sender} sent `{kind}` with an invalid delay: expected a finite, non-negative number of seconds, found {delay}")]
+    #[error(
+        "at t={at}: {sender} sent `{kind}` with an invalid delay: expected a finite, non-negative number of seconds, found {delay}"
+    )]
     BadDelay {
         /// Sender's name.
         sender: String,

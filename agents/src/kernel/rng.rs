@@ -31,7 +31,6 @@ pub fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,7 +198,11 @@ impl Simulation {
     }
 
     /// Looks at an agent's state between runs (`None` if `id` is not an agent of type `A`).
-    pub fn inspect<A: Agent, R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&A) -> R + Send + 'static) -> Option<R> {
+    pub fn inspect<A: Agent, R: Send + 'static>(
+        &mut self,
+        id: AgentId,
+        f: impl FnOnce(&A) -> R + Send + 'static,
+    ) -> Option<R> {
         match &mut self.exec {
             Exec::Inline(inline) => {
                 let agent: &dyn Any = &**inline.agents.get(id.index())?;
@@ -245,8 +249,7 @@ fn run_agent(
     agent: &mut dyn Agent,
     state: &mut AgentState,
     dir: &Directory,
-    now: SimTime,
-    round: u32,
+    (now, round): (SimTime, u32),
     envs: &[Envelope],
     starting: bool,
     fx: &mut Effects,
@@ -283,17 +286,18 @@ impl Inline {
         let mut fx = Effects::default();
         if start {
             for (agent, state) in self.agents.iter_mut().zip(&mut self.states) {
-                run_agent(&mut **agent, state, &dir, SimTime::ZERO, 0, &[], true, &mut fx);
+                run_agent(&mut **agent, state, &dir, (SimTime::ZERO, 0), &[], true, &mut fx);
             }
             engine.absorb(&mut fx);
             engine.end_batch()?;
         }
         let mut batch = Vec::new();
         while engine.next_batch(limit, &mut batch)? {
-            let (now, round) = (engine.now(), engine.round());
+            let stamp = (engine.now(), engine.round());
             for env in &batch {
                 let i = env.to.index();
-                run_agent(&mut *self.agents[i], &mut self.states[i], &dir, now, round, std::slice::from_ref(env), false, &mut fx);
+                let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
+                run_agent(agent, state, &dir, stamp, std::slice::from_ref(env), false, &mut fx);
             }
             engine.absorb(&mut fx);
             engine.end_batch()?;
@@ -344,7 +348,9 @@ struct RunUntil {
 /// Runner → agent actor (out of band, between runs): look at the agent.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Inspect(Box<dyn FnOnce(&dyn Agent) + Send>);
+struct Inspect(InspectFn);
+
+type InspectFn = Box<dyn FnOnce(&dyn Agent) + Send>;
 
 /// Runner → agent actor (at the end): hand the agent back.
 #[derive(Message)]
@@ -367,7 +373,7 @@ impl Handler<Deliver> for AgentActor {
     type Result = ();
     fn handle(&mut self, mut msg: Deliver, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref_mut() {
-            run_agent(agent, &mut self.state, &self.dir, msg.now, msg.round, &msg.envs, msg.start, &mut msg.fx);
+            run_agent(agent, &mut self.state, &self.dir, (msg.now, msg.round), &msg.envs, msg.start, &mut msg.fx);
         }
         msg.envs.clear();
         self.clock.do_send(Delivered { fx: msg.fx, spare: msg.envs });
@@ -446,7 +452,13 @@ impl Handler<RunUntil> for Clock {
         self.run = Some(msg);
         if start {
             for agent in &self.agents {
-                agent.do_send(Deliver { now: SimTime::ZERO, round: 0, envs: Vec::new(), fx: Effects::default(), start: true });
+                agent.do_send(Deliver {
+                    now: SimTime::ZERO,
+                    round: 0,
+                    envs: Vec::new(),
+                    fx: Effects::default(),
+                    start: true,
+                });
             }
             self.outstanding = self.agents.len();
         }
@@ -515,7 +527,11 @@ impl ActixExec {
         result
     }
 
-    fn inspect<A: Agent, R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&A) -> R + Send + 'static) -> Option<R> {
+    fn inspect<A: Agent, R: Send + 'static>(
+        &mut self,
+        id: AgentId,
+        f: impl FnOnce(&A) -> R + Send + 'static,
+    ) -> Option<R> {
         let addr = self.agents.get(id.index())?;
         let (tx, rx) = oneshot::channel();
         let probe = move |agent: &dyn Agent| {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// Always finite and non-negative, so it has a total order; values are checked where they enter the kernel
 /// ([`SimTime::new`], [`Delay::new`]).
-#[derive(Clone, Copy, Default, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[derive(Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
 pub struct SimTime(f64);
 
@@ -35,6 +35,12 @@ impl SimTime {
 }
 
 impl Eq for SimTime {}
+
+impl PartialOrd for SimTime {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Ord for SimTime {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
@@ -86,11 +92,7 @@ impl Delay {
 
     /// A delay of `secs` seconds; NaN, infinite and negative values are refused.
     pub fn new(secs: f64) -> Result<Delay, TimeError> {
-        if secs.is_finite() && secs >= 0.0 {
-            Ok(Delay(secs + 0.0))
-        } else {
-            Err(TimeError { value: secs })
-        }
+        if secs.is_finite() && secs >= 0.0 { Ok(Delay(secs + 0.0)) } else { Err(TimeError { value: secs }) }
     }
 
     /// Seconds.

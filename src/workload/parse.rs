@@ -1,0 +1,151 @@
+//! Field parsing shared by the SWF and GWF readers: −1 as unknown, errors with context.
+
+use super::{JobStatus, WorkloadError, WorkloadJob};
+
+/// One job line being parsed: where it is, its fields, and the format's field names.
+pub(crate) struct Fields<'a> {
+    pub file: &'a str,
+    pub line: u64,
+    pub tokens: Vec<&'a str>,
+    pub names: &'static [&'static str],
+}
+
+impl Fields<'_> {
+    /// Error for field `i` (0-based).
+    pub fn error(&self, i: usize, expected: &'static str) -> WorkloadError {
+        WorkloadError::Field {
+            file: self.file.to_string(),
+            line: self.line,
+            column: i + 1,
+            field: self.names.get(i).copied().unwrap_or("extra column"),
+            expected,
+            found: self.tokens.get(i).copied().unwrap_or("").to_string(),
+        }
+    }
+
+    /// The raw text of field `i`.
+    pub fn text(&self, i: usize) -> &str {
+        self.tokens.get(i).copied().unwrap_or("")
+    }
+
+    /// A finite number.
+    pub fn number(&self, i: usize) -> Result<f64, WorkloadError> {
+        match self.text(i).parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(self.error(i, "a number")),
+        }
+    }
+
+    /// A time that may be negative (e.g. wait times of reservations); −1 is unknown.
+    pub fn signed_time(&self, i: usize) -> Result<Option<f64>, WorkloadError> {
+        let v = self.number(i)?;
+        Ok((v != -1.0).then_some(v))
+    }
+
+    /// A non-negative quantity; −1 is unknown.
+    pub fn quantity(&self, i: usize) -> Result<Option<f64>, WorkloadError> {
+        match self.number(i)? {
+            v if v == -1.0 => Ok(None),
+            v if v >= 0.0 => Ok(Some(v)),
+            _ => Err(self.error(i, "a non-negative number or -1")),
+        }
+    }
+
+    /// A non-negative integer; −1 is unknown.
+    pub fn integer(&self, i: usize) -> Result<Option<u64>, WorkloadError> {
+        match self.number(i)? {
+            v if v == -1.0 => Ok(None),
+            v if v >= 0.0 && v.fract() == 0.0 && v < u64::MAX as f64 => Ok(Some(v as u64)),
+            _ => Err(self.error(i, "a non-negative integer or -1")),
+        }
+    }
+
+    /// A non-negative integer below 2^32; −1 is unknown.
+    pub fn small_integer(&self, i: usize) -> Result<Option<u32>, WorkloadError> {
+        self.integer(i)?
+            .map(|v| u32::try_from(v).map_err(|_| self.error(i, "an integer below 2^32")))
+            .transpose()
+    }
+
+    /// Fields 1–11, common to SWF and GWF. `None` when the record cannot be simulated:
+    /// unknown submit time, unknown runtime, or no known positive processor count
+    /// (cancelled jobs that never ran are logged like this).
+    pub fn core(&self) -> Result<Option<WorkloadJob>, WorkloadError> {
+        let id = self
+            .integer(0)?
+            .ok_or_else(|| self.error(0, "a job number >= 0"))?;
+        let submit = self.signed_time(1)?;
+        let wait = self.signed_time(2)?;
+        let runtime = self.quantity(3)?;
+        let allocated = self.small_integer(4)?;
+        let avg_cpu_time = self.quantity(5)?;
+        let used_memory = self.quantity(6)?;
+        let requested_pes = self.small_integer(7)?;
+        let requested_time = self.quantity(8)?;
+        let requested_memory = self.quantity(9)?;
+        let status = match self.number(10)? {
+            v if v == -1.0 => None,
+            v if v.fract() == 0.0 => Some(
+                JobStatus::from_code(v as i64)
+                    .ok_or_else(|| self.error(10, "a status code 0-5 or -1"))?,
+            ),
+            _ => return Err(self.error(10, "a status code 0-5 or -1")),
+        };
+        // The allocated count is what ran; fall back to the request when it is unknown.
+        let pes = allocated.filter(|&p| p > 0).or(requested_pes.filter(|&p| p > 0));
+        let (Some(submit), Some(runtime), Some(pes)) = (submit, runtime, pes) else {
+            return Ok(None);
+        };
+        Ok(Some(WorkloadJob {
+            wait,
+            avg_cpu_time,
+            used_memory,
+            requested_pes,
+            requested_time,
+            requested_memory,
+            status,
+            ..WorkloadJob::new(id, submit, runtime, pes)
+        }))
+    }
+}
+
+/// Splits a header comment (without its `;` or `#`) into key and value.
+///
+/// `MaxProcs: 128` gives ("MaxProcs", "128"); text without a one-word key before a colon
+/// is kept whole with an empty key.
+pub(crate) fn header_entry(text: &str) -> (String, String) {
+    let text = text.trim();
+    if let Some((key, value)) = text.split_once(':') {
+        let key = key.trim();
+        let is_key = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if is_key {
+            return (key.to_string(), value.trim().to_string());
+        }
+    }
+    (String::new(), text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_entries() {
+        assert_eq!(
+            header_entry(" MaxProcs: 128 "),
+            ("MaxProcs".into(), "128".into())
+        );
+        assert_eq!(
+            header_entry("Note: see http://x"),
+            ("Note".into(), "see http://x".into())
+        );
+        assert_eq!(
+            header_entry("free text: with colon"),
+            (String::new(), "free text: with colon".into())
+        );
+        assert_eq!(header_entry(""), (String::new(), String::new()));
+    }
+}
