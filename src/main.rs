@@ -1,1 +1,266 @@
-fn main() {}
+//! The `gridmarket` command line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+
+use gridmarket::runner::{RunOptions, StudyResult, run_study};
+use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
+use gridmarket::{report, schema};
+
+mod workload_cmd;
+
+/// Exit code of a scenario that is refused (sysexits EX_CONFIG).
+const EXIT_CONFIG: u8 = 78;
+/// Exit code when a reproduced target fails.
+const EXIT_TARGET: u8 = 1;
+/// Exit code after Ctrl-C.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// gridmarket: an actor-based, multi-agent simulator of grid and cloud resource markets.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario: every sweep point and replication; write outputs and print a summary.
+    Run {
+        /// The scenario file.
+        file: PathBuf,
+        /// Replace the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Replace the number of replications.
+        #[arg(long)]
+        replications: Option<u32>,
+        /// Override a key: `--set providers.fast.pes=128` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Output folder (default: results/<scenario name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write the message trace (JSON lines) here.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Skip runs already finished in the output folder.
+        #[arg(long)]
+        resume: bool,
+        /// Apply the scenario's [quick] overrides (reduced sizes).
+        #[arg(long)]
+        quick: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Check scenario files without running them.
+    Validate {
+        /// Scenario files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Run a family of scenarios (scenarios/NAME/*.toml), check its targets, write report.md and charts.
+    Reproduce {
+        /// A family under the scenarios folder, or `all`.
+        name: String,
+        /// Reduced sizes fit for CI.
+        #[arg(long)]
+        quick: bool,
+        /// Output folder (default: results/<family>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Parallel runs (default: the number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// The scenarios folder.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// List scenario families and the policies of each agent kind.
+    List {
+        /// The scenarios folder.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
+    /// Print every scenario key with its type, default and meaning (Markdown).
+    Schema,
+    /// Generate, inspect and convert workloads.
+    #[command(subcommand)]
+    Workload(workload_cmd::WorkloadCmd),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if e.downcast_ref::<ScenarioError>().is_some() { ExitCode::from(EXIT_CONFIG) } else { ExitCode::from(2) }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run { file, seed, replications, set, out, trace, jobs, resume, quick, quiet } => {
+            let set = set
+                .iter()
+                .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+                .collect::<Option<Vec<_>>>()
+                .context("--set takes KEY=VALUE")?;
+            let study = Study::load(&file, &LoadOptions { quick, set, seed, replications })?;
+            let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
+            let opts = RunOptions {
+                out: out.clone(),
+                jobs: jobs.unwrap_or_else(cpus),
+                resume,
+                quiet,
+                trace,
+                command: command_line(),
+            };
+            let interrupt = interrupt_flag()?;
+            let result = run_study(&study, &opts, &interrupt)?;
+            print!("{}", report::summary_table(&study, &result));
+            if !result.verdicts.is_empty() {
+                println!();
+                print!("{}", report::verdict_table(&result));
+            }
+            println!("outputs: {}", out.display());
+            Ok(finish(&result, &interrupt))
+        }
+        Command::Validate { files } => {
+            for f in &files {
+                let study = Study::load(f, &LoadOptions::default())?;
+                let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
+                println!("{}: ok ({} sweep point(s), {runs} run(s))", f.display(), study.points.len());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reproduce { name, quick, out, jobs, scenarios, quiet } => {
+            let families = if name == "all" { families(&scenarios)? } else { vec![name] };
+            let interrupt = interrupt_flag()?;
+            let mut failed = false;
+            for family in families {
+                let dir = scenarios.join(&family);
+                if !dir.is_dir() {
+                    bail!("no scenario family `{family}` in {}", scenarios.display());
+                }
+                let out = out.clone().unwrap_or_else(|| Path::new("results").join(&family));
+                let mut studies = Vec::new();
+                for file in scenario_files(&dir)? {
+                    let study = Study::load(&file, &LoadOptions { quick, ..LoadOptions::default() })?;
+                    let opts = RunOptions {
+                        out: out.join(&study.name),
+                        jobs: jobs.unwrap_or_else(cpus),
+                        resume: false,
+                        quiet,
+                        trace: None,
+                        command: command_line(),
+                    };
+                    let result = run_study(&study, &opts, &interrupt)?;
+                    failed |= result.verdicts.iter().any(|v| v.pass != Some(true)) || !result.unfinished.is_empty();
+                    studies.push((study, result));
+                }
+                report::write_family_report(&family, &studies, &out)?;
+                println!("== {family}");
+                for (study, result) in &studies {
+                    println!("-- {}", study.name);
+                    print!("{}", report::verdict_table(result));
+                }
+                println!("report: {}", out.join("report.md").display());
+                if interrupt.load(Ordering::Relaxed) {
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+            }
+            Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
+        }
+        Command::List { scenarios } => {
+            println!("scenario families in {}:", scenarios.display());
+            for f in families(&scenarios)? {
+                let n = scenario_files(&scenarios.join(&f))?.len();
+                println!("  {f} ({n} scenario file(s))");
+            }
+            println!("\npolicies by agent kind:");
+            println!("  provider.scheduler: fcfs, easy, conservative, multi-partition-easy");
+            println!("  gateway.dispatch:   round-robin");
+            println!("  broker:             submit-to (direct), personalised (cheapest feasible, seed 003 ch3)");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema => {
+            print!("{}", schema::markdown());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Workload(cmd) => workload_cmd::run(cmd),
+    }
+}
+
+/// Exit status of a study: 130 if interrupted (after saying which runs did not finish), 2 if runs failed.
+fn finish(result: &StudyResult, interrupt: &AtomicBool) -> ExitCode {
+    for (point, rep, why) in &result.unfinished {
+        eprintln!("run p{point}/r{rep} did not finish: {why}");
+    }
+    if interrupt.load(Ordering::Relaxed) {
+        eprintln!("interrupted: {} finished run(s) kept; rerun with --resume to complete", result.runs.len());
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if result.unfinished.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    ctrlc::set_handler(move || f.store(true, Ordering::Relaxed)).context("installing the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Sub-folders of `dir` holding at least one scenario file, sorted.
+fn families(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() && !scenario_files(&path)?.is_empty() {
+            out.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The `*.toml` files directly in `dir`, sorted (profiles live in sub-folders).
+fn scenario_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    out.sort();
+    Ok(out)
+}

@@ -5,6 +5,10 @@
 //! them. This crate never reads files, parses arguments or prints reports: that is the `gridmarket` application.
 #![warn(missing_docs)]
 
+pub mod broker;
+pub mod gateway;
 pub mod kernel;
 pub mod protocol;
+pub mod provider;
+pub mod report;
 pub mod testbed;

@@ -223,6 +223,10 @@ pub enum TimerMsg {
         /// What timed out.
         id: u64,
     },
+    /// The local scheduler asked to be woken (a planned start or a reservation's end is due).
+    Wakeup,
+    /// A user broker's next job is due for submission.
+    Submit,
 }
 
 impl TimerMsg {
@@ -231,6 +235,8 @@ impl TimerMsg {
             TimerMsg::JobEnd { .. } => "timer.job_end",
             TimerMsg::Round { .. } => "timer.round",
             TimerMsg::Timeout { .. } => "timer.timeout",
+            TimerMsg::Wakeup => "timer.wakeup",
+            TimerMsg::Submit => "timer.submit",
         }
     }
 }

@@ -103,10 +103,7 @@ impl Dist {
     /// Log-normal with the given mean and log-space sd: mu = ln(mean) − sigma²/2
     /// (inverse of seed 000 Eq 4.30).
     pub fn lognormal_with_mean(mean: f64, sigma: f64) -> Dist {
-        Dist::LogNormal {
-            mu: mean.ln() - sigma * sigma / 2.0,
-            sigma,
-        }
+        Dist::LogNormal { mu: mean.ln() - sigma * sigma / 2.0, sigma }
     }
 
     /// Two-phase hyper-exponential with balanced means, given mean and coefficient of
@@ -122,16 +119,7 @@ impl Dist {
         let p1 = 0.5 * (1.0 + ((c2 - 1.0) / (c2 + 1.0)).sqrt());
         let p2 = 1.0 - p1;
         Ok(Dist::HyperExponential {
-            phases: vec![
-                Phase {
-                    prob: p1,
-                    mean: mean / (2.0 * p1),
-                },
-                Phase {
-                    prob: p2,
-                    mean: mean / (2.0 * p2),
-                },
-            ],
+            phases: vec![Phase { prob: p1, mean: mean / (2.0 * p1) }, Phase { prob: p2, mean: mean / (2.0 * p2) }],
         })
     }
 
@@ -141,12 +129,7 @@ impl Dist {
             Dist::Constant { value } => value,
             Dist::Uniform { low, high } => (low + high) / 2.0,
             Dist::Exponential { mean } | Dist::Normal { mean, .. } => mean,
-            Dist::TruncatedNormal {
-                mean,
-                sd,
-                low,
-                high,
-            } => {
+            Dist::TruncatedNormal { mean, sd, low, high } => {
                 let (a, b) = standardised_bounds(mean, sd, low, high);
                 let z = normal_cdf(b) - normal_cdf(a);
                 mean + sd * (pdf_or_zero(a) - pdf_or_zero(b)) / z
@@ -165,29 +148,25 @@ impl Dist {
             Dist::Constant { value } if value.is_finite() => Inner::Constant(value),
             Dist::Constant { .. } => return Err(bad("value must be finite")),
             Dist::Uniform { low, high } if low == high && low.is_finite() => Inner::Constant(low),
-            Dist::Uniform { low, high } if low.is_finite() && high.is_finite() => Inner::Uniform(
-                Uniform::new(low, high).map_err(|_| bad("need low <= high"))?,
-            ),
+            Dist::Uniform { low, high } if low.is_finite() && high.is_finite() => {
+                Inner::Uniform(Uniform::new(low, high).map_err(|_| bad("need low <= high"))?)
+            }
             Dist::Uniform { .. } => return Err(bad("bounds must be finite")),
             Dist::Exponential { mean } if mean > 0.0 && mean.is_finite() => {
                 Inner::Exp(Exp::new(1.0 / mean).map_err(|_| bad("mean must be positive"))?)
             }
             Dist::Exponential { .. } => return Err(bad("mean must be positive and finite")),
-            Dist::Normal { mean, sd } if mean.is_finite() => Inner::Normal(
-                Normal::new(mean, sd).map_err(|_| bad("sd must be finite and >= 0"))?,
-            ),
+            Dist::Normal { mean, sd } if mean.is_finite() => {
+                Inner::Normal(Normal::new(mean, sd).map_err(|_| bad("sd must be finite and >= 0"))?)
+            }
             Dist::Normal { .. } => return Err(bad("mean must be finite")),
-            Dist::TruncatedNormal {
-                mean,
-                sd,
-                low,
-                high,
-            } => {
-                if !(mean.is_finite() && sd > 0.0 && sd.is_finite()) {
-                    return Err(bad("need finite mean and sd > 0"));
+            Dist::TruncatedNormal { mean, sd, low, high } => {
+                let nan_bound = low.is_some_and(f64::is_nan) || high.is_some_and(f64::is_nan);
+                if !(mean.is_finite() && sd > 0.0 && sd.is_finite()) || nan_bound {
+                    return Err(bad("need finite mean, sd > 0 and bounds that are numbers"));
                 }
                 let (a, b) = standardised_bounds(mean, sd, low, high);
-                if !(normal_cdf(b) - normal_cdf(a) >= MIN_ACCEPTANCE) {
+                if normal_cdf(b) - normal_cdf(a) < MIN_ACCEPTANCE {
                     return Err(bad("the bounds keep less than 0.1% of the normal mass"));
                 }
                 Inner::TruncatedNormal {
@@ -196,27 +175,21 @@ impl Dist {
                     high: high.unwrap_or(f64::INFINITY),
                 }
             }
-            Dist::LogNormal { mu, sigma } if mu.is_finite() => Inner::LogNormal(
-                LogNormal::new(mu, sigma).map_err(|_| bad("sigma must be finite and >= 0"))?,
-            ),
+            Dist::LogNormal { mu, sigma } if mu.is_finite() => {
+                Inner::LogNormal(LogNormal::new(mu, sigma).map_err(|_| bad("sigma must be finite and >= 0"))?)
+            }
             Dist::LogNormal { .. } => return Err(bad("mu must be finite")),
             Dist::Weibull { scale, shape } if scale.is_finite() && shape.is_finite() => {
-                Inner::Weibull(
-                    Weibull::new(scale, shape).map_err(|_| bad("scale and shape must be > 0"))?,
-                )
+                Inner::Weibull(Weibull::new(scale, shape).map_err(|_| bad("scale and shape must be > 0"))?)
             }
             Dist::Weibull { .. } => return Err(bad("scale and shape must be finite")),
             Dist::Gamma { shape, scale } if shape.is_finite() && scale.is_finite() => {
-                Inner::Gamma(
-                    Gamma::new(shape, scale).map_err(|_| bad("shape and scale must be > 0"))?,
-                )
+                Inner::Gamma(Gamma::new(shape, scale).map_err(|_| bad("shape and scale must be > 0"))?)
             }
             Dist::Gamma { .. } => return Err(bad("shape and scale must be finite")),
             Dist::HyperExponential { ref phases } => {
                 let total: f64 = phases.iter().map(|p| p.prob).sum();
-                let valid = phases
-                    .iter()
-                    .all(|p| p.prob >= 0.0 && p.mean > 0.0 && p.mean.is_finite());
+                let valid = phases.iter().all(|p| p.prob >= 0.0 && p.mean > 0.0 && p.mean.is_finite());
                 if phases.is_empty() || !valid || (total - 1.0).abs() > 1e-9 {
                     return Err(bad("need probabilities summing to 1 and positive means"));
                 }
@@ -225,9 +198,7 @@ impl Dist {
                     .iter()
                     .map(|p| {
                         cumulative += p.prob;
-                        Exp::new(1.0 / p.mean)
-                            .map(|e| (cumulative, e))
-                            .map_err(|_| bad("positive means"))
+                        Exp::new(1.0 / p.mean).map(|e| (cumulative, e)).map_err(|_| bad("positive means"))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 Inner::HyperExponential(branches)
@@ -239,10 +210,7 @@ impl Dist {
 
 /// Truncation bounds in standard units; an unbounded side is ±∞.
 fn standardised_bounds(mean: f64, sd: f64, low: Option<f64>, high: Option<f64>) -> (f64, f64) {
-    (
-        low.map_or(f64::NEG_INFINITY, |l| (l - mean) / sd),
-        high.map_or(f64::INFINITY, |h| (h - mean) / sd),
-    )
+    (low.map_or(f64::NEG_INFINITY, |l| (l - mean) / sd), high.map_or(f64::INFINITY, |h| (h - mean) / sd))
 }
 
 /// φ(z), with φ(±∞) = 0 without evaluating ∞ × 0.
@@ -339,11 +307,7 @@ impl TwoStageLogUniform {
                 format!("probabilities must lie in [0, 1]: {self:?}"),
             ));
         }
-        if !(0.0 <= self.u_low
-            && self.u_low <= self.u_med
-            && self.u_med <= self.u_hi
-            && self.u_hi <= Self::MAX_U_HI)
-        {
+        if !(0.0 <= self.u_low && self.u_low <= self.u_med && self.u_med <= self.u_hi && self.u_hi <= Self::MAX_U_HI) {
             return Err(WorkloadError::param(
                 "TwoStageLogUniform",
                 format!("need 0 <= u_low <= u_med <= u_hi <= 20: {self:?}"),
@@ -359,11 +323,7 @@ impl TwoStageLogUniform {
             return 1;
         }
         let stage: f64 = rng.random();
-        let (a, b) = if stage <= self.u_prob {
-            (self.u_low, self.u_med)
-        } else {
-            (self.u_med, self.u_hi)
-        };
+        let (a, b) = if stage <= self.u_prob { (self.u_low, self.u_med) } else { (self.u_med, self.u_hi) };
         let mut par = rng.random::<f64>() * (b - a) + a;
         if u <= self.serial_prob + self.pow2_prob {
             par = (par + 0.5).floor();
@@ -404,11 +364,7 @@ impl TwoStageLogUniform {
             let p = self.exponent_cdf((n + 0.5).log2()) - self.exponent_cdf((n - 0.5).log2());
             *m += p_plain * p;
         }
-        mass.into_iter()
-            .enumerate()
-            .filter(|&(_, p)| p > 0.0)
-            .map(|(n, p)| (n as u32, p))
-            .collect()
+        mass.into_iter().enumerate().filter(|&(_, p)| p > 0.0).map(|(n, p)| (n as u32, p)).collect()
     }
 
     /// Exact mean size.
@@ -426,11 +382,7 @@ impl TwoStageLogUniform {
     pub fn pow2_fraction_parallel(&self) -> f64 {
         let pmf = self.pmf();
         let parallel: f64 = pmf.iter().filter(|(n, _)| *n > 1).map(|(_, p)| p).sum();
-        let pow2: f64 = pmf
-            .iter()
-            .filter(|(n, _)| *n > 1 && n.is_power_of_two())
-            .map(|(_, p)| p)
-            .sum();
+        let pow2: f64 = pmf.iter().filter(|(n, _)| *n > 1 && n.is_power_of_two()).map(|(_, p)| p).sum();
         pow2 / parallel
     }
 
@@ -438,9 +390,7 @@ impl TwoStageLogUniform {
     /// with r = (q·l + m + (1−q)·h)/2. The thesis's approximation, not the exact mean.
     pub fn eq_4_28_mean(&self) -> f64 {
         let r = (self.u_prob * self.u_low + self.u_med + (1.0 - self.u_prob) * self.u_hi) / 2.0;
-        self.serial_prob
-            + r.ceil().exp2() * self.pow2_prob
-            + r.exp2() * (1.0 - (self.serial_prob + self.pow2_prob))
+        self.serial_prob + r.ceil().exp2() * self.pow2_prob + r.exp2() * (1.0 - (self.serial_prob + self.pow2_prob))
     }
 
     /// Moves `u_med` so that the exact mean size equals `target`, the knob
@@ -497,90 +447,42 @@ mod tests {
         // 200 000 draws: the standard error is sd/447; a 1% band is > 5 standard errors
         // for every case here (the largest cv is 2, the H2 case: 2/447 = 0.45%).
         let cases = [
-            Dist::Uniform {
-                low: 600.0,
-                high: 5400.0,
-            },
+            Dist::Uniform { low: 600.0, high: 5400.0 },
             Dist::poisson_arrivals(0.15),
-            Dist::Weibull {
-                scale: 7.0,
-                shape: 1.1,
-            },
-            Dist::Gamma {
-                shape: 2.0,
-                scale: 3.0,
-            },
+            Dist::Weibull { scale: 7.0, shape: 1.1 },
+            Dist::Gamma { shape: 2.0, scale: 3.0 },
             Dist::lognormal_with_mean(420.0, 1.0),
-            Dist::TruncatedNormal {
-                mean: 2.0,
-                sd: 1.0,
-                low: Some(1.0),
-                high: None,
-            },
+            Dist::TruncatedNormal { mean: 2.0, sd: 1.0, low: Some(1.0), high: None },
             Dist::h2_balanced(50.0, 2.0).unwrap(),
         ];
         for (i, d) in cases.iter().enumerate() {
             let m = sample_mean(d, 200_000, i as u64);
-            assert!(
-                (m / d.mean() - 1.0).abs() < 0.01,
-                "{d:?}: {m} vs {}",
-                d.mean()
-            );
+            assert!((m / d.mean() - 1.0).abs() < 0.01, "{d:?}: {m} vs {}", d.mean());
         }
     }
 
     #[test]
     fn published_means() {
         // Seed 000 §5.6: Weibull(7.0, 1.1) has mean 6.75 s (rate 0.148).
-        let w = Dist::Weibull {
-            scale: 7.0,
-            shape: 1.1,
-        };
+        let w = Dist::Weibull { scale: 7.0, shape: 1.1 };
         assert!((w.mean() - 6.75).abs() < 0.01);
         // Seed 000 Eq 4.30: a = 4.595, b = 1.7 gives about 420 s.
-        let d = Dist::LogNormal {
-            mu: 4.595,
-            sigma: 1.7,
-        };
+        let d = Dist::LogNormal { mu: 4.595, sigma: 1.7 };
         assert!((d.mean() - 420.0).abs() < 1.0);
         // Truncated N(2,1) at 1: mean 2 + φ(-1)/(1 − Φ(-1)) = 2.2876.
-        let t = Dist::TruncatedNormal {
-            mean: 2.0,
-            sd: 1.0,
-            low: Some(1.0),
-            high: None,
-        };
+        let t = Dist::TruncatedNormal { mean: 2.0, sd: 1.0, low: Some(1.0), high: None };
         assert!((t.mean() - 2.2876).abs() < 1e-3);
     }
 
     #[test]
     fn invalid_parameters_are_errors() {
         let bad = [
-            Dist::Uniform {
-                low: 2.0,
-                high: 1.0,
-            },
+            Dist::Uniform { low: 2.0, high: 1.0 },
             Dist::Exponential { mean: 0.0 },
-            Dist::Weibull {
-                scale: -1.0,
-                shape: 1.0,
-            },
-            Dist::Gamma {
-                shape: f64::NAN,
-                scale: 1.0,
-            },
-            Dist::TruncatedNormal {
-                mean: 0.0,
-                sd: 1.0,
-                low: Some(10.0),
-                high: None,
-            },
-            Dist::HyperExponential {
-                phases: vec![Phase {
-                    prob: 0.5,
-                    mean: 1.0,
-                }],
-            },
+            Dist::Weibull { scale: -1.0, shape: 1.0 },
+            Dist::Gamma { shape: f64::NAN, scale: 1.0 },
+            Dist::TruncatedNormal { mean: 0.0, sd: 1.0, low: Some(10.0), high: None },
+            Dist::HyperExponential { phases: vec![Phase { prob: 0.5, mean: 1.0 }] },
         ];
         for d in bad {
             assert!(d.sampler().is_err(), "{d:?}");
@@ -590,10 +492,7 @@ mod tests {
 
     #[test]
     fn dist_serde_round_trip() {
-        let d = Dist::Weibull {
-            scale: 1.7,
-            shape: 7.86,
-        };
+        let d = Dist::Weibull { scale: 1.7, shape: 7.86 };
         let json = serde_json::to_string(&d).unwrap();
         assert_eq!(json, r#"{"kind":"weibull","scale":1.7,"shape":7.86}"#);
         assert_eq!(serde_json::from_str::<Dist>(&json).unwrap(), d);
@@ -601,14 +500,7 @@ mod tests {
 
     #[test]
     fn two_stage_pmf_sums_to_one_and_matches_samples() {
-        let s = TwoStageLogUniform {
-            serial_prob: 0.2,
-            pow2_prob: 0.5,
-            u_low: 0.8,
-            u_med: 3.0,
-            u_hi: 6.0,
-            u_prob: 0.9,
-        };
+        let s = TwoStageLogUniform { serial_prob: 0.2, pow2_prob: 0.5, u_low: 0.8, u_med: 3.0, u_hi: 6.0, u_prob: 0.9 };
         let total: f64 = s.pmf().iter().map(|(_, p)| p).sum();
         assert!((total - 1.0).abs() < 1e-12);
         let mut rng = Pcg64Mcg::seed_from_u64(7);
@@ -620,14 +512,7 @@ mod tests {
 
     #[test]
     fn with_mean_hits_target() {
-        let s = TwoStageLogUniform {
-            serial_prob: 0.2,
-            pow2_prob: 0.5,
-            u_low: 0.8,
-            u_med: 2.5,
-            u_hi: 6.0,
-            u_prob: 0.9,
-        };
+        let s = TwoStageLogUniform { serial_prob: 0.2, pow2_prob: 0.5, u_low: 0.8, u_med: 2.5, u_hi: 6.0, u_prob: 0.9 };
         let fitted = s.with_mean(5.0).unwrap();
         assert!((fitted.mean() - 5.0).abs() < 1e-9);
         assert!(s.with_mean(100.0).is_err());

@@ -58,9 +58,6 @@ pub enum WorkloadError {
 impl WorkloadError {
     /// Shorthand for [`WorkloadError::Parameter`].
     pub(crate) fn param(name: impl Into<String>, reason: impl Into<String>) -> Self {
-        WorkloadError::Parameter {
-            name: name.into(),
-            reason: reason.into(),
-        }
+        WorkloadError::Parameter { name: name.into(), reason: reason.into() }
     }
 }

@@ -159,14 +159,10 @@ impl<R: BufRead> GwfReader<R> {
 
     /// The strings behind interned identifiers, by kind (see [`Workload::labels`]).
     pub fn labels(&self) -> BTreeMap<String, Vec<String>> {
-        [
-            (USER_LABELS, &self.users),
-            (GROUP_LABELS, &self.groups),
-            (SITE_LABELS, &self.sites),
-        ]
-        .into_iter()
-        .map(|(k, i)| (k.to_string(), i.names.clone()))
-        .collect()
+        [(USER_LABELS, &self.users), (GROUP_LABELS, &self.groups), (SITE_LABELS, &self.sites)]
+            .into_iter()
+            .map(|(k, i)| (k.to_string(), i.names.clone()))
+            .collect()
     }
 
     fn parse_line(&mut self, text: &str) -> Result<Option<WorkloadJob>, WorkloadError> {
@@ -180,14 +176,10 @@ impl<R: BufRead> GwfReader<R> {
             });
         }
         let is_structure = |t: &str| t.eq_ignore_ascii_case("UNITARY") || t.eq_ignore_ascii_case("BoT");
-        let oursim = !is_structure(tokens[18])
-            && ((tokens.len() >= 30 && is_structure(tokens[19])) || tokens.len() == 30);
-        let f = Fields {
-            file: &self.name,
-            line: self.line,
-            tokens,
-            names: if oursim { &OURSIM_FIELDS } else { &FIELDS },
-        };
+        let oursim =
+            !is_structure(tokens[18]) && ((tokens.len() >= 30 && is_structure(tokens[19])) || tokens.len() == 30);
+        let f =
+            Fields { file: &self.name, line: self.line, tokens, names: if oursim { &OURSIM_FIELDS } else { &FIELDS } };
         let Some(mut job) = f.core()? else {
             return Ok(None);
         };
@@ -252,28 +244,21 @@ impl<R: BufRead> Iterator for GwfReader<R> {
 pub fn read_gwf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = GwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload {
-        labels: r.labels(),
-        header: r.header,
-        jobs,
-    })
+    Ok(Workload { labels: r.labels(), header: r.header, jobs })
 }
 
 /// Reads a GWF file.
 pub fn read_gwf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| WorkloadError::Io {
-        context: name.clone(),
-        source,
-    })?;
+    let file = File::open(path).map_err(|source| WorkloadError::Io { context: name.clone(), source })?;
     read_gwf(BufReader::new(file), &name)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::JobStatus;
+    use super::*;
 
     const STANDARD: &str = "\
 # GWA trace excerpt (hand-written)
@@ -332,18 +317,7 @@ mod tests {
 
         let bad_structure = STANDARD.replacen("UNITARY", "SERIAL", 1);
         let err = read_gwf(bad_structure.as_bytes(), "g").unwrap_err();
-        assert!(
-            matches!(
-                err,
-                WorkloadError::Field {
-                    line: 3,
-                    column: 19,
-                    field: "JobStructure",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, WorkloadError::Field { line: 3, column: 19, field: "JobStructure", .. }), "{err}");
 
         let bad_extra = OURSIM.replacen(" 7 UNITARY", " x UNITARY", 1);
         let err = read_gwf(bad_extra.as_bytes(), "g").unwrap_err().to_string();

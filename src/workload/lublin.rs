@@ -153,15 +153,7 @@ impl LublinClass {
     pub fn with_max_nodes(self, max_nodes: u32) -> Self {
         let u_hi = f64::from(max_nodes.max(1)).log2();
         let u_low = self.size.u_low.min(u_hi);
-        LublinClass {
-            size: TwoStageLogUniform {
-                u_low,
-                u_med: (u_hi - 2.5).max(u_low),
-                u_hi,
-                ..self.size
-            },
-            ..self
-        }
+        LublinClass { size: TwoStageLogUniform { u_low, u_med: (u_hi - 2.5).max(u_low), u_hi, ..self.size }, ..self }
     }
 
     /// Checks the parameter domain, including that the capped gammas can be sampled.
@@ -180,10 +172,7 @@ impl LublinClass {
         ];
         for (name, v) in positive {
             if !(v > 0.0 && v.is_finite()) {
-                return Err(WorkloadError::param(
-                    name,
-                    format!("must be finite and > 0, got {v}"),
-                ));
+                return Err(WorkloadError::param(name, format!("must be finite and > 0, got {v}")));
             }
         }
         if !(self.pa.is_finite() && self.pb.is_finite()) {
@@ -199,10 +188,7 @@ impl LublinClass {
             ));
         }
         if !self.bucket_weights().iter().all(|w| *w > 0.0 && w.is_finite()) {
-            return Err(WorkloadError::param(
-                "anum/bnum",
-                "every daily bucket needs a positive weight",
-            ));
+            return Err(WorkloadError::param("anum/bnum", "every daily bucket needs a positive weight"));
         }
         Ok(())
     }
@@ -264,8 +250,7 @@ impl LublinClass {
         let mut w = [0.0; BUCKETS];
         for i in CYCLIC_DAY_START..BUCKETS + CYCLIC_DAY_START {
             let x = i as f64;
-            w[(i - 1) % BUCKETS] = gamma_cdf(x + 0.5, self.anum, self.bnum)
-                - gamma_cdf(x - 0.5, self.anum, self.bnum);
+            w[(i - 1) % BUCKETS] = gamma_cdf(x + 0.5, self.anum, self.bnum) - gamma_cdf(x - 0.5, self.anum, self.bnum);
         }
         let mean = w.iter().sum::<f64>() / BUCKETS as f64;
         w.map(|x| x / mean)
@@ -274,7 +259,7 @@ impl LublinClass {
 
 /// E[e^X; X ≤ c] for X ~ Gamma(shape a, scale b), b < 1.
 fn truncated_exp_moment(a: f64, b: f64, c: f64) -> Result<f64, WorkloadError> {
-    if !(b < 1.0) {
+    if b.is_nan() || b >= 1.0 {
         return Err(WorkloadError::param(
             "gamma scale",
             format!("analytic means of exp(gamma) need scale < 1, got {b}"),
@@ -312,14 +297,8 @@ impl LublinParams {
     pub fn typed() -> Self {
         LublinParams {
             streams: vec![
-                LublinStream {
-                    class: LublinClass::INTERACTIVE,
-                    job_type: Some(JobType::Interactive),
-                },
-                LublinStream {
-                    class: LublinClass::BATCH,
-                    job_type: Some(JobType::Batch),
-                },
+                LublinStream { class: LublinClass::INTERACTIVE, job_type: Some(JobType::Interactive) },
+                LublinStream { class: LublinClass::BATCH, job_type: Some(JobType::Batch) },
             ],
             ..LublinParams::single(LublinClass::TYPELESS, None)
         }
@@ -351,7 +330,7 @@ impl LublinParams {
     /// Seed 000 ch3: a 32-node cluster, mean 4 VMs and mean duration 2 h, 3000 requests in
     /// two weeks.
     ///
-    /// [INTERP] The thesis says these means were "obtained based on default values of
+    /// \[INTERP\] The thesis says these means were "obtained based on default values of
     /// parameters" but not which knobs it turned. Here: the typeless parameters (the model
     /// gives no job types; with UHI = log2(32) their mean size is already 4.005), UMED
     /// moved to give exactly 4 nodes (the knob `m_lublin99.c` recommends), runtimes
@@ -384,11 +363,8 @@ impl LublinParams {
 
     /// Long-run share of jobs from each stream: proportional to its arrival rate.
     pub fn stream_shares(&self) -> Result<Vec<f64>, WorkloadError> {
-        let rates = self
-            .streams
-            .iter()
-            .map(|s| s.class.mean_interarrival().map(|m| 1.0 / m))
-            .collect::<Result<Vec<_>, _>>()?;
+        let rates =
+            self.streams.iter().map(|s| s.class.mean_interarrival().map(|m| 1.0 / m)).collect::<Result<Vec<_>, _>>()?;
         let total: f64 = rates.iter().sum();
         Ok(rates.into_iter().map(|r| r / total).collect())
     }
@@ -396,12 +372,7 @@ impl LublinParams {
     /// Mean job size over all streams.
     pub fn mean_nodes(&self) -> Result<f64, WorkloadError> {
         let shares = self.stream_shares()?;
-        Ok(self
-            .streams
-            .iter()
-            .zip(shares)
-            .map(|(s, w)| w * s.class.size.mean())
-            .sum())
+        Ok(self.streams.iter().zip(shares).map(|(s, w)| w * s.class.size.mean()).sum())
     }
 
     /// Mean runtime over all streams, s, including `runtime_scale`.
@@ -447,15 +418,9 @@ impl LublinParams {
         if self.start_hour >= 24 {
             return Err(WorkloadError::param("start_hour", "must be in 0..24"));
         }
-        for (name, v) in [
-            ("runtime_scale", self.runtime_scale),
-            ("interarrival_scale", self.interarrival_scale),
-        ] {
+        for (name, v) in [("runtime_scale", self.runtime_scale), ("interarrival_scale", self.interarrival_scale)] {
             if !(v > 0.0 && v.is_finite()) {
-                return Err(WorkloadError::param(
-                    name,
-                    format!("must be finite and > 0, got {v}"),
-                ));
+                return Err(WorkloadError::param(name, format!("must be finite and > 0, got {v}")));
             }
         }
         Ok(())
@@ -463,32 +428,18 @@ impl LublinParams {
 
     /// Generates jobs numbered from 1, in arrival order, with status 1 (completed) and
     /// the stream's type in the queue field, as the C program's SWF output.
-    pub fn generate<R: Rng + ?Sized>(
-        &self,
-        limit: Limit,
-        rng: &mut R,
-    ) -> Result<Workload, WorkloadError> {
+    pub fn generate<R: Rng + ?Sized>(&self, limit: Limit, rng: &mut R) -> Result<Workload, WorkloadError> {
         self.validate()?;
         limit.validate()?;
-        let mut states = self
-            .streams
-            .iter()
-            .map(|s| StreamState::new(s, self.start_hour))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut states =
+            self.streams.iter().map(|s| StreamState::new(s, self.start_hour)).collect::<Result<Vec<_>, _>>()?;
         for st in &mut states {
             st.calc_next_arrive(rng, self.interarrival_scale);
         }
         let mut jobs = Vec::new();
-        loop {
-            // The stream whose next arrival is earliest; ties go to the earlier stream.
-            let Some((k, t)) = states
-                .iter()
-                .map(|s| s.time_from_begin)
-                .enumerate()
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-            else {
-                break;
-            };
+        // The stream whose next arrival is earliest; ties go to the earlier stream.
+        while let Some((k, t)) = states.iter().map(|s| s.time_from_begin).enumerate().min_by(|a, b| a.1.total_cmp(&b.1))
+        {
             let t = t.floor();
             if limit.reached(jobs.len(), t) {
                 break;
@@ -502,30 +453,16 @@ impl LublinParams {
             job.queue = st.stream.job_type.map(JobType::queue);
             jobs.push(job);
         }
-        let max_nodes = self
-            .streams
-            .iter()
-            .map(|s| s.class.size.max_size())
-            .max()
-            .unwrap_or(1);
+        let max_nodes = self.streams.iter().map(|s| s.class.size.max_size()).max().unwrap_or(1);
         let mut w = Workload::new(jobs);
         w.set_header("Version", "2");
         w.set_header("Acknowledge", "Uri Lublin, Hebrew University");
-        w.set_header(
-            "Information",
-            "http://www.cs.huji.ac.il/labs/parallel/workload",
-        );
+        w.set_header("Information", "http://www.cs.huji.ac.il/labs/parallel/workload");
         w.set_header("MaxJobs", w.jobs.len().to_string());
         w.set_header("MaxRecords", w.jobs.len().to_string());
         w.set_header("MaxNodes", max_nodes.to_string());
-        w.set_header(
-            "MaxRuntime",
-            ((TOO_MUCH_TIME.exp() * self.runtime_scale).floor() as u64).to_string(),
-        );
-        w.set_header(
-            "Note",
-            "Lublin & Feitelson (2003) model, m_lublin99.c, generated by gridmarket",
-        );
+        w.set_header("MaxRuntime", ((TOO_MUCH_TIME.exp() * self.runtime_scale).floor() as u64).to_string());
+        w.set_header("Note", "Lublin & Feitelson (2003) model, m_lublin99.c, generated by gridmarket");
         Ok(w)
     }
 }
@@ -549,8 +486,7 @@ impl<'a> StreamState<'a> {
     fn new(stream: &'a LublinStream, start_hour: u32) -> Result<Self, WorkloadError> {
         let c = &stream.class;
         let gamma = |shape: f64, scale: f64| {
-            Gamma::new(shape, scale)
-                .map_err(|e| WorkloadError::param("Lublin gamma", e.to_string()))
+            Gamma::new(shape, scale).map_err(|e| WorkloadError::param("Lublin gamma", e.to_string()))
         };
         Ok(StreamState {
             stream,
@@ -597,11 +533,7 @@ impl<'a> StreamState<'a> {
         let p = self.stream.class.hyper_gamma_p(nodes);
         let hg = loop {
             let u: f64 = rng.random();
-            let g = if u <= p {
-                self.gamma1.sample(rng)
-            } else {
-                self.gamma2.sample(rng)
-            };
+            let g = if u <= p { self.gamma1.sample(rng) } else { self.gamma2.sample(rng) };
             if g <= TOO_MUCH_TIME {
                 break g;
             }
@@ -618,9 +550,7 @@ mod tests {
 
     fn batch_sample() -> Workload {
         let mut rng = Pcg64Mcg::seed_from_u64(2003);
-        LublinParams::single(LublinClass::BATCH, Some(JobType::Batch))
-            .generate(Limit::Jobs(SIZE), &mut rng)
-            .unwrap()
+        LublinParams::single(LublinClass::BATCH, Some(JobType::Batch)).generate(Limit::Jobs(SIZE), &mut rng).unwrap()
     }
 
     fn fraction(n: usize, of: usize) -> f64 {
@@ -656,32 +586,22 @@ mod tests {
         let class = LublinClass::BATCH;
         let pmf = class.size.pmf();
         let parallel_mass: f64 = pmf.iter().filter(|(n, _)| *n > 1).map(|(_, p)| p).sum();
-        let expected_parallel = pmf
-            .iter()
-            .filter(|(n, _)| *n > 1)
-            .map(|&(n, p)| p * class.mean_log_runtime(n))
-            .sum::<f64>()
-            / parallel_mass;
+        let expected_parallel =
+            pmf.iter().filter(|(n, _)| *n > 1).map(|&(n, p)| p * class.mean_log_runtime(n)).sum::<f64>()
+                / parallel_mass;
         let expected_serial = class.mean_log_runtime(1);
         let mean_ln = |serial: bool| {
-            let v: Vec<f64> = w
-                .jobs
-                .iter()
-                .filter(|j| (j.pes == 1) == serial)
-                .map(|j| j.runtime.ln())
-                .collect();
+            let v: Vec<f64> = w.jobs.iter().filter(|j| (j.pes == 1) == serial).map(|j| j.runtime.ln()).collect();
             v.iter().sum::<f64>() / v.len() as f64
         };
         // The log-runtime has sd about 2.7 (a 70/30 mix of gammas with means 5.4 and 10.0),
         // so the standard error is 2.7/sqrt(14 600) = 0.022 for serial jobs and
-        // 2.7/sqrt(35 400) = 0.014 for parallel ones. Truncating runtimes to whole seconds
-        // lowers ln(runtime) by at most 0.01 on average here. Tolerance: 0.1 (> 4 SE + bias).
+        // 2.7/sqrt(35 400) = 0.014 for parallel ones (over 40 seeds the largest deviations
+        // were 0.052 and 0.034). Truncating runtimes to whole seconds lowers ln(runtime) by
+        // about 0.01 on average. Tolerance: 0.1 (> 4 SE + bias).
         let (serial, parallel) = (mean_ln(true), mean_ln(false));
         assert!((serial - expected_serial).abs() < 0.1, "{serial} vs {expected_serial}");
-        assert!(
-            (parallel - expected_parallel).abs() < 0.1,
-            "{parallel} vs {expected_parallel}"
-        );
+        assert!((parallel - expected_parallel).abs() < 0.1, "{parallel} vs {expected_parallel}");
         // Larger jobs run longer (pa < 0): the model's size–runtime correlation.
         assert!(expected_parallel > expected_serial);
         assert!(parallel > serial);
@@ -699,17 +619,15 @@ mod tests {
             let bucket = (j.submit % SECONDS_IN_DAY / SECONDS_IN_BUCKET) as usize;
             counts[bucket.min(BUCKETS - 1)] += 1;
         }
-        // Arrivals are bursty (log inter-arrival sd 2.2), so counts are over-dispersed
-        // compared with a multinomial. Batch means over 10 blocks of 5000 jobs put the
-        // standard error of a bucket share at about 0.001; with 48 buckets checked, a band
-        // of 0.005 (5 SE) keeps the family-wise false-alarm rate small.
+        // Arrivals are bursty (log inter-arrival sd 2.2), so bucket counts are far more
+        // variable than multinomial ones. Over 100 seeds the sd of a bucket's share was
+        // 4.5–10.7% of its expected value; a relative band of 0.45 is > 4 sd for every
+        // bucket, yet catches a factor-2 distortion of the cycle (the C code's clock
+        // drift produces one at night).
         for (k, (&c, &wk)) in counts.iter().zip(&weights).enumerate() {
             let expected = wk / BUCKETS as f64;
             let observed = c as f64 / n;
-            assert!(
-                (observed - expected).abs() < 0.005,
-                "bucket {k}: {observed} vs {expected}"
-            );
+            assert!((observed / expected - 1.0).abs() < 0.45, "bucket {k}: {observed} vs {expected}");
         }
         // Day peak versus night: 08:00–18:00 against 00:00–06:00.
         let share = |from: usize, to: usize, v: &dyn Fn(usize) -> f64| (from..to).map(v).sum();
@@ -719,9 +637,10 @@ mod tests {
         let night: f64 = share(0, 12, &|k| counts[k] as f64 / n);
         assert!(day_expected > 2.0 * night_expected);
         assert!(day > 2.0 * night, "day {day}, night {night}");
-        // Sums of 20 and 12 buckets: 0.02 is about 4 SE of the block-mean estimate.
-        assert!((day - day_expected).abs() < 0.02);
-        assert!((night - night_expected).abs() < 0.02);
+        // Over 100 seeds these shares had sd 0.0069 (day) and 0.0039 (night): bands of
+        // 0.03 and 0.016 are about 4 sd.
+        assert!((day - day_expected).abs() < 0.03);
+        assert!((night - night_expected).abs() < 0.016);
     }
 
     #[test]
@@ -737,21 +656,14 @@ mod tests {
     fn typed_streams_share_arrivals_by_rate() {
         let mut rng = Pcg64Mcg::seed_from_u64(99);
         let params = LublinParams::typed();
-        let w = params.generate(Limit::Jobs(20_000), &mut rng).unwrap();
-        let interactive = w
-            .jobs
-            .iter()
-            .filter(|j| j.job_type() == Some(JobType::Interactive))
-            .count();
-        let batch = w
-            .jobs
-            .iter()
-            .filter(|j| j.job_type() == Some(JobType::Batch))
-            .count();
+        let w = params.generate(Limit::Jobs(SIZE), &mut rng).unwrap();
+        let interactive = w.jobs.iter().filter(|j| j.job_type() == Some(JobType::Interactive)).count();
+        let batch = w.jobs.iter().filter(|j| j.job_type() == Some(JobType::Batch)).count();
         assert_eq!(interactive + batch, w.jobs.len());
         let expected = params.stream_shares().unwrap()[0];
-        // Share of a bursty renewal stream: 0.03 is about 4 block-mean standard errors.
-        assert!((fraction(interactive, w.jobs.len()) - expected).abs() < 0.03);
+        // The interactive share (expected 0.85) had sd 0.015 over 100 seeds of 20 000 jobs,
+        // so about 0.0095 at 50 000; the band 0.04 is about 4 sd.
+        assert!((fraction(interactive, w.jobs.len()) - expected).abs() < 0.04);
         assert!(w.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
         assert!(w.jobs.iter().all(|j| j.status == Some(JobStatus::Completed)));
         assert_eq!(w.header_number("MaxNodes"), Some(128.0));
@@ -760,28 +672,19 @@ mod tests {
     #[test]
     fn typeless_jobs_have_no_queue() {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let w = LublinParams::typeless()
-            .generate(Limit::Jobs(100), &mut rng)
-            .unwrap();
+        let w = LublinParams::typeless().generate(Limit::Jobs(100), &mut rng).unwrap();
         assert!(w.jobs.iter().all(|j| j.queue.is_none()));
     }
 
     #[test]
     fn generation_is_deterministic_and_honours_limits() {
         let p = LublinParams::typed();
-        let a = p
-            .generate(Limit::Until(86_400.0), &mut Pcg64Mcg::seed_from_u64(5))
-            .unwrap();
-        let b = p
-            .generate(Limit::Until(86_400.0), &mut Pcg64Mcg::seed_from_u64(5))
-            .unwrap();
+        let a = p.generate(Limit::Until(86_400.0), &mut Pcg64Mcg::seed_from_u64(5)).unwrap();
+        let b = p.generate(Limit::Until(86_400.0), &mut Pcg64Mcg::seed_from_u64(5)).unwrap();
         assert_eq!(a, b);
         assert!(!a.jobs.is_empty());
         assert!(a.jobs.iter().all(|j| j.submit < 86_400.0));
-        assert!(
-            p.generate(Limit::Until(f64::INFINITY), &mut Pcg64Mcg::seed_from_u64(5))
-                .is_err()
-        );
+        assert!(p.generate(Limit::Until(f64::INFINITY), &mut Pcg64Mcg::seed_from_u64(5)).is_err());
     }
 
     #[test]
@@ -792,9 +695,7 @@ mod tests {
         assert!((size.u_med - (size.u_hi - 2.5)).abs() < 1e-12);
         // Rounding the exponent 9.97 gives 2^10: power-of-two jobs can exceed p.
         assert_eq!(size.max_size(), 1024);
-        let w = p
-            .generate(Limit::Jobs(1000), &mut Pcg64Mcg::seed_from_u64(3))
-            .unwrap();
+        let w = p.generate(Limit::Jobs(1000), &mut Pcg64Mcg::seed_from_u64(3)).unwrap();
         assert!(w.jobs.iter().all(|j| j.pes <= 1024));
         assert!(w.jobs.iter().any(|j| j.pes > 265)); // larger than any EDG site
     }
@@ -806,9 +707,7 @@ mod tests {
         assert!((p.mean_runtime().unwrap() - 7200.0).abs() < 1e-6);
         let gap = p.mean_interarrival().unwrap();
         assert!((gap - 2.0 * super::super::WEEK / 3000.0).abs() < 1e-6);
-        let w = p
-            .generate(Limit::Jobs(3000), &mut Pcg64Mcg::seed_from_u64(11))
-            .unwrap();
+        let w = p.generate(Limit::Jobs(3000), &mut Pcg64Mcg::seed_from_u64(11)).unwrap();
         assert!(w.jobs.iter().all(|j| j.pes <= 32));
         let n = w.jobs.len() as f64;
         let nodes = w.jobs.iter().map(|j| f64::from(j.pes)).sum::<f64>() / n;
@@ -824,20 +723,11 @@ mod tests {
         let mut bad = LublinClass::BATCH;
         bad.a2 = 5000.0; // every second-gamma draw exceeds TOO_MUCH_TIME
         let p = LublinParams::single(bad, None);
-        assert!(
-            p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0))
-                .is_err()
-        );
+        assert!(p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0)).is_err());
         let mut p = LublinParams::typed();
         p.runtime_scale = 0.0;
-        assert!(
-            p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0))
-                .is_err()
-        );
+        assert!(p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0)).is_err());
         p.streams.clear();
-        assert!(
-            p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0))
-                .is_err()
-        );
+        assert!(p.generate(Limit::Jobs(1), &mut Pcg64Mcg::seed_from_u64(0)).is_err());
     }
 }

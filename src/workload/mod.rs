@@ -191,24 +191,12 @@ pub struct WorkloadJob {
 impl WorkloadJob {
     /// A job with the four mandatory fields; everything else unknown.
     pub fn new(id: u64, submit: f64, runtime: f64, pes: u32) -> Self {
-        WorkloadJob {
-            id,
-            submit,
-            runtime,
-            pes,
-            ..WorkloadJob::default()
-        }
+        WorkloadJob { id, submit, runtime, pes, ..WorkloadJob::default() }
     }
 
     /// Batch or interactive, from the queue number (SWF convention: queue 0 is interactive).
     pub fn job_type(&self) -> Option<JobType> {
-        self.queue.map(|q| {
-            if q == 0 {
-                JobType::Interactive
-            } else {
-                JobType::Batch
-            }
-        })
+        self.queue.map(|q| if q == 0 { JobType::Interactive } else { JobType::Batch })
     }
 
     /// Shifts every absolute time (submit, earliest start, deadline) by `delta` seconds.
@@ -245,10 +233,9 @@ impl Limit {
     /// Rejects horizons that would never end.
     pub(crate) fn validate(self) -> Result<(), WorkloadError> {
         match self {
-            Limit::Until(t) if !(t.is_finite() && t >= 0.0) => Err(WorkloadError::param(
-                "Limit::Until",
-                format!("horizon must be finite and non-negative, got {t}"),
-            )),
+            Limit::Until(t) if !(t.is_finite() && t >= 0.0) => {
+                Err(WorkloadError::param("Limit::Until", format!("horizon must be finite and non-negative, got {t}")))
+            }
             _ => Ok(()),
         }
     }
@@ -279,18 +266,12 @@ pub struct Workload {
 impl Workload {
     /// A workload without header.
     pub fn new(jobs: Vec<WorkloadJob>) -> Self {
-        Workload {
-            jobs,
-            ..Workload::default()
-        }
+        Workload { jobs, ..Workload::default() }
     }
 
     /// First header value for `key` (case-insensitive), e.g. `MaxProcs`.
     pub fn header_value(&self, key: &str) -> Option<&str> {
-        self.header
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        self.header.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
     }
 
     /// Numeric header value, e.g. `MaxJobs`, `MaxProcs`, `MaxNodes`, `MaxRuntime`.
@@ -301,11 +282,7 @@ impl Workload {
     /// Sets (or replaces) a header entry.
     pub fn set_header(&mut self, key: &str, value: impl Into<String>) {
         let value = value.into();
-        match self
-            .header
-            .iter_mut()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-        {
+        match self.header.iter_mut().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
             Some(entry) => entry.1 = value,
             None => self.header.push((key.to_string(), value)),
         }
@@ -322,10 +299,7 @@ impl Workload {
     /// `factor = 1/10` etc. Earliest starts and deadlines keep their offset from submit.
     pub fn scale_submit(&mut self, factor: f64) -> Result<(), WorkloadError> {
         if !(factor.is_finite() && factor > 0.0) {
-            return Err(WorkloadError::param(
-                "factor",
-                format!("must be finite and positive, got {factor}"),
-            ));
+            return Err(WorkloadError::param("factor", format!("must be finite and positive, got {factor}")));
         }
         for job in &mut self.jobs {
             job.shift(job.submit * factor - job.submit);
@@ -338,10 +312,7 @@ impl Workload {
     /// Job numbers are kept so that results can be traced back to the original log.
     pub fn window(&self, from: f64, to: f64) -> Result<Workload, WorkloadError> {
         if !(from.is_finite() && to.is_finite() && from <= to) {
-            return Err(WorkloadError::param(
-                "window",
-                format!("need finite from <= to, got [{from}, {to})"),
-            ));
+            return Err(WorkloadError::param("window", format!("need finite from <= to, got [{from}, {to})")));
         }
         Ok(self.slice(from, to))
     }
@@ -363,11 +334,7 @@ impl Workload {
                 j
             })
             .collect();
-        Workload {
-            header: self.header.clone(),
-            labels: self.labels.clone(),
-            jobs,
-        }
+        Workload { header: self.header.clone(), labels: self.labels.clone(), jobs }
     }
 
     /// Keeps the first `n` jobs.
@@ -401,11 +368,7 @@ mod tests {
 
     fn jobs(submits: &[f64]) -> Workload {
         Workload::new(
-            submits
-                .iter()
-                .enumerate()
-                .map(|(i, &s)| WorkloadJob::new(i as u64 + 1, s, 10.0, 1 << i))
-                .collect(),
+            submits.iter().enumerate().map(|(i, &s)| WorkloadJob::new(i as u64 + 1, s, 10.0, 1 << i)).collect(),
         )
     }
 
@@ -440,14 +403,27 @@ mod tests {
         let mut w = jobs(&[0.0, 1.0, 2.0, 3.0]); // sizes 1, 2, 4, 8
         let mut clamped = w.clone();
         assert_eq!(clamped.fit_to_cluster(3, OversizePolicy::Clamp), 2);
-        assert_eq!(
-            clamped.jobs.iter().map(|j| j.pes).collect::<Vec<_>>(),
-            [1, 2, 3, 3]
-        );
+        assert_eq!(clamped.jobs.iter().map(|j| j.pes).collect::<Vec<_>>(), [1, 2, 3, 3]);
         assert_eq!(w.fit_to_cluster(3, OversizePolicy::Drop), 2);
         assert_eq!(w.jobs.len(), 2);
         w.truncate(1);
         assert_eq!(w.jobs.len(), 1);
+    }
+
+    #[test]
+    fn job_serde_round_trip() {
+        let job = WorkloadJob {
+            urgency: Some(Urgency { class: UrgencyClass::High, deadline_ratio: 2.5 }),
+            deadline: Some(25.0),
+            bot: Some(3),
+            ..WorkloadJob::new(1, 0.0, 10.0, 4)
+        };
+        let json = serde_json::to_string(&job).unwrap();
+        assert_eq!(serde_json::from_str::<WorkloadJob>(&json).unwrap(), job);
+        // Missing fields take their defaults.
+        let sparse: WorkloadJob = serde_json::from_str(r#"{"id":7,"submit":1.5,"runtime":3,"pes":2}"#).unwrap();
+        assert_eq!(sparse, WorkloadJob::new(7, 1.5, 3.0, 2));
+        assert_eq!(Urgency { class: UrgencyClass::Low, deadline_ratio: 4.0 }.deadline(10.0, 5.0), 30.0);
     }
 
     #[test]

@@ -47,9 +47,18 @@ fn arrivals<R: Rng + ?Sized>(
 ) -> Result<(), WorkloadError> {
     limit.validate()?;
     let gaps = interarrival.sampler()?;
+    let mean = interarrival.mean();
+    if matches!(limit, Limit::Until(_)) && (mean.is_nan() || mean <= 0.0) {
+        // Time would never reach the horizon.
+        return Err(WorkloadError::param("inter-arrival", "a time horizon needs a positive mean gap"));
+    }
     let mut t = 0.0;
     for count in 0.. {
-        t += gaps.sample(rng);
+        let gap = gaps.sample(rng);
+        if gap.is_nan() || gap < 0.0 {
+            return Err(WorkloadError::param("inter-arrival", format!("drew a negative gap {gap}")));
+        }
+        t += gap;
         if limit.reached(count, t) {
             break;
         }
@@ -61,7 +70,7 @@ fn arrivals<R: Rng + ?Sized>(
 /// DAS-2 model: Weibull inter-arrivals, two-stage log-uniform sizes with P_one and
 /// P_pow2, log-normal durations (seed 000 §5.6, Table 4.2).
 ///
-/// [INTERP] Sizes follow the Lublin generator the DAS-2 model derives from (exponent
+/// \[INTERP\] Sizes follow the Lublin generator the DAS-2 model derives from (exponent
 /// rounded for power-of-two jobs); Eq 4.28 with its ⌈r⌉ is only the thesis's estimate of
 /// the mean, available as [`TwoStageLogUniform::eq_4_28_mean`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,22 +89,12 @@ impl Das2Model {
 
     /// External requests (the "Grid" rows): l = 0.8, m ∈ [2.5, 3.5], h = 6, q = 0.9,
     /// P_one = 0.2, P_pow2 = 0.5; duration log-normal (a ∈ [3.0, 5.4], b = 1.7); Weibull
-    /// inter-arrivals. [INTERP] (seed 000 §5.6 note) α is the scale and β the shape; the
+    /// inter-arrivals. \[INTERP\] (seed 000 §5.6 note) α is the scale and β the shape; the
     /// external sweep uses (3.8 ≤ α ≤ 7.0, β = 0.5), the other sweeps (7.0, 1.1).
     pub fn external(m: f64, a: f64, scale: f64, shape: f64) -> Self {
         Das2Model {
-            size: TwoStageLogUniform {
-                serial_prob: 0.2,
-                pow2_prob: 0.5,
-                u_low: 0.8,
-                u_med: m,
-                u_hi: 6.0,
-                u_prob: 0.9,
-            },
-            duration: Dist::LogNormal {
-                mu: a,
-                sigma: Self::DURATION_SIGMA,
-            },
+            size: TwoStageLogUniform { serial_prob: 0.2, pow2_prob: 0.5, u_low: 0.8, u_med: m, u_hi: 6.0, u_prob: 0.9 },
+            duration: Dist::LogNormal { mu: a, sigma: Self::DURATION_SIGMA },
             interarrival: Dist::Weibull { scale, shape },
         }
     }
@@ -119,18 +118,8 @@ impl Das2Model {
             InterGridCluster::C256 => (4.5, 8.0, 5.5),
         };
         Das2Model {
-            size: TwoStageLogUniform {
-                serial_prob: 0.3,
-                pow2_prob: 0.6,
-                u_low: 0.8,
-                u_med: m,
-                u_hi: h,
-                u_prob: 0.9,
-            },
-            duration: Dist::LogNormal {
-                mu: a,
-                sigma: Self::DURATION_SIGMA,
-            },
+            size: TwoStageLogUniform { serial_prob: 0.3, pow2_prob: 0.6, u_low: 0.8, u_med: m, u_hi: h, u_prob: 0.9 },
+            duration: Dist::LogNormal { mu: a, sigma: Self::DURATION_SIGMA },
             interarrival: Dist::Weibull { scale, shape: 0.35 },
         }
     }
@@ -146,11 +135,7 @@ impl Das2Model {
     }
 
     /// Generates requests numbered from 1.
-    pub fn generate<R: Rng + ?Sized>(
-        &self,
-        limit: Limit,
-        rng: &mut R,
-    ) -> Result<Workload, WorkloadError> {
+    pub fn generate<R: Rng + ?Sized>(&self, limit: Limit, rng: &mut R) -> Result<Workload, WorkloadError> {
         self.size.validate()?;
         let durations = self.duration.sampler()?;
         let mut jobs = Vec::new();
@@ -167,7 +152,7 @@ impl Das2Model {
 /// task durations (seed 000 §6.4 Table 5.2; seed 001 §A.6 Table II).
 ///
 /// Each task becomes a one-PE job with the bag's id in [`WorkloadJob::bot`] and the bag's
-/// submit time. [INTERP] The task count is the Weibull draw rounded to the nearest integer,
+/// submit time. \[INTERP\] The task count is the Weibull draw rounded to the nearest integer,
 /// at least 1; durations are normal truncated to positive values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BotModel {
@@ -187,23 +172,17 @@ impl BotModel {
     /// Standard deviation of the task duration (σ_e = σ_l = 6.1 s).
     pub const TASK_DURATION_SD: f64 = 6.1;
 
-    /// Tasks per bag. [GAP] Which of (1.76, 2.11) is the scale is not stated; by analogy
+    /// Tasks per bag. \[GAP\] Which of (1.76, 2.11) is the scale is not stated; by analogy
     /// with the inter-arrival row (scale first) the scale is 1.76 (mean 1.56 tasks). Swap
     /// the fields for the other reading (mean 1.88).
     pub fn tasks_per_bag() -> Dist {
-        Dist::Weibull {
-            scale: 1.76,
-            shape: 2.11,
-        }
+        Dist::Weibull { scale: 1.76, shape: 2.11 }
     }
 
     /// External bags: scale α_e (0.2–3.2, default 1.7), mean task duration M_e (60–110 s,
     /// default 90), urgency classes of [`UrgencyMix::amini_salehi_ch5`].
     pub fn external(alpha_e: f64, m_e: f64) -> Self {
-        BotModel {
-            urgency: Some(UrgencyMix::amini_salehi_ch5()),
-            ..BotModel::bags(alpha_e, m_e)
-        }
+        BotModel { urgency: Some(UrgencyMix::amini_salehi_ch5()), ..BotModel::bags(alpha_e, m_e) }
     }
 
     /// Local bags of a cluster. Table values (α_l 2–10, default 4; M_l 60–110, default 90)
@@ -220,17 +199,9 @@ impl BotModel {
 
     fn bags(alpha: f64, m: f64) -> Self {
         BotModel {
-            interarrival: Dist::Weibull {
-                scale: alpha,
-                shape: Self::INTERARRIVAL_SHAPE,
-            },
+            interarrival: Dist::Weibull { scale: alpha, shape: Self::INTERARRIVAL_SHAPE },
             tasks: BotModel::tasks_per_bag(),
-            task_duration: Dist::TruncatedNormal {
-                mean: m,
-                sd: Self::TASK_DURATION_SD,
-                low: Some(0.0),
-                high: None,
-            },
+            task_duration: Dist::TruncatedNormal { mean: m, sd: Self::TASK_DURATION_SD, low: Some(0.0), high: None },
             urgency: None,
         }
     }
@@ -244,11 +215,7 @@ impl BotModel {
     /// Generates bags until `limit` (which counts bags); jobs and bags are numbered from 1.
     /// All tasks of a bag share its urgency; deadlines are left to the dispatcher, as they
     /// depend on the cluster (see [`super::Urgency::deadline`]).
-    pub fn generate<R: Rng + ?Sized>(
-        &self,
-        limit: Limit,
-        rng: &mut R,
-    ) -> Result<Workload, WorkloadError> {
+    pub fn generate<R: Rng + ?Sized>(&self, limit: Limit, rng: &mut R) -> Result<Workload, WorkloadError> {
         let tasks = self.tasks.sampler()?;
         let durations = self.task_duration.sampler()?;
         let urgency = self.urgency.as_ref().map(UrgencyMix::sampler).transpose()?;
@@ -294,7 +261,7 @@ impl LocalSize {
 /// ρ is the local share of the RP's node-hours (it adds to the trace's 34.8% utilisation),
 /// δ the mean duration (each drawn in δ ± 30 min), θ the size range (uniform). The number
 /// of requests follows: n = ρ·nodes·horizon / (δ·θ̄); the mean gap is g = horizon / n and
-/// each gap is drawn in g ± 1 h. [INTERP] When g < 1 h the half-width shrinks to g so that
+/// each gap is drawn in g ± 1 h. \[INTERP\] When g < 1 h the half-width shrinks to g so that
 /// gaps stay non-negative and the mean stays g.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LocalRequestModel {
@@ -311,6 +278,9 @@ pub struct LocalRequestModel {
 }
 
 impl LocalRequestModel {
+    /// Guard against parameters that would exhaust memory (the thesis has about 500).
+    const MAX_REQUESTS: usize = 100_000_000;
+
     /// Seed 000 ch6 set-up over 30 days; defaults of the sweeps are ρ = 0.15, δ = 3 h,
     /// θ = medium, 512 nodes.
     pub fn amini_salehi_ch6(rho: f64, delta_hours: f64, theta: LocalSize, rp_nodes: u32) -> Self {
@@ -346,6 +316,9 @@ impl LocalRequestModel {
             ));
         }
         let n = self.count();
+        if n > Self::MAX_REQUESTS {
+            return Err(WorkloadError::param("LocalRequestModel", format!("{n} requests is beyond any study")));
+        }
         let mut jobs = Vec::with_capacity(n);
         if n == 0 {
             return Ok(Workload::new(jobs));
@@ -366,7 +339,7 @@ impl LocalRequestModel {
 /// The jobs of seed 003 ch3–4 (§3.3, §4.4): concurrent users with one job each, all
 /// submitted within the first 20 s, with budgets and deadlines.
 ///
-/// [INTERP] "Varied by x% using a Gaussian" is a normal with sd = x% of the mean. Tasks are
+/// \[INTERP\] "Varied by x% using a Gaussian" is a normal with sd = x% of the mean. Tasks are
 /// rounded to at least 1; runtimes are kept positive. Runtime estimates are exact.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetaBrokerJobModel {
@@ -419,11 +392,7 @@ impl MetaBrokerJobModel {
             high: None,
         }
         .sampler()?;
-        let submits = Dist::Uniform {
-            low: 0.0,
-            high: self.submit_window,
-        }
-        .sampler()?;
+        let submits = Dist::Uniform { low: 0.0, high: self.submit_window }.sampler()?;
         let slack = self.slack.dist().sampler()?;
         let mut jobs: Vec<WorkloadJob> = (0..self.jobs)
             .map(|i| {
@@ -478,20 +447,13 @@ impl AdvanceReservationModel {
 
     /// Service time in the "variability factor" form U((1 − vf)·m, (1 + vf)·m).
     pub fn service_vf(mean: f64, vf: f64) -> Dist {
-        Dist::Uniform {
-            low: (1.0 - vf) * mean,
-            high: (1.0 + vf) * mean,
-        }
+        Dist::Uniform { low: (1.0 - vf) * mean, high: (1.0 + vf) * mean }
     }
 
     /// Generates requests numbered from 1. AR requests get an earliest start; on-demand
-    /// ones start at arrival, with deadline a + E + 12 h + 100 × mean(E) ([INTERP] "×100",
+    /// ones start at arrival, with deadline a + E + 12 h + 100 × mean(E) (\[INTERP\] "×100",
     /// the digest's default reading of "(mean service time)(100)").
-    pub fn generate<R: Rng + ?Sized>(
-        &self,
-        limit: Limit,
-        rng: &mut R,
-    ) -> Result<Workload, WorkloadError> {
+    pub fn generate<R: Rng + ?Sized>(&self, limit: Limit, rng: &mut R) -> Result<Workload, WorkloadError> {
         let valid = (0.0..=1.0).contains(&self.on_demand_fraction)
             && self.start_window >= 0.0
             && self.start_window.is_finite()
@@ -507,31 +469,26 @@ impl AdvanceReservationModel {
         let mean_service = self.service.mean();
         let laxity = self.laxity * mean_service;
         let mut jobs = Vec::new();
-        arrivals(
-            &Dist::poisson_arrivals(self.arrival_rate),
-            limit,
-            rng,
-            |i, a, rng| {
-                let e = service.sample(rng);
-                let mut job = WorkloadJob::new(i as u64 + 1, a, e, 1);
-                if rng.random::<f64>() < self.on_demand_fraction {
-                    job.deadline = Some(a + e + 12.0 * 3600.0 + 100.0 * mean_service);
-                } else {
-                    let s = a + self.start_window * rng.random::<f64>();
-                    job.earliest_start = Some(s);
-                    job.deadline = Some(s + e + laxity);
-                }
-                jobs.push(job);
-            },
-        )?;
+        arrivals(&Dist::poisson_arrivals(self.arrival_rate), limit, rng, |i, a, rng| {
+            let e = service.sample(rng);
+            let mut job = WorkloadJob::new(i as u64 + 1, a, e, 1);
+            if rng.random::<f64>() < self.on_demand_fraction {
+                job.deadline = Some(a + e + 12.0 * 3600.0 + 100.0 * mean_service);
+            } else {
+                let s = a + self.start_window * rng.random::<f64>();
+                job.earliest_start = Some(s);
+                job.deadline = Some(s + e + laxity);
+            }
+            jobs.push(job);
+        })?;
         Ok(Workload::new(jobs))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::UrgencyClass;
+    use super::*;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
@@ -575,9 +532,7 @@ mod tests {
         let size = mean(w.jobs.iter().map(|j| f64::from(j.pes)));
         assert!((size - 5.0).abs() < 0.15, "{size}");
         let ln = mean(w.jobs.iter().map(|j| j.runtime.ln()));
-        let Dist::LogNormal { mu, sigma } = model.duration else {
-            unreachable!()
-        };
+        let Dist::LogNormal { mu, sigma } = model.duration else { unreachable!() };
         assert!((ln - mu).abs() < 0.03, "{ln}");
         let sd = mean(w.jobs.iter().map(|j| (j.runtime.ln() - ln).powi(2))).sqrt();
         assert!((sd - sigma).abs() < 0.03, "{sd}");
@@ -599,10 +554,8 @@ mod tests {
         // Expected tasks per bag: E[max(1, round(X))] for X ~ Weibull(1.76, 2.11), summed
         // exactly from the CDF. SE ≈ 0.8/sqrt(20 000) = 0.006; band 0.025.
         let cdf = |x: f64| 1.0 - (-(x / 1.76f64).powf(2.11)).exp();
-        let expected: f64 = 1.0 * cdf(1.5)
-            + (2..40)
-                .map(|k| k as f64 * (cdf(k as f64 + 0.5) - cdf(k as f64 - 0.5)))
-                .sum::<f64>();
+        let expected: f64 =
+            1.0 * cdf(1.5) + (2..40).map(|k| k as f64 * (cdf(k as f64 + 0.5) - cdf(k as f64 - 0.5))).sum::<f64>();
         assert!((tasks - expected).abs() < 0.025, "{tasks} vs {expected}");
         assert!((BotModel::tasks_per_bag().mean() - 1.559).abs() < 0.001);
         // Durations N(90, 6.1): SE 0.04 → band 0.15.
@@ -616,33 +569,32 @@ mod tests {
             assert_eq!(pair[0].submit, pair[1].submit);
             assert_eq!(pair[0].urgency, pair[1].urgency);
         }
-        let high = w
-            .jobs
-            .iter()
-            .filter(|j| j.urgency.unwrap().class == UrgencyClass::High)
-            .count() as f64
+        let high = w.jobs.iter().filter(|j| j.urgency.unwrap().class == UrgencyClass::High).count() as f64
             / w.jobs.len() as f64;
         assert!((high - 0.5).abs() < 0.03); // bags, not tasks, are the trials
         assert!((model.mean_work() - 1.559 * 90.0).abs() < 0.2);
     }
 
     #[test]
+    fn degenerate_gaps_are_errors() {
+        let mut rng = Pcg64Mcg::seed_from_u64(0);
+        let mut m = Das2Model::local_default(InterGridCluster::C64);
+        m.interarrival = Dist::Constant { value: 0.0 };
+        assert!(m.generate(Limit::Until(10.0), &mut rng).is_err());
+        assert_eq!(m.generate(Limit::Jobs(3), &mut rng).unwrap().jobs.len(), 3);
+        m.interarrival = Dist::Normal { mean: 0.0, sd: 1.0 };
+        assert!(m.generate(Limit::Jobs(100), &mut rng).is_err());
+    }
+
+    #[test]
     fn bot_local_cluster_shifts() {
         let c64 = BotModel::local(4.0, 90.0, InterGridCluster::C64);
         let c256 = BotModel::local(4.0, 90.0, InterGridCluster::C256);
-        assert_eq!(
-            c64.interarrival,
-            Dist::Weibull {
-                scale: 5.0,
-                shape: 7.86
-            }
-        );
+        assert_eq!(c64.interarrival, Dist::Weibull { scale: 5.0, shape: 7.86 });
         assert!((c64.task_duration.mean() - 89.0).abs() < 1e-6);
         assert!((c256.task_duration.mean() - 91.0).abs() < 1e-6);
         assert!(c256.urgency.is_none());
-        let w = c256
-            .generate(Limit::Until(2.0 * 86_400.0), &mut Pcg64Mcg::seed_from_u64(1))
-            .unwrap();
+        let w = c256.generate(Limit::Until(2.0 * 86_400.0), &mut Pcg64Mcg::seed_from_u64(1)).unwrap();
         assert!(w.jobs.iter().all(|j| j.submit < 2.0 * 86_400.0));
     }
 
@@ -687,9 +639,7 @@ mod tests {
     fn advance_reservations() {
         let mut model = AdvanceReservationModel::melendez(1.0 / 3000.0);
         model.on_demand_fraction = 0.2;
-        let w = model
-            .generate(Limit::Jobs(10_000), &mut Pcg64Mcg::seed_from_u64(12))
-            .unwrap();
+        let w = model.generate(Limit::Jobs(10_000), &mut Pcg64Mcg::seed_from_u64(12)).unwrap();
         let od: Vec<_> = w.jobs.iter().filter(|j| j.earliest_start.is_none()).collect();
         // Binomial SE 0.004; band 0.016.
         assert!((od.len() as f64 / 1e4 - 0.2).abs() < 0.016);

@@ -45,7 +45,7 @@ impl Fields<'_> {
     /// A non-negative quantity; −1 is unknown.
     pub fn quantity(&self, i: usize) -> Result<Option<f64>, WorkloadError> {
         match self.number(i)? {
-            v if v == -1.0 => Ok(None),
+            -1.0 => Ok(None),
             v if v >= 0.0 => Ok(Some(v)),
             _ => Err(self.error(i, "a non-negative number or -1")),
         }
@@ -54,7 +54,7 @@ impl Fields<'_> {
     /// A non-negative integer; −1 is unknown.
     pub fn integer(&self, i: usize) -> Result<Option<u64>, WorkloadError> {
         match self.number(i)? {
-            v if v == -1.0 => Ok(None),
+            -1.0 => Ok(None),
             v if v >= 0.0 && v.fract() == 0.0 && v < u64::MAX as f64 => Ok(Some(v as u64)),
             _ => Err(self.error(i, "a non-negative integer or -1")),
         }
@@ -62,18 +62,14 @@ impl Fields<'_> {
 
     /// A non-negative integer below 2^32; −1 is unknown.
     pub fn small_integer(&self, i: usize) -> Result<Option<u32>, WorkloadError> {
-        self.integer(i)?
-            .map(|v| u32::try_from(v).map_err(|_| self.error(i, "an integer below 2^32")))
-            .transpose()
+        self.integer(i)?.map(|v| u32::try_from(v).map_err(|_| self.error(i, "an integer below 2^32"))).transpose()
     }
 
     /// Fields 1–11, common to SWF and GWF. `None` when the record cannot be simulated:
     /// unknown submit time, unknown runtime, or no known positive processor count
     /// (cancelled jobs that never ran are logged like this).
     pub fn core(&self) -> Result<Option<WorkloadJob>, WorkloadError> {
-        let id = self
-            .integer(0)?
-            .ok_or_else(|| self.error(0, "a job number >= 0"))?;
+        let id = self.integer(0)?.ok_or_else(|| self.error(0, "a job number >= 0"))?;
         let submit = self.signed_time(1)?;
         let wait = self.signed_time(2)?;
         let runtime = self.quantity(3)?;
@@ -84,11 +80,10 @@ impl Fields<'_> {
         let requested_time = self.quantity(8)?;
         let requested_memory = self.quantity(9)?;
         let status = match self.number(10)? {
-            v if v == -1.0 => None,
-            v if v.fract() == 0.0 => Some(
-                JobStatus::from_code(v as i64)
-                    .ok_or_else(|| self.error(10, "a status code 0-5 or -1"))?,
-            ),
+            -1.0 => None,
+            v if v.fract() == 0.0 => {
+                Some(JobStatus::from_code(v as i64).ok_or_else(|| self.error(10, "a status code 0-5 or -1"))?)
+            }
             _ => return Err(self.error(10, "a status code 0-5 or -1")),
         };
         // The allocated count is what ran; fall back to the request when it is unknown.
@@ -117,10 +112,7 @@ pub(crate) fn header_entry(text: &str) -> (String, String) {
     let text = text.trim();
     if let Some((key, value)) = text.split_once(':') {
         let key = key.trim();
-        let is_key = !key.is_empty()
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        let is_key = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if is_key {
             return (key.to_string(), value.trim().to_string());
         }
@@ -134,18 +126,9 @@ mod tests {
 
     #[test]
     fn header_entries() {
-        assert_eq!(
-            header_entry(" MaxProcs: 128 "),
-            ("MaxProcs".into(), "128".into())
-        );
-        assert_eq!(
-            header_entry("Note: see http://x"),
-            ("Note".into(), "see http://x".into())
-        );
-        assert_eq!(
-            header_entry("free text: with colon"),
-            (String::new(), "free text: with colon".into())
-        );
+        assert_eq!(header_entry(" MaxProcs: 128 "), ("MaxProcs".into(), "128".into()));
+        assert_eq!(header_entry("Note: see http://x"), ("Note".into(), "see http://x".into()));
+        assert_eq!(header_entry("free text: with colon"), (String::new(), "free text: with colon".into()));
         assert_eq!(header_entry(""), (String::new(), String::new()));
     }
 }

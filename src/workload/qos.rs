@@ -9,7 +9,7 @@ use super::dist::{Dist, Sampler};
 use super::{Urgency, UrgencyClass, Workload, WorkloadError};
 
 /// Lowest deadline ratio kept: a deadline shorter than the runtime can never be met.
-/// [INTERP] Seed 001 §A.6 suggests truncating at 1.0; seed 003 §13 recommends resampling
+/// \[INTERP\] Seed 001 §A.6 suggests truncating at 1.0; seed 003 §13 recommends resampling
 /// out-of-range normal draws, which is what [`Dist::TruncatedNormal`] does.
 pub const MIN_DEADLINE_RATIO: f64 = 1.0;
 
@@ -28,25 +28,17 @@ impl UrgencyMix {
     /// Seed 000 ch5 / seed 001 §A.6: ratio N(4, 1) for low and N(2, 1) for high urgency,
     /// classes "distributed uniformly" over the arrivals.
     ///
-    /// [GAP] rate_l is not given: 0.5, i.e. `high_fraction` 0.5. Ratios are truncated
+    /// \[GAP\] rate_l is not given: 0.5, i.e. `high_fraction` 0.5. Ratios are truncated
     /// at [`MIN_DEADLINE_RATIO`].
     pub fn amini_salehi_ch5() -> Self {
-        UrgencyMix {
-            high_fraction: 0.5,
-            high_ratio: ratio(2.0, 1.0),
-            low_ratio: ratio(4.0, 1.0),
-        }
+        UrgencyMix { high_fraction: 0.5, high_ratio: ratio(2.0, 1.0), low_ratio: ratio(4.0, 1.0) }
     }
 
     /// Seed 003 §6.5 (Irwin et al.): HU ratio normal with mean 4 and variance 2; LU mean
-    /// 12 (high:low ratio 3). [GAP] The LU variance is not given: 6 (3 × 2), the digest's
+    /// 12 (high:low ratio 3). \[GAP\] The LU variance is not given: 6 (3 × 2), the digest's
     /// default. `high_fraction` is the HU share (0, 0.2, …, 1 in the thesis).
     pub fn garg_ch6(high_fraction: f64) -> Self {
-        UrgencyMix {
-            high_fraction,
-            high_ratio: ratio(4.0, 2f64.sqrt()),
-            low_ratio: ratio(12.0, 6f64.sqrt()),
-        }
+        UrgencyMix { high_fraction, high_ratio: ratio(4.0, 2f64.sqrt()), low_ratio: ratio(12.0, 6f64.sqrt()) }
     }
 
     /// Validates the mix and prepares its samplers.
@@ -65,11 +57,7 @@ impl UrgencyMix {
     }
 
     /// Gives every job an urgency and the deadline submit + ratio × runtime.
-    pub fn assign<R: Rng + ?Sized>(
-        &self,
-        w: &mut Workload,
-        rng: &mut R,
-    ) -> Result<(), WorkloadError> {
+    pub fn assign<R: Rng + ?Sized>(&self, w: &mut Workload, rng: &mut R) -> Result<(), WorkloadError> {
         let s = self.sampler()?;
         for job in &mut w.jobs {
             let u = s.sample(rng);
@@ -82,12 +70,7 @@ impl UrgencyMix {
 
 /// Normal deadline ratio truncated below at [`MIN_DEADLINE_RATIO`].
 fn ratio(mean: f64, sd: f64) -> Dist {
-    Dist::TruncatedNormal {
-        mean,
-        sd,
-        low: Some(MIN_DEADLINE_RATIO),
-        high: None,
-    }
+    Dist::TruncatedNormal { mean, sd, low: Some(MIN_DEADLINE_RATIO), high: None }
 }
 
 /// A validated [`UrgencyMix`].
@@ -102,29 +85,20 @@ impl UrgencySampler {
     /// Draws a class, then its deadline ratio.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Urgency {
         let high = rng.random::<f64>() < self.high_fraction;
-        let (class, s) = if high {
-            (UrgencyClass::High, &self.high)
-        } else {
-            (UrgencyClass::Low, &self.low)
-        };
-        Urgency {
-            class,
-            deadline_ratio: s.sample(rng),
-        }
+        let (class, s) = if high { (UrgencyClass::High, &self.high) } else { (UrgencyClass::Low, &self.low) };
+        Urgency { class, deadline_ratio: s.sample(rng) }
     }
 }
 
 /// Seed 003 §7.6: deadline = submit + U[low_factor·r, high_factor·r] for runtime r
-/// (the thesis uses U[r, 3r]; [INTERP] measured from submission).
+/// (the thesis uses U[r, 3r]; \[INTERP\] measured from submission).
 pub fn assign_uniform_deadlines<R: Rng + ?Sized>(
     w: &mut Workload,
     low_factor: f64,
     high_factor: f64,
     rng: &mut R,
 ) -> Result<(), WorkloadError> {
-    if !(low_factor.is_finite() && high_factor.is_finite() && 0.0 <= low_factor)
-        || low_factor > high_factor
-    {
+    if !(low_factor.is_finite() && high_factor.is_finite() && 0.0 <= low_factor) || low_factor > high_factor {
         return Err(WorkloadError::param(
             "deadline factors",
             format!("need 0 <= low <= high, got [{low_factor}, {high_factor}]"),
@@ -139,18 +113,11 @@ pub fn assign_uniform_deadlines<R: Rng + ?Sized>(
 
 /// Seed 003 §7.6: initial valuations U[90 000, 160 000] currency units.
 pub fn garg_ch7_valuation() -> Dist {
-    Dist::Uniform {
-        low: 90_000.0,
-        high: 160_000.0,
-    }
+    Dist::Uniform { low: 90_000.0, high: 160_000.0 }
 }
 
 /// Draws every job's initial valuation from `dist`.
-pub fn assign_valuations<R: Rng + ?Sized>(
-    w: &mut Workload,
-    dist: &Dist,
-    rng: &mut R,
-) -> Result<(), WorkloadError> {
+pub fn assign_valuations<R: Rng + ?Sized>(w: &mut Workload, dist: &Dist, rng: &mut R) -> Result<(), WorkloadError> {
     let s = dist.sampler()?;
     for job in &mut w.jobs {
         job.valuation = Some(s.sample(rng));
@@ -159,7 +126,7 @@ pub fn assign_valuations<R: Rng + ?Sized>(
 }
 
 /// Seed 003 §3.3/§4.4 "relaxed" budget: twice the cost of the job at the mean price,
-/// cost = price × execution time × CPUs. [INTERP] Per job, so that it always exceeds the
+/// cost = price × execution time × CPUs. \[INTERP\] Per job, so that it always exceeds the
 /// actual cost, as the thesis requires (prices lie in [4, 5] G$, mean 4.5).
 pub fn relaxed_budget(runtime: f64, pes: u32, mean_price: f64) -> f64 {
     2.0 * mean_price * runtime * f64::from(pes)
@@ -187,32 +154,23 @@ impl DeadlineSlack {
         }
     }
 
-    /// Slack distribution: [INTERP] "20% variation (Gaussian)" as N(s, 0.2·s), kept
+    /// Slack distribution: \[INTERP\] "20% variation (Gaussian)" as N(s, 0.2·s), kept
     /// non-negative.
     pub fn dist(self) -> Dist {
         let s = self.seconds();
-        Dist::TruncatedNormal {
-            mean: s,
-            sd: 0.2 * s,
-            low: Some(0.0),
-            high: None,
-        }
+        Dist::TruncatedNormal { mean: s, sd: 0.2 * s, low: Some(0.0), high: None }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::WorkloadJob;
+    use super::*;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
     fn workload(n: usize) -> Workload {
-        Workload::new(
-            (0..n)
-                .map(|i| WorkloadJob::new(i as u64 + 1, i as f64 * 10.0, 100.0, 1))
-                .collect(),
-        )
+        Workload::new((0..n).map(|i| WorkloadJob::new(i as u64 + 1, i as f64 * 10.0, 100.0, 1)).collect())
     }
 
     #[test]
@@ -220,11 +178,8 @@ mod tests {
         let mut w = workload(20_000);
         let mut rng = Pcg64Mcg::seed_from_u64(4);
         UrgencyMix::amini_salehi_ch5().assign(&mut w, &mut rng).unwrap();
-        let (high, low): (Vec<_>, Vec<_>) = w
-            .jobs
-            .iter()
-            .map(|j| j.urgency.unwrap())
-            .partition(|u| u.class == UrgencyClass::High);
+        let (high, low): (Vec<_>, Vec<_>) =
+            w.jobs.iter().map(|j| j.urgency.unwrap()).partition(|u| u.class == UrgencyClass::High);
         let mean = |v: &[Urgency]| v.iter().map(|u| u.deadline_ratio).sum::<f64>() / v.len() as f64;
         // Binomial SE of the share at n = 20 000 is 0.0035; ratio SEs are below 0.011.
         // Bands of about 4 SE.
@@ -233,8 +188,7 @@ mod tests {
         assert!((mean(&low) - ratio(4.0, 1.0).mean()).abs() < 0.04);
         assert!(w.jobs.iter().all(|j| {
             let u = j.urgency.unwrap();
-            u.deadline_ratio >= MIN_DEADLINE_RATIO
-                && j.deadline == Some(j.submit + u.deadline_ratio * j.runtime)
+            u.deadline_ratio >= MIN_DEADLINE_RATIO && j.deadline == Some(j.submit + u.deadline_ratio * j.runtime)
         }));
     }
 
@@ -243,11 +197,7 @@ mod tests {
         let mut w = workload(10_000);
         let mut rng = Pcg64Mcg::seed_from_u64(6);
         UrgencyMix::garg_ch6(0.2).assign(&mut w, &mut rng).unwrap();
-        let high = w
-            .jobs
-            .iter()
-            .filter(|j| j.urgency.unwrap().class == UrgencyClass::High)
-            .count();
+        let high = w.jobs.iter().filter(|j| j.urgency.unwrap().class == UrgencyClass::High).count();
         // Binomial SE 0.004 at n = 10 000; band 0.016.
         assert!((high as f64 / 10_000.0 - 0.2).abs() < 0.016);
         assert!(UrgencyMix::garg_ch6(1.5).assign(&mut w, &mut rng).is_err());

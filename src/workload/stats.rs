@@ -78,11 +78,7 @@ impl WorkloadStats {
         let last = w.jobs.iter().map(|j| j.submit).fold(f64::NEG_INFINITY, f64::max);
         let serial = w.jobs.iter().filter(|j| j.pes == 1).count();
         let parallel = jobs - serial;
-        let pow2 = w
-            .jobs
-            .iter()
-            .filter(|j| j.pes > 1 && j.pes.is_power_of_two())
-            .count();
+        let pow2 = w.jobs.iter().filter(|j| j.pes > 1 && j.pes.is_power_of_two()).count();
         let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         WorkloadStats {
             jobs,
@@ -92,12 +88,7 @@ impl WorkloadStats {
             pow2_fraction_parallel: ratio(pow2, parallel),
             pes: Quantiles::of(w.jobs.iter().map(|j| f64::from(j.pes)).collect()),
             runtime: Quantiles::of(w.jobs.iter().map(|j| j.runtime).collect()),
-            interarrival: Quantiles::of(
-                w.jobs
-                    .windows(2)
-                    .map(|p| p[1].submit - p[0].submit)
-                    .collect(),
-            ),
+            interarrival: Quantiles::of(w.jobs.windows(2).map(|p| p[1].submit - p[0].submit).collect()),
         }
     }
 
@@ -111,29 +102,14 @@ impl WorkloadStats {
 impl fmt::Display for WorkloadStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "jobs                {}", self.jobs)?;
-        writeln!(
-            f,
-            "span                {:.0} s ({:.2} days)",
-            self.span,
-            self.span / 86_400.0
-        )?;
+        writeln!(f, "span                {:.0} s ({:.2} days)", self.span, self.span / 86_400.0)?;
         writeln!(f, "work                {:.0} PE-s", self.work)?;
         writeln!(f, "serial              {:.2} %", 100.0 * self.serial_fraction)?;
-        writeln!(
-            f,
-            "power of two        {:.2} % of parallel jobs",
-            100.0 * self.pow2_fraction_parallel
-        )?;
-        writeln!(
-            f,
-            "{:<18}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}",
-            "", "min", "p25", "median", "p75", "max", "mean"
-        )?;
-        for (name, q) in [
-            ("size (PEs)", self.pes),
-            ("runtime (s)", self.runtime),
-            ("inter-arrival (s)", self.interarrival),
-        ] {
+        writeln!(f, "power of two        {:.2} % of parallel jobs", 100.0 * self.pow2_fraction_parallel)?;
+        writeln!(f, "{:<18}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}", "", "min", "p25", "median", "p75", "max", "mean")?;
+        for (name, q) in
+            [("size (PEs)", self.pes), ("runtime (s)", self.runtime), ("inter-arrival (s)", self.interarrival)]
+        {
             match q {
                 Some(q) => writeln!(
                     f,
@@ -149,8 +125,8 @@ impl fmt::Display for WorkloadStats {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::WorkloadJob;
+    use super::*;
 
     #[test]
     fn statistics_of_a_small_workload() {

@@ -54,14 +54,7 @@ pub struct SwfReader<R> {
 impl<R: BufRead> SwfReader<R> {
     /// Reads from `reader`; `name` (usually the path) prefixes error messages.
     pub fn new(reader: R, name: impl Into<String>) -> Self {
-        SwfReader {
-            lines: reader.lines(),
-            name: name.into(),
-            line: 0,
-            header: Vec::new(),
-            skipped: 0,
-            done: false,
-        }
+        SwfReader { lines: reader.lines(), name: name.into(), line: 0, header: Vec::new(), skipped: 0, done: false }
     }
 
     /// Header entries read so far.
@@ -112,19 +105,9 @@ impl<R: BufRead> Iterator for SwfReader<R> {
 fn parse_line(file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, WorkloadError> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     if tokens.len() < FIELDS.len() {
-        return Err(WorkloadError::FieldCount {
-            file: file.to_string(),
-            line,
-            expected: "18",
-            found: tokens.len(),
-        });
+        return Err(WorkloadError::FieldCount { file: file.to_string(), line, expected: "18", found: tokens.len() });
     }
-    let f = Fields {
-        file,
-        line,
-        tokens,
-        names: &FIELDS,
-    };
+    let f = Fields { file, line, tokens, names: &FIELDS };
     let Some(mut job) = f.core()? else {
         return Ok(None);
     };
@@ -142,21 +125,14 @@ fn parse_line(file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, 
 pub fn read_swf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = SwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload {
-        header: r.header,
-        jobs,
-        ..Workload::default()
-    })
+    Ok(Workload { header: r.header, jobs, ..Workload::default() })
 }
 
 /// Reads an SWF file.
 pub fn read_swf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| WorkloadError::Io {
-        context: name.clone(),
-        source,
-    })?;
+    let file = File::open(path).map_err(|source| WorkloadError::Io { context: name.clone(), source })?;
     read_swf(BufReader::new(file), &name)
 }
 
@@ -165,10 +141,7 @@ pub fn read_swf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> 
 /// Numbers use Rust's shortest round-trip formatting, so whole seconds print as integers
 /// and fractional times survive a round trip exactly.
 pub fn write_swf<W: Write>(w: &Workload, out: W) -> Result<(), WorkloadError> {
-    let io = |source| WorkloadError::Io {
-        context: "writing SWF".to_string(),
-        source,
-    };
+    let io = |source| WorkloadError::Io { context: "writing SWF".to_string(), source };
     let mut out = BufWriter::new(out);
     for (key, value) in &w.header {
         if key.is_empty() {
@@ -210,9 +183,9 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::lublin::LublinParams;
     use super::super::{JobStatus, Limit};
+    use super::*;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
 
@@ -227,9 +200,7 @@ mod tests {
     #[test]
     fn round_trip_of_generated_workload() {
         let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let w = LublinParams::typed()
-            .generate(Limit::Jobs(500), &mut rng)
-            .unwrap();
+        let w = LublinParams::typed().generate(Limit::Jobs(500), &mut rng).unwrap();
         assert_eq!(round_trip(&w), w);
     }
 
@@ -295,18 +266,7 @@ mod tests {
     fn malformed_fixture_names_line_and_field() {
         let err = read_swf_file(format!("{FIXTURES}/malformed.swf")).unwrap_err();
         let msg = err.to_string();
-        assert!(
-            matches!(
-                err,
-                WorkloadError::Field {
-                    line: 5,
-                    column: 4,
-                    field: "Run Time",
-                    ..
-                }
-            ),
-            "{msg}"
-        );
+        assert!(matches!(err, WorkloadError::Field { line: 5, column: 4, field: "Run Time", .. }), "{msg}");
         assert!(msg.contains("malformed.swf:5"), "{msg}");
         assert!(msg.contains("Run Time"), "{msg}");
         assert!(msg.contains("\"12x\""), "{msg}");
@@ -328,10 +288,8 @@ mod tests {
             ("1 0 -1 10 2 -1 -1 -1 -1 -1 1 -7 -1 -1 -1 -1 -1 -1", "User ID"),
             ("1 0 -1 -5 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1", "Run Time"),
             ("-3 0 -1 5 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1", "Job Number"),
-            (
-                "1 0 -1 5 99999999999 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1",
-                "below 2^32",
-            ),
+            ("1 1e400 -1 5 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1", "Submit Time"),
+            ("1 0 -1 5 99999999999 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1", "below 2^32"),
         ];
         for (line, needle) in cases {
             let err = read_swf(line.as_bytes(), "x").unwrap_err().to_string();

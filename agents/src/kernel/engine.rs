@@ -2,6 +2,7 @@
 
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::ctx::Effects;
 use super::trace::TraceSink;
@@ -64,6 +65,7 @@ pub struct Engine {
     failed: Option<(AgentId, SimError)>,
     trace: Option<TraceSink>,
     record: Option<Vec<Envelope>>,
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// Injected messages count from here, above any agent's own counter, so their keys never collide.
@@ -83,6 +85,7 @@ impl Engine {
             failed: None,
             trace,
             record: None,
+            interrupt: None,
         }
     }
 
@@ -99,6 +102,11 @@ impl Engine {
     /// The zero-delay round being delivered at [`now`](Self::now).
     pub fn round(&self) -> u32 {
         self.round
+    }
+
+    /// Stops the run with [`SimError::Interrupted`] at the next batch once `flag` is set (e.g. by Ctrl-C).
+    pub(crate) fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
+        self.interrupt = Some(flag);
     }
 
     /// Keeps a copy of every delivered envelope, for the test bed.
@@ -137,6 +145,9 @@ impl Engine {
         batch.clear();
         if self.stopped.is_some() || self.failed.is_some() {
             return Ok(false);
+        }
+        if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(SimError::Interrupted { at: self.now });
         }
         while let Some(head) = self.fel.peek() {
             let key = head.key;

@@ -78,6 +78,12 @@ pub enum SimError {
         /// The refused value.
         value: f64,
     },
+    /// Occurs when the run was interrupted from outside (Ctrl-C). The run cannot continue.
+    #[error("interrupted at t={at}")]
+    Interrupted {
+        /// The clock when interrupted.
+        at: SimTime,
+    },
     /// Occurs when writing the message trace fails (disk full, closed pipe). The run stops.
     #[error("writing the message trace: {0}")]
     Trace(String),

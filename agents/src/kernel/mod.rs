@@ -53,4 +53,7 @@ pub trait Agent: Any + Send {
 
     /// Reacts to one delivered message.
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>);
+
+    /// Reports jobs, metrics and series at the end of a run that ended at `now`.
+    fn report(&self, _now: SimTime, _out: &mut crate::report::Report) {}
 }

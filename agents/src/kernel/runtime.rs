@@ -7,6 +7,7 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
@@ -42,6 +43,7 @@ pub struct SimBuilder {
     trace: Option<TraceSink>,
     runtime: Runtime,
     record: bool,
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl SimBuilder {
@@ -54,6 +56,7 @@ impl SimBuilder {
             trace: None,
             runtime: Runtime::default(),
             record: false,
+            interrupt: None,
         }
     }
 
@@ -107,6 +110,12 @@ impl SimBuilder {
         self
     }
 
+    /// Ends the run with [`SimError::Interrupted`] once `flag` is set (checked before every batch).
+    pub fn interrupt(&mut self, flag: Arc<AtomicBool>) -> &mut Self {
+        self.interrupt = Some(flag);
+        self
+    }
+
     /// Keeps every delivered envelope in memory (the test bed's view).
     pub(crate) fn record(&mut self) -> &mut Self {
         self.record = true;
@@ -120,7 +129,7 @@ impl SimBuilder {
 
     /// Builds the simulation; actors (if any) are started, agents' `start` runs at the first `run`.
     pub fn build(self) -> Result<Simulation, SimError> {
-        let SimBuilder { seed, dir, agents, mut trace, runtime, record } = self;
+        let SimBuilder { seed, dir, agents, mut trace, runtime, record, interrupt } = self;
         if let Some(t) = &mut trace {
             t.resolve(&dir)?;
         }
@@ -129,6 +138,9 @@ impl SimBuilder {
         let mut engine = Engine::new(dir.clone(), trace);
         if record {
             engine.record_deliveries();
+        }
+        if let Some(flag) = interrupt {
+            engine.set_interrupt(flag);
         }
         let exec = match runtime {
             Runtime::Inline => Exec::Inline(Inline { agents, states }),

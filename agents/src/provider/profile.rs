@@ -70,10 +70,7 @@ pub struct Profile {
 impl Profile {
     /// An empty profile: all `capacity` PEs free from the beginning of time.
     pub fn new(capacity: u32) -> Self {
-        Self {
-            capacity,
-            steps: BTreeMap::from([(TimeKey(f64::NEG_INFINITY), capacity)]),
-        }
+        Self { capacity, steps: BTreeMap::from([(TimeKey(f64::NEG_INFINITY), capacity)]) }
     }
 
     /// Number of PEs the profile manages.
@@ -88,11 +85,7 @@ impl Profile {
 
     /// Free PEs at instant `t`.
     pub fn free_at(&self, t: f64) -> u32 {
-        let (_, &free) = self
-            .steps
-            .range(..=TimeKey::new(t))
-            .next_back()
-            .expect("time precedes the profile's origin");
+        let (_, &free) = self.steps.range(..=TimeKey::new(t)).next_back().expect("time precedes the profile's origin");
         free
     }
 
@@ -126,15 +119,38 @@ impl Profile {
         candidate.expect("the last step has every PE free")
     }
 
+    /// Earliest start, at or after `after`, of a job that already holds `pes` PEs over
+    /// `[held_start, held_start + duration)`, as if it gave them back first: never later than
+    /// `held_start`. Inside its own window the job's PEs are its own, so only the breakpoints
+    /// before `held_start` matter. Read-only: a job that cannot move costs no update.
+    pub fn earliest_refit(&self, after: f64, pes: u32, duration: f64, held_start: f64) -> f64 {
+        if TimeKey::new(after) >= TimeKey::new(held_start) {
+            return held_start;
+        }
+        let mut candidate = (self.free_at(after) >= pes).then_some(after);
+        let before = (Excluded(TimeKey::new(after)), Excluded(TimeKey::new(held_start)));
+        for (&TimeKey(t), &free) in self.steps.range(before) {
+            if let Some(start) = candidate
+                && start + duration <= t
+            {
+                return start;
+            }
+            if free < pes {
+                candidate = None;
+            } else if candidate.is_none() {
+                candidate = Some(t);
+            }
+        }
+        candidate.unwrap_or(held_start)
+    }
+
     /// Takes `pes` PEs over `[start, end)`.
     ///
     /// # Panics
     /// If fewer than `pes` PEs are free somewhere in the window: the callers check first, so
     /// this is an oversubscription bug.
     pub fn allocate(&mut self, start: f64, end: f64, pes: u32) {
-        self.update(start, end, |free| {
-            free.checked_sub(pes).expect("PEs oversubscribed")
-        });
+        self.update(start, end, |free| free.checked_sub(pes).expect("PEs oversubscribed"));
     }
 
     /// Gives back `pes` PEs over `[start, end)`; returns the largest number of free PEs in the
@@ -171,29 +187,16 @@ impl Profile {
 
     /// Breakpoints strictly after `t`, in time order.
     pub fn breakpoints_after(&self, t: f64) -> impl Iterator<Item = f64> + '_ {
-        self.steps
-            .range((Excluded(TimeKey::new(t)), Unbounded))
-            .map(|(&TimeKey(t), _)| t)
+        self.steps.range((Excluded(TimeKey::new(t)), Unbounded)).map(|(&TimeKey(t), _)| t)
     }
 
     /// The profile over `[from, until)` as maximal constant pieces, in time order.
     pub fn segments(&self, from: f64, until: f64) -> Vec<Slot> {
-        let mut pieces = vec![Slot {
-            start: from,
-            end: until,
-            pes: self.free_at(from),
-        }];
-        for (&TimeKey(t), &free) in self
-            .steps
-            .range((Excluded(TimeKey::new(from)), Excluded(TimeKey::new(until))))
-        {
+        let mut pieces = vec![Slot { start: from, end: until, pes: self.free_at(from) }];
+        for (&TimeKey(t), &free) in self.steps.range((Excluded(TimeKey::new(from)), Excluded(TimeKey::new(until)))) {
             let last = pieces.last_mut().expect("starts with one piece");
             last.end = t;
-            pieces.push(Slot {
-                start: t,
-                end: until,
-                pes: free,
-            });
+            pieces.push(Slot { start: t, end: until, pes: free });
         }
         pieces
     }
@@ -211,11 +214,7 @@ impl Profile {
         // Open rectangles: (left edge, height), heights strictly increasing.
         let mut open: Vec<(f64, u32)> = Vec::new();
         let pieces = self.segments(from, until);
-        let closing = Slot {
-            start: until,
-            end: until,
-            pes: 0,
-        };
+        let closing = Slot { start: until, end: until, pes: 0 };
         for piece in pieces.iter().chain(std::iter::once(&closing)) {
             let mut left = piece.start;
             while let Some(&(start, pes)) = open.last()
@@ -223,11 +222,7 @@ impl Profile {
             {
                 open.pop();
                 if pes > piece.pes {
-                    slots.push(Slot {
-                        start,
-                        end: piece.start,
-                        pes,
-                    });
+                    slots.push(Slot { start, end: piece.start, pes });
                 }
                 left = start;
             }
@@ -241,10 +236,7 @@ impl Profile {
 
     /// Pointwise sum of several profiles: the cluster-wide view of a partitioned cluster.
     pub fn sum(profiles: &[Profile]) -> Profile {
-        let mut times: Vec<TimeKey> = profiles
-            .iter()
-            .flat_map(|p| p.steps.keys().copied())
-            .collect();
+        let mut times: Vec<TimeKey> = profiles.iter().flat_map(|p| p.steps.keys().copied()).collect();
         times.sort();
         times.dedup();
         let mut total = Profile::new(profiles.iter().map(Profile::capacity).sum());
@@ -282,15 +274,18 @@ impl Profile {
     }
 
     fn split(&mut self, t: TimeKey) {
-        if !self.steps.contains_key(&t) {
-            let free = self.free_at(t.0);
+        let (&at, &free) = self.steps.range(..=t).next_back().expect("time precedes the profile's origin");
+        if at != t {
             self.steps.insert(t, free);
         }
     }
 
     fn merge(&mut self, t: TimeKey) {
-        let before = self.steps.range(..t).next_back().map(|(_, &free)| free);
-        if before.is_some() && before == self.steps.get(&t).copied() {
+        let mut around = self.steps.range(..=t).rev();
+        if let (Some((&at, free)), Some((_, before))) = (around.next(), around.next())
+            && at == t
+            && free == before
+        {
             self.steps.remove(&t);
         }
     }
@@ -310,11 +305,7 @@ mod tests {
         p.advance(0.0);
         p.allocate(0.0, 10.0, 3);
         p.allocate(5.0, 20.0, 4);
-        assert_eq!(
-            steps(&p),
-            [(0.0, 5), (5.0, 1), (10.0, 4), (20.0, 8)],
-            "two overlapping jobs"
-        );
+        assert_eq!(steps(&p), [(0.0, 5), (5.0, 1), (10.0, 4), (20.0, 8)], "two overlapping jobs");
         assert_eq!(p.min_free(0.0, 10.0), 1);
         assert_eq!(p.min_free(10.0, 30.0), 4);
         assert_eq!(p.max_free(4.0, 12.0), 5);
@@ -330,7 +321,8 @@ mod tests {
         p.advance(0.0);
         p.allocate(0.0, 10.0, 6); // 2 free until 10
         p.allocate(12.0, 15.0, 7); // 1 free on [12, 15)
-        assert_eq!(p.earliest_fit(0.0, 2, 100.0), 0.0, "2 PEs fit around both");
+        assert_eq!(p.earliest_fit(0.0, 2, 12.0), 0.0, "ends where the dip to 1 starts");
+        assert_eq!(p.earliest_fit(0.0, 2, 12.5), 15.0);
         assert_eq!(p.earliest_fit(0.0, 3, 2.0), 10.0, "the hole [10,12) is exactly 2 long");
         assert_eq!(p.earliest_fit(0.0, 3, 2.5), 15.0, "too short a hole");
         assert_eq!(p.earliest_fit(11.0, 8, 1.0), 11.0);
@@ -371,10 +363,7 @@ mod tests {
                 Slot { start: 20.0, end: 22.0, pes: 4 },
             ]
         );
-        assert_eq!(
-            p.free_slots(26.0, 50.0),
-            [Slot { start: 40.0, end: 50.0, pes: 4 }]
-        );
+        assert_eq!(p.free_slots(26.0, 50.0), [Slot { start: 40.0, end: 50.0, pes: 4 }]);
     }
 
     #[test]

@@ -1,0 +1,236 @@
+//! User broker: replays a user's workload, submitting each job at its submission time, and records its life.
+//!
+//! Two modes ([`Submission`]):
+//! - **direct**: every job goes to one provider or gateway as `Job::Submit`; the provider answers the owner with
+//!   `Accepted`/`Rejected`, `Started` and `Completed` (gateways are transparent).
+//! - **personalised** (seed 003 ch3, the baseline of the meta-broker): at every round the broker independently
+//!   sends `Market::SlaRequest` for each pending job to the cheapest provider that is feasible for it (enough PEs,
+//!   the deadline reachable if started now, the budget sufficient) and has not refused it yet; a provider grants
+//!   only claims it can start at once (`SlaAccept`), others get `SlaFail` and retry next round; a job is dropped
+//!   when no provider can meet its deadline any more. [INTERP] The thesis does not say whether a refused broker
+//!   retries the same provider; here it moves on to the next cheapest, so contention repeats among the remaining
+//!   users as the thesis describes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
+use crate::protocol::{JobId, JobMsg, JobSpec, MarketMsg, Msg, TimerMsg};
+use crate::provider::ProviderInfo;
+use crate::report::{JobOutcome, JobRecord, Report};
+
+/// One job of the broker's workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadJob {
+    /// Submission time [s].
+    pub submit: f64,
+    /// The job (its `owner` is filled in by the broker).
+    pub spec: JobSpec,
+}
+
+/// How the broker submits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Submission {
+    /// Every job to one provider or gateway.
+    Direct {
+        /// The provider or gateway -- peer.
+        to: AgentId,
+    },
+    /// Cheapest feasible provider, claimed each round (seed 003 ch3).
+    Personalised {
+        /// The providers the broker knows.
+        providers: Vec<ProviderInfo>,
+        /// Round length [s] (the thesis's scheduling interval, 50 s).
+        round: f64,
+    },
+}
+
+/// A job as the broker tracks it.
+#[derive(Clone, Debug)]
+struct Tracked {
+    job: WorkloadJob,
+    record: JobRecord,
+    /// Providers that refused it (personalised mode).
+    refused: Vec<AgentId>,
+    /// Waiting for an SLA answer (personalised mode).
+    claiming: bool,
+}
+
+/// The user broker agent.
+pub struct UserBroker {
+    submission: Submission,
+    jobs: Vec<Tracked>,
+    /// Index of the next job to submit (jobs are sorted by submission time).
+    next: usize,
+    round_pending: bool,
+}
+
+impl UserBroker {
+    /// A broker for `workload` (sorted here by submission time, stably).
+    pub fn new(mut workload: Vec<WorkloadJob>, submission: Submission) -> UserBroker {
+        workload.sort_by(|a, b| a.submit.total_cmp(&b.submit));
+        let jobs = workload
+            .into_iter()
+            .map(|job| Tracked {
+                record: JobRecord {
+                    id: job.spec.id,
+                    submit: job.submit,
+                    start: None,
+                    end: None,
+                    site: None,
+                    pes: job.spec.pes,
+                    runtime: job.spec.runtime,
+                    deadline: job.spec.deadline,
+                    outcome: JobOutcome::Pending,
+                    cost: 0.0,
+                },
+                job,
+                refused: Vec::new(),
+                claiming: false,
+            })
+            .collect();
+        UserBroker { submission, jobs, next: 0, round_pending: false }
+    }
+
+    fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
+        // Ids are dense per broker in practice, but do not rely on it.
+        self.jobs.iter_mut().find(|t| t.job.spec.id == id)
+    }
+
+    fn schedule_next_submission(&self, ctx: &mut Ctx<'_>) {
+        if let Some(t) = self.jobs.get(self.next) {
+            ctx.wake_in((t.job.submit - ctx.now().secs()).max(0.0), TimerMsg::Submit);
+        }
+    }
+
+    /// Submits every job due now, then waits for the next one.
+    fn on_submit_due(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        let me = ctx.me();
+        let first = self.next;
+        while let Some(t) = self.jobs.get_mut(self.next) {
+            if t.job.submit > now {
+                break;
+            }
+            t.job.spec.owner = me;
+            if let Submission::Direct { to } = self.submission {
+                ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(t.job.spec.clone()))));
+            }
+            self.next += 1;
+        }
+        // Personalised mode: a new job claims at once; retries wait for the next round.
+        self.claim(first..self.next, ctx);
+        self.schedule_next_submission(ctx);
+    }
+
+    /// Personalised mode, at the start of a round: every pending job claims again.
+    fn on_round(&mut self, ctx: &mut Ctx<'_>) {
+        self.round_pending = false;
+        self.claim(0..self.next, ctx);
+    }
+
+    /// Personalised mode: one claim per pending job of `range` at its cheapest feasible provider that has not
+    /// refused it (all of them again once each has refused); a job with no feasible provider left is dropped.
+    fn claim(&mut self, range: std::ops::Range<usize>, ctx: &mut Ctx<'_>) {
+        let Submission::Personalised { providers, .. } = &self.submission else { return };
+        let now = ctx.now().secs();
+        for t in self.jobs[range].iter_mut() {
+            if t.record.outcome != JobOutcome::Pending || t.claiming {
+                continue;
+            }
+            let spec = &t.job.spec;
+            let feasible = |p: &&ProviderInfo| {
+                let runtime = spec.runtime / p.speed;
+                p.pes >= spec.pes
+                    && spec.deadline.is_none_or(|d| now + runtime <= d)
+                    && spec.budget.is_none_or(|b| p.price * f64::from(spec.pes) * runtime <= b)
+            };
+            if !providers.iter().any(|p| feasible(&p)) {
+                t.record.outcome = JobOutcome::Dropped;
+                t.record.end = Some(now);
+                continue;
+            }
+            let cheapest = |refused: &[AgentId]| {
+                providers
+                    .iter()
+                    .filter(feasible)
+                    .filter(|p| !refused.contains(&p.id))
+                    .min_by(|a, b| a.price.total_cmp(&b.price).then(a.id.cmp(&b.id)))
+                    .map(|p| p.id)
+            };
+            // Every feasible provider refused once: start over with all of them.
+            let choice = cheapest(&t.refused).or_else(|| {
+                t.refused.clear();
+                cheapest(&[])
+            });
+            if let Some(p) = choice {
+                t.claiming = true;
+                ctx.send(p, Msg::Market(MarketMsg::SlaRequest(Box::new(spec.clone()))));
+            }
+        }
+    }
+
+    fn on_job_msg(&mut self, from: AgentId, msg: &JobMsg, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        match msg {
+            JobMsg::Accepted { .. } | JobMsg::Submit(_) => {}
+            JobMsg::Rejected { job, reason } => {
+                if let Some(t) = self.tracked(*job) {
+                    tracing::debug!(job, reason = reason.as_str(), "rejected");
+                    t.record.outcome = JobOutcome::Rejected;
+                    t.record.end = Some(now);
+                }
+            }
+            JobMsg::Started { job } => {
+                if let Some(t) = self.tracked(*job) {
+                    t.record.start = Some(now);
+                    t.record.site = Some(from);
+                    t.record.outcome = JobOutcome::Running;
+                }
+            }
+            JobMsg::Completed { job, cost } => {
+                if let Some(t) = self.tracked(*job) {
+                    t.record.end = Some(now);
+                    t.record.cost = *cost;
+                    t.record.outcome = JobOutcome::Completed;
+                    ctx.send(from, Msg::Market(MarketMsg::Payment { job: *job, amount: *cost }));
+                }
+            }
+        }
+    }
+
+    fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
+        let round_pending = self.round_pending;
+        let Some(t) = self.tracked(job) else { return };
+        t.claiming = false;
+        if !granted {
+            t.refused.push(from);
+            if !round_pending {
+                self.round_pending = true;
+                if let Submission::Personalised { round, .. } = self.submission {
+                    ctx.wake_in(round, TimerMsg::Round { n: 0 });
+                }
+            }
+        }
+    }
+}
+
+impl Agent for UserBroker {
+    fn start(&mut self, ctx: &mut Ctx<'_>) {
+        self.schedule_next_submission(ctx);
+    }
+
+    fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
+        match &env.msg {
+            Msg::Timer(TimerMsg::Submit) => self.on_submit_due(ctx),
+            Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
+            Msg::Job(m) => self.on_job_msg(env.from(), m, ctx),
+            Msg::Market(MarketMsg::SlaAccept { job, .. }) => self.on_sla_answer(env.from(), *job, true, ctx),
+            Msg::Market(MarketMsg::SlaFail { job }) => self.on_sla_answer(env.from(), *job, false, ctx),
+            other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
+        }
+    }
+
+    fn report(&self, _now: SimTime, out: &mut Report) {
+        out.jobs.extend(self.jobs.iter().map(|t| t.record.clone()));
+    }
+}

@@ -1,0 +1,224 @@
+//! Resource provider: a cluster of PEs with a local scheduler, a price, and the jobs of its users.
+//!
+//! Receives `Job::Submit` (from user brokers and gateways) and `Market::SlaRequest` (from personalised brokers,
+//! seed 003 ch3); sends `Job::Accepted`/`Rejected`/`Started`/`Completed` and `Market::SlaAccept`/`SlaFail` to the
+//! job's owner. Which queued job starts when is delegated to the configured [`SchedulerPolicy`] (FCFS, EASY,
+//! conservative or multi-partition EASY backfilling, see [`scheduler`]). A job runs for its actual runtime scaled by
+//! the provider's speed; the scheduler plans with the user's estimate.
+
+pub mod profile;
+pub mod scheduler;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
+use crate::protocol::{JobId, JobMsg, JobSpec, MarketMsg, Msg, TimerMsg};
+use crate::report::{Report, Series};
+use scheduler::{LocalScheduler, Partitioning, QueuedJob, SchedulerPolicy, Started};
+
+/// A provider's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderConfig {
+    /// Processing elements.
+    pub pes: u32,
+    /// Speed of one PE relative to the reference PE that job runtimes are given for (1 = reference).
+    pub speed: f64,
+    /// Price [G$ per PE-second].
+    pub price: f64,
+    /// Local scheduling policy.
+    pub scheduler: SchedulerPolicy,
+    /// Partition layout for multi-partition EASY.
+    pub partitioning: Partitioning,
+}
+
+/// A job at this provider, from acceptance to completion.
+#[derive(Clone, Debug)]
+struct LocalJob {
+    spec: JobSpec,
+    /// Actual runtime here [s].
+    runtime: f64,
+    start: Option<SimTime>,
+}
+
+/// The resource provider agent.
+pub struct Provider {
+    config: ProviderConfig,
+    scheduler: LocalScheduler,
+    jobs: BTreeMap<JobId, LocalJob>,
+    /// The pending wake-up the scheduler asked for, and when.
+    wakeup: Option<(f64, TimerId)>,
+    busy: Series,
+    queued: Series,
+    busy_now: u32,
+    accepted: u64,
+    rejected: u64,
+    completed: u64,
+    revenue: f64,
+}
+
+impl Provider {
+    /// A provider with an empty cluster.
+    pub fn new(config: ProviderConfig) -> Provider {
+        let scheduler = match config.scheduler {
+            SchedulerPolicy::MultiPartitionEasy => LocalScheduler::multi_partition(config.pes, &config.partitioning),
+            policy => LocalScheduler::new(policy, config.pes),
+        };
+        Provider {
+            config,
+            scheduler,
+            jobs: BTreeMap::new(),
+            wakeup: None,
+            busy: Series::default(),
+            queued: Series::default(),
+            busy_now: 0,
+            accepted: 0,
+            rejected: 0,
+            completed: 0,
+            revenue: 0.0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ProviderConfig {
+        &self.config
+    }
+
+    /// Runtime here of work that takes `secs` on a reference PE.
+    fn scaled(&self, secs: f64) -> f64 {
+        secs / self.config.speed
+    }
+
+    /// Queues a job; answers `Accepted` (then `Started` when it starts) or `Rejected`.
+    fn on_submit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+        match self.admit(job.clone(), ctx) {
+            Ok(()) => ctx.send(job.owner, Msg::Job(JobMsg::Accepted { job: job.id })),
+            Err(reason) => {
+                self.rejected += 1;
+                ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason }));
+            }
+        }
+        self.after_event(ctx);
+    }
+
+    /// Personalised-broker claim (seed 003 ch3): granted only if the job can start right now, so the first
+    /// claim on free capacity wins and later ones get `SlaFail`.
+    fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
+        if can_start_now && self.admit(job.clone(), ctx).is_ok() {
+            ctx.send(job.owner, Msg::Market(MarketMsg::SlaAccept { job: job.id, price: self.config.price }));
+        } else {
+            ctx.send(job.owner, Msg::Market(MarketMsg::SlaFail { job: job.id }));
+        }
+        self.after_event(ctx);
+    }
+
+    fn admit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        let now = ctx.now().secs();
+        let runtime = self.scaled(job.runtime);
+        // Batch systems kill a job at its estimate; workloads give estimates >= runtimes, and a shorter one is
+        // raised to the runtime rather than silently cutting the job.
+        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let queued = QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None };
+        let id = job.id;
+        let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
+        self.accepted += 1;
+        self.jobs.insert(id, LocalJob { spec: job, runtime, start: None });
+        self.start(started, ctx);
+        Ok(())
+    }
+
+    fn start(&mut self, started: Vec<Started>, ctx: &mut Ctx<'_>) {
+        for s in started {
+            let Some(job) = self.jobs.get_mut(&s.id) else { continue };
+            job.start = Some(ctx.now());
+            self.busy_now += job.spec.pes;
+            ctx.send(job.spec.owner, Msg::Job(JobMsg::Started { job: s.id }));
+            ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id });
+        }
+    }
+
+    /// A job's runtime elapsed: free its PEs, charge its owner, start what can start.
+    fn on_job_end(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.remove(&id) else { return };
+        self.busy_now -= job.spec.pes;
+        let cost = self.config.price * f64::from(job.spec.pes) * job.runtime;
+        self.revenue += cost;
+        self.completed += 1;
+        ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
+        match self.scheduler.complete(ctx.now().secs(), id) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused completion: {e}"),
+        }
+        self.after_event(ctx);
+    }
+
+    fn on_wakeup(&mut self, ctx: &mut Ctx<'_>) {
+        self.wakeup = None;
+        let started = self.scheduler.tick(ctx.now().secs());
+        self.start(started, ctx);
+        self.after_event(ctx);
+    }
+
+    /// Records the state series and keeps exactly one wake-up pending at the scheduler's next due time.
+    fn after_event(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        self.busy.set(now, f64::from(self.busy_now));
+        self.queued.set(now, self.scheduler.queue_len(None) as f64);
+        let due = self.scheduler.next_wakeup().filter(|&t| t > now.secs());
+        if self.wakeup.map(|w| w.0) != due {
+            if let Some((_, timer)) = self.wakeup.take() {
+                ctx.cancel(timer);
+            }
+            if let Some(t) = due {
+                self.wakeup = Some((t, ctx.wake_in(t - now.secs(), TimerMsg::Wakeup)));
+            }
+        }
+    }
+}
+
+impl Agent for Provider {
+    fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
+        match &env.msg {
+            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), ctx),
+            Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
+            Msg::Market(MarketMsg::Payment { .. }) => {}
+            Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
+            Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
+            other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
+        }
+    }
+
+    fn report(&self, now: SimTime, out: &mut Report) {
+        let span = now.secs();
+        let capacity = f64::from(self.config.pes) * span;
+        let busy = self.busy.integral(span);
+        out.metrics.extend([
+            ("utilisation", if capacity > 0.0 { busy / capacity } else { 0.0 }),
+            ("busy_pe_seconds", busy),
+            ("accepted", self.accepted as f64),
+            ("rejected", self.rejected as f64),
+            ("completed", self.completed as f64),
+            ("revenue", self.revenue),
+            ("pes", f64::from(self.config.pes)),
+        ]);
+        out.series.push(("busy_pes", self.busy.clone()));
+        out.series.push(("queued", self.queued.clone()));
+    }
+}
+
+/// The PEs a provider has, for brokers and gateways that choose among providers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    /// The provider -- peer.
+    pub id: AgentId,
+    /// PEs.
+    pub pes: u32,
+    /// Speed relative to the reference PE.
+    pub speed: f64,
+    /// Price [G$ per PE-second].
+    pub price: f64,
+}

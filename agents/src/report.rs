@@ -1,0 +1,137 @@
+//! What agents report at the end of a run: one record per job they own, named metrics, and step-function series.
+
+use serde::Serialize;
+
+use crate::kernel::{AgentId, SimTime};
+use crate::protocol::JobId;
+
+/// How a job ended (or where it stood when the run ended). Every job has exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobOutcome {
+    /// Ran to completion.
+    Completed,
+    /// Refused by the provider or gateway (too wide, infeasible).
+    Rejected,
+    /// Given up by its owner (deadline passed, no feasible provider).
+    Dropped,
+    /// Running when the run ended.
+    Running,
+    /// Submitted or waiting for submission when the run ended.
+    Pending,
+}
+
+impl JobOutcome {
+    /// The name written in outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobOutcome::Completed => "completed",
+            JobOutcome::Rejected => "rejected",
+            JobOutcome::Dropped => "dropped",
+            JobOutcome::Running => "running",
+            JobOutcome::Pending => "pending",
+        }
+    }
+}
+
+/// One job's life, as its owner saw it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobRecord {
+    /// Run-wide job id.
+    pub id: JobId,
+    /// Submission time [s].
+    pub submit: f64,
+    /// Start of execution [s].
+    pub start: Option<f64>,
+    /// End of execution [s].
+    pub end: Option<f64>,
+    /// The provider that ran (or was running) it.
+    pub site: Option<AgentId>,
+    /// PEs used.
+    pub pes: u32,
+    /// Runtime on a reference PE [s].
+    pub runtime: f64,
+    /// Deadline [s], if any.
+    pub deadline: Option<f64>,
+    /// Outcome.
+    pub outcome: JobOutcome,
+    /// What the owner was charged [G$].
+    pub cost: f64,
+}
+
+/// A piecewise-constant quantity: `(t, v)` means the value is `v` from `t` until the next point.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Series {
+    points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// Records that the value becomes `v` at `t` (times must not decrease).
+    pub fn set(&mut self, t: SimTime, v: f64) {
+        let t = t.secs();
+        match self.points.last_mut() {
+            Some(last) if last.0 == t => last.1 = v,
+            Some(last) if last.1 == v => {}
+            _ => self.points.push((t, v)),
+        }
+    }
+
+    /// The change points.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
+    /// The value at `t` (0 before the first point).
+    pub fn at(&self, t: f64) -> f64 {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        if i == 0 { 0.0 } else { self.points[i - 1].1 }
+    }
+
+    /// The integral of the value over `[0, until)`.
+    pub fn integral(&self, until: f64) -> f64 {
+        let mut sum = 0.0;
+        for (i, &(t, v)) in self.points.iter().enumerate() {
+            if t >= until {
+                break;
+            }
+            let next = self.points.get(i + 1).map_or(until, |p| p.0.min(until));
+            sum += v * (next - t);
+        }
+        sum
+    }
+}
+
+/// Everything one agent reports; the runner prefixes names with the agent's name.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Jobs this agent owns.
+    pub jobs: Vec<JobRecord>,
+    /// Named metrics (`utilisation`, `busy_pe_seconds`...).
+    pub metrics: Vec<(&'static str, f64)>,
+    /// Named step-function series (`busy_pes`, `queued`...).
+    pub series: Vec<(&'static str, Series)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: f64) -> SimTime {
+        SimTime::new(s).unwrap()
+    }
+
+    #[test]
+    fn series_is_a_step_function() {
+        let mut s = Series::default();
+        s.set(t(0.0), 2.0);
+        s.set(t(10.0), 2.0); // no change: no point
+        s.set(t(10.0), 4.0);
+        s.set(t(10.0), 3.0); // same instant: last value wins
+        s.set(t(20.0), 0.0);
+        assert_eq!(s.points(), &[(0.0, 2.0), (10.0, 3.0), (20.0, 0.0)]);
+        assert_eq!(s.at(5.0), 2.0);
+        assert_eq!(s.at(10.0), 3.0);
+        assert_eq!(s.integral(30.0), 2.0 * 10.0 + 3.0 * 10.0);
+        assert_eq!(s.integral(15.0), 2.0 * 10.0 + 3.0 * 5.0);
+    }
+}

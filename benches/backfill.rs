@@ -1,0 +1,142 @@
+//! Backfilling throughput: 100,000 rigid jobs on a 1,024-PE cluster, replayed in time order
+//! (arrivals, completions and the scheduler's wake-ups) through the provider's
+//! `LocalScheduler`, under conservative and EASY backfilling.
+//!
+//! The workload comes from a seeded generator kept in this file: power-of-two-ish sizes up to
+//! 256 PEs, lognormal runtimes, user estimates of runtime × U[1,3] and exponential
+//! inter-arrival times scaled to an offered load of 90%.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hint::black_box;
+
+use agents::provider::scheduler::{JobId, LocalScheduler, QueuedJob, SchedulerPolicy};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const PES: u32 = 1024;
+const JOBS: usize = 100_000;
+const OFFERED_LOAD: f64 = 0.9;
+const SEED: u64 = 2001;
+
+/// SplitMix64 (Steele, Lea & Flood 2014): enough randomness for a workload, no dependency.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform on [0, 1).
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let radius = (-2.0 * (1.0 - self.uniform()).ln()).sqrt();
+        radius * (std::f64::consts::TAU * self.uniform()).cos()
+    }
+}
+
+/// The jobs (in submission order) and their actual runtimes, indexed by job id.
+fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
+    let mut rng = SplitMix64(SEED);
+    let mut jobs = Vec::with_capacity(JOBS);
+    let mut runtimes = Vec::with_capacity(JOBS);
+    let mut work = 0.0;
+    for id in 0..JOBS {
+        // 2^k PEs, k uniform in 0..=8; a quarter of the jobs take any size in (2^(k-1), 2^k].
+        let power = 1u32 << rng.below(9);
+        let pes = if power > 1 && rng.below(4) == 0 {
+            power / 2 + 1 + rng.below(u64::from(power / 2)) as u32
+        } else {
+            power
+        };
+        // Lognormal runtime, median 10 min, sigma 1.5; at least a second, at most two days.
+        let runtime = (600.0 * (1.5 * rng.normal()).exp()).clamp(1.0, 172_800.0);
+        work += f64::from(pes) * runtime;
+        runtimes.push(runtime);
+        jobs.push(QueuedJob {
+            id: id as JobId,
+            submit: 0.0,
+            pes,
+            estimate: runtime * (1.0 + 2.0 * rng.uniform()),
+            partition: None,
+        });
+    }
+    let mean_gap = work / (OFFERED_LOAD * f64::from(PES) * JOBS as f64);
+    let mut now = 0.0;
+    for job in &mut jobs {
+        now += -mean_gap * (1.0 - rng.uniform()).ln();
+        job.submit = now;
+    }
+    (jobs, runtimes)
+}
+
+/// Replays the workload; returns the mean wait and the utilisation up to the last completion.
+fn simulate(policy: SchedulerPolicy, jobs: &[QueuedJob], runtimes: &[f64]) -> (f64, f64) {
+    let mut scheduler = LocalScheduler::new(policy, PES);
+    // Completion events (time bits, id): non-negative times order like their bits.
+    let mut completions = BinaryHeap::new();
+    let mut arrivals = jobs.iter();
+    let mut next_arrival = arrivals.next();
+    let (mut total_wait, mut busy, mut makespan) = (0.0, 0.0, 0.0);
+    loop {
+        let completion = completions
+            .peek()
+            .map(|&Reverse((bits, _))| f64::from_bits(bits));
+        let arrival = next_arrival.map(|job| job.submit);
+        let candidates = [completion, arrival, scheduler.next_wakeup()];
+        let Some(now) = candidates.into_iter().flatten().min_by(f64::total_cmp) else {
+            break;
+        };
+        let started = if completion == Some(now) {
+            let Reverse((_, id)) = completions.pop().expect("peeked");
+            makespan = now;
+            scheduler.complete(now, id)
+        } else if let Some(job) = next_arrival.filter(|job| job.submit == now) {
+            next_arrival = arrivals.next();
+            scheduler.submit(now, job.clone())
+        } else {
+            Ok(scheduler.tick(now))
+        }
+        .expect("valid workload");
+        for started in started {
+            let index = started.id as usize;
+            total_wait += now - jobs[index].submit;
+            busy += f64::from(jobs[index].pes) * runtimes[index];
+            let end: f64 = now + runtimes[index];
+            completions.push(Reverse((end.to_bits(), started.id)));
+        }
+    }
+    let mean_wait = total_wait / jobs.len() as f64;
+    (mean_wait, busy / (f64::from(PES) * (makespan - jobs[0].submit)))
+}
+
+fn backfill(c: &mut Criterion) {
+    let (jobs, runtimes) = workload();
+    let mut group = c.benchmark_group("backfill");
+    group.sample_size(10);
+    for (name, policy) in [
+        ("conservative/100k", SchedulerPolicy::Conservative),
+        ("easy/100k", SchedulerPolicy::Easy),
+    ] {
+        let (mean_wait, utilisation) = simulate(policy, &jobs, &runtimes);
+        eprintln!("{name}: mean wait {mean_wait:.0} s, utilisation {utilisation:.3}");
+        group.bench_function(name, |b| {
+            b.iter(|| simulate(policy, black_box(&jobs), black_box(&runtimes)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, backfill);
+criterion_main!(benches);

@@ -1,0 +1,12 @@
+//! gridmarket, the application: scenario files, workloads, the runner (replications, sweeps), statistics, outputs
+//! and reports. The agents and the simulated clock live in the `agents` crate.
+
+pub mod analytic;
+pub mod output;
+pub mod plot;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod schema;
+pub mod stats;
+pub mod workload;

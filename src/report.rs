@@ -1,0 +1,163 @@
+//! What a person reads: the summary table on stdout, the targets table, and `report.md` with one SVG chart per
+//! swept metric for `gridmarket reproduce`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::output::write_atomic;
+use crate::plot::{self, BarSeries, Series};
+use crate::runner::StudyResult;
+use crate::runner::metrics::SLOWDOWN_BOUND;
+use crate::scenario::Study;
+use crate::scenario::plan::show;
+
+/// Metrics shown on stdout after a run, when measured.
+const HEADLINE: [(&str, &str); 10] = [
+    ("jobs.total", "jobs"),
+    ("jobs.completed", "completed"),
+    ("jobs.rejected", "rejected"),
+    ("jobs.dropped", "dropped"),
+    ("jobs.wait", "mean wait [s]"),
+    ("jobs.response", "mean response [s]"),
+    ("jobs.bounded_slowdown", "mean bounded slowdown"),
+    ("utilisation", "utilisation"),
+    ("jobs.cost", "cost [G$]"),
+    ("events", "messages delivered"),
+];
+
+/// The readable summary: one column per sweep point, mean ± 95% CI half-width.
+pub fn summary_table(study: &Study, result: &StudyResult) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["metric".to_string()];
+    header.extend(study.points.iter().map(|p| if p.label.is_empty() { "value".into() } else { p.label.clone() }));
+    rows.push(header);
+    for (metric, label) in HEADLINE {
+        if result.summaries.iter().all(|s| !s.contains_key(metric)) {
+            continue;
+        }
+        let mut row = vec![label.to_string()];
+        for s in &result.summaries {
+            row.push(s.get(metric).map_or("-".into(), crate::runner::fmt_summary));
+        }
+        rows.push(row);
+    }
+    let mut out = table(&rows);
+    let n: Vec<u32> = study.points.iter().map(|p| p.plan.replications).collect();
+    let _ = writeln!(
+        out,
+        "({} replication{} per point; ± is the 95% CI half-width; bounded slowdown with τ = {SLOWDOWN_BOUND} s)",
+        n[0],
+        if n[0] == 1 { "" } else { "s" }
+    );
+    out
+}
+
+/// The targets table: target | source | measured | verdict.
+pub fn verdict_table(result: &StudyResult) -> String {
+    let mut rows = vec![vec!["target".into(), "source".into(), "measured (mean ± CI)".into(), "verdict".into()]];
+    for v in &result.verdicts {
+        rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict().into()]);
+    }
+    table(&rows)
+}
+
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = width[c])).collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(out, "{}", width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+        }
+    }
+    out
+}
+
+/// Writes `report.md` and the charts of a reproduced family into `out`; returns the Markdown.
+pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: &Path) -> std::io::Result<String> {
+    let mut md = format!("# Reproduction: {family}\n\n");
+    for (study, result) in studies {
+        let _ = writeln!(md, "## {}\n", study.name);
+        if let Some(d) = &study.description {
+            let _ = writeln!(md, "{d}\n");
+        }
+        if let Some(s) = &study.source {
+            let _ = writeln!(md, "Source: {s}\n");
+        }
+        let _ = writeln!(md, "```text\n{}```\n", summary_table(study, result));
+        if !result.verdicts.is_empty() {
+            let _ = writeln!(md, "| target | source | measured (mean ± CI) | verdict |\n|---|---|---|---|");
+            for v in &result.verdicts {
+                let _ = writeln!(md, "| {} | {} | {} | {} |", v.target, v.source, v.measured, v.verdict());
+            }
+            md.push('\n');
+        }
+        for (file, svg) in charts(study, result) {
+            write_atomic(&out.join(&file), svg.as_bytes())?;
+            let _ = writeln!(md, "![{file}]({file})\n");
+        }
+        if !result.unfinished.is_empty() {
+            let _ = writeln!(md, "Unfinished runs: {}\n", result.unfinished.len());
+        }
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(md)
+}
+
+/// One chart per metric named by a target, against the first swept key (a series per value of the others).
+fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
+    let Some((key, values)) = study.sweep.first() else { return Vec::new() };
+    let mut metrics: Vec<&str> = study.expects.iter().map(|e| e.metric.as_str()).collect();
+    metrics.dedup();
+    let numeric: Option<Vec<f64>> =
+        values.iter().map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).collect();
+    let mut out = Vec::new();
+    for metric in metrics {
+        // Series: points grouped by the values of the other swept keys.
+        let mut groups: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+        for p in &study.points {
+            let rest: Vec<String> = p.assignments.iter().skip(1).map(|(k, v)| format!("{k}={}", show(v))).collect();
+            let label = if rest.is_empty() { metric.to_string() } else { rest.join(", ") };
+            let x = values.iter().position(|v| p.assignments.first().is_some_and(|(_, a)| a == v)).unwrap_or(0);
+            match groups.iter_mut().find(|g| g.0 == label) {
+                Some(g) => g.1.push((x, p.index)),
+                None => groups.push((label, vec![(x, p.index)])),
+            }
+        }
+        let stat =
+            |point: usize| result.summaries[point].get(metric).map_or((f64::NAN, f64::NAN), |s| (s.mean, s.ci95));
+        let title = format!("{} — {}", study.name, metric);
+        let svg = match &numeric {
+            Some(xs) => {
+                let series: Vec<Series> = groups
+                    .iter()
+                    .map(|(label, pts)| Series {
+                        label: label.clone(),
+                        points: pts.iter().map(|&(x, p)| (xs[x], stat(p).0, stat(p).1)).collect(),
+                    })
+                    .collect();
+                plot::line_chart(&title, key, metric, &series)
+            }
+            None => {
+                let categories: Vec<String> = values.iter().map(show).collect();
+                let series: Vec<BarSeries> = groups
+                    .iter()
+                    .map(|(label, pts)| {
+                        let mut v = vec![(f64::NAN, f64::NAN); categories.len()];
+                        for &(x, p) in pts {
+                            v[x] = stat(p);
+                        }
+                        BarSeries { label: label.clone(), values: v }
+                    })
+                    .collect();
+                plot::bar_chart(&title, metric, &categories, &series)
+            }
+        };
+        let file = format!("{}-{}.svg", study.name, metric.replace(['.', '/'], "_"));
+        out.push((file, svg));
+    }
+    out
+}

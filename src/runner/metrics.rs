@@ -1,0 +1,182 @@
+//! From what agents reported to named metrics, job rows and sampled time series, with invariants checked.
+//!
+//! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown =
+//! response / (end − start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's
+//! τ = 10 s). Utilisation is busy PE-seconds over PE-seconds available until the end of the run.
+
+use std::collections::BTreeMap;
+
+use agents::kernel::{AgentId, Outcome};
+use agents::report::{JobOutcome, JobRecord, Report};
+
+use crate::scenario::plan::{AgentSpec, Plan};
+
+/// Bound of the bounded slowdown [s].
+pub const SLOWDOWN_BOUND: f64 = 10.0;
+
+/// One row of `jobs.csv`.
+#[derive(Clone, Debug)]
+pub struct JobRow {
+    /// The owning broker.
+    pub owner: String,
+    /// The owner's group.
+    pub group: String,
+    /// The provider that ran it.
+    pub site: Option<String>,
+    /// The record.
+    pub record: JobRecord,
+}
+
+/// One row of `timeseries.csv`.
+#[derive(Clone, Debug)]
+pub struct SampleRow {
+    /// Sample time [s].
+    pub t: f64,
+    /// The provider.
+    pub agent: String,
+    /// PEs busy.
+    pub busy_pes: f64,
+    /// Busy PEs over all PEs.
+    pub utilisation: f64,
+    /// Jobs waiting in the queue.
+    pub queued: f64,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    /// Named metrics (the keys of `summary.json`).
+    pub metrics: BTreeMap<String, f64>,
+    /// Job rows in job-id order.
+    pub jobs: Vec<JobRow>,
+    /// Samples in time order, then provider order.
+    pub samples: Vec<SampleRow>,
+}
+
+/// Measures a finished run; an `Err` is a broken invariant.
+pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outcome) -> Result<Measured, String> {
+    let end = outcome.now.secs();
+    let name = |id: AgentId| names.get(id.index()).cloned().unwrap_or_else(|| "env".into());
+    let mut m = Measured::default();
+    m.metrics.insert("end_time".into(), end);
+    m.metrics.insert("events".into(), outcome.delivered as f64);
+
+    let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
+    for (agent, report) in plan.agents.iter().zip(reports) {
+        for r in &report.jobs {
+            by_group.entry(agent.group.clone()).or_default().push(r);
+            m.jobs.push(JobRow {
+                owner: agent.name.clone(),
+                group: agent.group.clone(),
+                site: r.site.map(name),
+                record: r.clone(),
+            });
+        }
+    }
+    m.jobs.sort_by_key(|j| j.record.id);
+    if m.jobs.windows(2).any(|w| w[0].record.id == w[1].record.id) {
+        return Err("a job is reported twice".into());
+    }
+    let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
+    job_metrics("jobs", &all, &mut m.metrics);
+    for (group, jobs) in &by_group {
+        job_metrics(&format!("brokers.{group}"), jobs, &mut m.metrics);
+    }
+
+    // Providers: their own metrics, per member and per group, and the overall utilisation.
+    let mut busy_total = 0.0;
+    let mut capacity_total = 0.0;
+    let mut groups: BTreeMap<&str, (f64, f64, usize)> = BTreeMap::new();
+    let period = plan.sample_period.unwrap_or(if end > 0.0 { end / 100.0 } else { 1.0 });
+    for (agent, report) in plan.agents.iter().zip(reports) {
+        let prefix = match agent.kind {
+            "provider" => "providers",
+            "gateway" => "gateways",
+            _ => continue,
+        };
+        for (k, v) in &report.metrics {
+            m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
+        }
+        let AgentSpec::Provider(config) = &agent.spec else { continue };
+        let pes = f64::from(config.pes);
+        let busy = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s);
+        let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
+        if let Some(s) = busy
+            && let Some(&(t, v)) = s.points().iter().find(|p| p.1 > pes || p.1 < 0.0)
+        {
+            return Err(format!("{} has {v} busy PEs of {pes} at t={t}", agent.name));
+        }
+        let busy_secs = busy.map_or(0.0, |s| s.integral(end));
+        busy_total += busy_secs;
+        capacity_total += pes * end;
+        let g = groups.entry(&agent.group).or_default();
+        g.0 += busy_secs;
+        g.1 += pes * end;
+        g.2 += 1;
+        if plan.outputs.timeseries {
+            let samples = if end > 0.0 { (end / period).floor() as usize } else { 0 };
+            for k in 0..=samples {
+                let t = k as f64 * period;
+                let b = busy.map_or(0.0, |s| s.at(t));
+                m.samples.push(SampleRow {
+                    t,
+                    agent: agent.name.clone(),
+                    busy_pes: b,
+                    utilisation: b / pes,
+                    queued: queued.map_or(0.0, |s| s.at(t)),
+                });
+            }
+        }
+    }
+    for (group, (busy, capacity, members)) in groups {
+        if members > 1 {
+            m.metrics.insert(format!("providers.{group}.utilisation"), ratio(busy, capacity));
+        }
+    }
+    if capacity_total > 0.0 {
+        m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
+    }
+    m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
+    Ok(m)
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// Counts by outcome and means over completed jobs, under `prefix`.
+fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+    let count = |o: JobOutcome| jobs.iter().filter(|j| j.outcome == o).count() as f64;
+    let mut put = |k: &str, v: f64| {
+        out.insert(format!("{prefix}.{k}"), v);
+    };
+    put("total", jobs.len() as f64);
+    for o in
+        [JobOutcome::Completed, JobOutcome::Rejected, JobOutcome::Dropped, JobOutcome::Running, JobOutcome::Pending]
+    {
+        put(o.as_str(), count(o));
+    }
+    let done: Vec<(f64, f64, f64)> = jobs
+        .iter()
+        .filter(|j| j.outcome == JobOutcome::Completed)
+        .filter_map(|j| Some((j.submit, j.start?, j.end?)))
+        .collect();
+    let mean = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        if done.is_empty() { f64::NAN } else { done.iter().map(f).sum::<f64>() / done.len() as f64 }
+    };
+    put("wait", mean(&|&(s, b, _)| b - s));
+    put("response", mean(&|&(s, _, e)| e - s));
+    put("slowdown", mean(&|&(s, b, e)| if e > b { (e - s) / (e - b) } else { 1.0 }));
+    put("bounded_slowdown", mean(&|&(s, b, e)| ((e - s) / (e - b).max(SLOWDOWN_BOUND)).max(1.0)));
+    put("cost", jobs.iter().map(|j| j.cost).sum());
+    let makespan = done.iter().map(|d| d.2).fold(f64::NAN, f64::max);
+    put("makespan", makespan);
+    let with_deadline: Vec<_> = jobs.iter().filter(|j| j.deadline.is_some()).collect();
+    if !with_deadline.is_empty() {
+        let met = with_deadline
+            .iter()
+            .filter(|j| j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d))
+            .count();
+        put("deadlines_met", met as f64);
+    }
+}

@@ -1,0 +1,170 @@
+//! Running studies: every sweep point × replication, in parallel, with outputs written atomically, resumable,
+//! interruptible, and summarised with confidence intervals and the scenario's targets.
+
+mod expect;
+pub mod metrics;
+mod outputs;
+pub mod run;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+pub use expect::{Verdict, evaluate, fmt_summary};
+pub use run::{RunError, RunResult};
+
+use crate::scenario::Study;
+use crate::stats::Summary;
+
+/// How to run a study.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Output folder.
+    pub out: PathBuf,
+    /// Parallel runs (rayon threads).
+    pub jobs: usize,
+    /// Skip runs already finished in `out` (same scenario, same seed).
+    pub resume: bool,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Write every run's message trace here instead of (or besides) the scenario's `outputs.trace`.
+    pub trace: Option<PathBuf>,
+    /// The command line, recorded in `run.json`.
+    pub command: String,
+}
+
+/// The metrics of one finished run.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    /// Sweep point.
+    pub point: usize,
+    /// Replication.
+    pub rep: u32,
+    /// Metrics.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Everything a study produced.
+#[derive(Clone, Debug)]
+pub struct StudyResult {
+    /// Finished runs, in (point, replication) order.
+    pub runs: Vec<Finished>,
+    /// Runs that did not finish, with the reason.
+    pub unfinished: Vec<(usize, u32, String)>,
+    /// Per point: metric → summary over replications.
+    pub summaries: Vec<BTreeMap<String, Summary>>,
+    /// Targets and how they fared.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl StudyResult {
+    /// The per-replication values of `metric` at `point`, in replication order.
+    pub fn values(&self, point: usize, metric: &str) -> Vec<f64> {
+        self.runs.iter().filter(|r| r.point == point).filter_map(|r| r.metrics.get(metric).copied()).collect()
+    }
+}
+
+/// Runs every point and replication of `study` (those not already done when resuming), writes each run's files
+/// and the study's summaries into `opts.out`, and evaluates the targets. `interrupt` stops it cleanly.
+pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) -> std::io::Result<StudyResult> {
+    std::fs::create_dir_all(&opts.out)?;
+    let tasks: Vec<(usize, u32)> =
+        study.points.iter().flat_map(|p| (0..p.plan.replications).map(move |r| (p.index, r))).collect();
+    let progress = progress_bar(tasks.len() as u64, opts.quiet);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let results: Vec<Result<Finished, (usize, u32, String)>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(point, rep)| {
+                let result = run_task(study, point, rep, opts, interrupt);
+                if let Some(p) = &progress {
+                    p.inc(1);
+                }
+                result.map_err(|e| (point, rep, e))
+            })
+            .collect()
+    });
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    let mut runs = Vec::new();
+    let mut unfinished = Vec::new();
+    for r in results {
+        match r {
+            Ok(f) => runs.push(f),
+            Err(e) => unfinished.push(e),
+        }
+    }
+    let summaries: Vec<BTreeMap<String, Summary>> = study
+        .points
+        .iter()
+        .map(|p| {
+            let mut by_metric: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+            for run in runs.iter().filter(|r| r.point == p.index) {
+                for (k, v) in &run.metrics {
+                    by_metric.entry(k).or_default().push(*v);
+                }
+            }
+            by_metric.into_iter().map(|(k, v)| (k.to_string(), Summary::of(&v))).collect()
+        })
+        .collect();
+    let mut result = StudyResult { runs, unfinished, summaries, verdicts: Vec::new() };
+    result.verdicts = evaluate(study, &result);
+    outputs::write_study(study, &result, &opts.out)?;
+    Ok(result)
+}
+
+/// Runs (or, when resuming, reloads) one run; the error string says why it did not finish.
+fn run_task(
+    study: &Study,
+    point: usize,
+    rep: u32,
+    opts: &RunOptions,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<Finished, String> {
+    let p = &study.points[point];
+    let dir = run_dir(&opts.out, point, rep);
+    let seed = run::seed_of(&p.plan, rep);
+    if opts.resume
+        && let Some(metrics) = outputs::finished_run(&dir, p.hash, seed)
+    {
+        return Ok(Finished { point, rep, metrics });
+    }
+    if interrupt.load(Ordering::Relaxed) {
+        return Err("interrupted before it started".into());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let trace = match &opts.trace {
+        Some(t) if study.points.len() == 1 && p.plan.replications == 1 => Some(t.clone()),
+        Some(_) => Some(dir.join("trace.jsonl")),
+        None => p.plan.outputs.trace.then(|| dir.join("trace.jsonl")),
+    };
+    let result = run::run(&p.plan, rep, interrupt, trace.as_deref()).map_err(|e| e.to_string())?;
+    outputs::write_run(study, point, rep, &result, &dir, &opts.command).map_err(|e| e.to_string())?;
+    Ok(Finished { point, rep, metrics: result.measured.metrics })
+}
+
+/// The folder of one run.
+pub fn run_dir(out: &Path, point: usize, rep: u32) -> PathBuf {
+    out.join(format!("p{point}")).join(format!("r{rep}"))
+}
+
+fn progress_bar(len: u64, quiet: bool) -> Option<indicatif::ProgressBar> {
+    if quiet || len < 2 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}

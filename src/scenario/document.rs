@@ -1,0 +1,170 @@
+//! The scenario file as a TOML tree: profiles merged in, `--set`, `[quick]` and sweep assignments applied, then
+//! deserialised with every error located in the file it came from.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+use super::error::{ScenarioError, Spans, hint_for};
+
+/// Agent sections whose groups may name a `profile` file of shared defaults.
+pub const AGENT_SECTIONS: [&str; 3] = ["providers", "brokers", "gateways"];
+
+/// A scenario file parsed into a TOML tree, with the index of where each key is.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The scenario file.
+    pub path: PathBuf,
+    /// The tree, profiles merged.
+    pub table: Table,
+    /// Where keys are in the scenario file.
+    pub spans: Spans,
+}
+
+impl Document {
+    /// Reads and parses `path`, merging the profiles its agent groups name.
+    pub fn load(path: &Path) -> Result<Document, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError::file(path, format!("cannot read the scenario: {e}")))?;
+        Document::parse(path, &text)
+    }
+
+    /// Parses `text` as if read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Document, ScenarioError> {
+        let (table, spans) = parse_table(path, text)?;
+        let mut doc = Document { path: path.to_path_buf(), table, spans };
+        doc.merge_profiles()?;
+        Ok(doc)
+    }
+
+    /// Replaces each group's `profile = "file"` by the file's keys, the group's own keys taking precedence.
+    fn merge_profiles(&mut self) -> Result<(), ScenarioError> {
+        let base = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        for section in AGENT_SECTIONS {
+            let Some(Value::Table(groups)) = self.table.get_mut(section) else { continue };
+            for (name, group) in groups.iter_mut() {
+                let Value::Table(group) = group else { continue };
+                let key = format!("{section}.{name}.profile");
+                let Some(profile) = group.remove("profile") else { continue };
+                let Value::String(file) = profile else {
+                    return Err(ScenarioError::at_key(&self.spans, &key, "expected a file name (string)"));
+                };
+                let path = base.join(&file);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    ScenarioError::at_key(&self.spans, &key, format!("cannot read profile `{}`: {e}", path.display()))
+                })?;
+                let (defaults, _) = parse_table(&path, &text)?;
+                let own = std::mem::replace(group, defaults);
+                merge(group, own);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the dotted `key` to `value`. Every table on the way must exist; the last key may be new (whether it is
+    /// a known key is checked when the tree is deserialised).
+    pub fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+        let parts: Vec<&str> = key.split('.').collect();
+        let (last, path) = parts.split_last().ok_or("empty key")?;
+        let mut table = &mut self.table;
+        for (i, part) in path.iter().enumerate() {
+            if !table.contains_key(*part) {
+                let known: Vec<&str> = table.keys().map(String::as_str).collect();
+                let mut msg = format!("no key `{}` in the scenario", parts[..=i].join("."));
+                if let Some(m) = super::error::did_you_mean(part, known) {
+                    msg.push_str(&format!(" (did you mean `{m}`?)"));
+                }
+                return Err(msg);
+            }
+            table = match table.get_mut(*part) {
+                Some(Value::Table(t)) => t,
+                _ => return Err(format!("`{}` is not a table", parts[..=i].join("."))),
+            };
+        }
+        table.insert(last.to_string(), value);
+        Ok(())
+    }
+
+    /// Deserialises the tree; a type, range or unknown-key error names the key and its place in the file.
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, ScenarioError> {
+        let de = toml::Value::Table(self.table.clone());
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let message = e.inner().to_string();
+            let mut err = ScenarioError::at_key(&self.spans, &key, message.clone());
+            if key == "." {
+                err.key = None;
+            }
+            if let Some(h) = hint_for(&message) {
+                err = err.hint(h);
+            }
+            err
+        })
+    }
+}
+
+/// Parses TOML text into a table and its key index; a syntax error is located by line and column.
+fn parse_table(path: &Path, text: &str) -> Result<(Table, Spans), ScenarioError> {
+    let spans = Spans::index(path, text);
+    match text.parse::<Table>() {
+        Ok(t) => Ok((t, spans)),
+        Err(e) => {
+            let mut err = ScenarioError::file(path, format!("invalid TOML: {}", e.message().trim_end()));
+            err.at = e.span().map(|s| spans.line_col(s.start));
+            Err(err)
+        }
+    }
+}
+
+/// Deep merge: `over`'s keys replace `base`'s, tables merge key by key.
+fn merge(base: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Parses a `--set` value: TOML syntax when it is a TOML value (`64`, `0.5`, `"easy"`, `[1, 2]`, `true`), else a
+/// bare string (`easy`).
+pub fn parse_value(text: &str) -> Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.to_string())),
+        Err(_) => Value::String(text.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_creates_leaves_but_not_tables() {
+        let mut d = Document::parse(Path::new("t.toml"), "[providers.fast]\npes = 4\n").unwrap();
+        d.set("providers.fast.pes", Value::Integer(8)).unwrap();
+        d.set("providers.fast.mips", Value::Float(2.0)).unwrap();
+        assert_eq!(d.table["providers"]["fast"]["pes"].as_integer(), Some(8));
+        let e = d.set("providers.fsat.pes", Value::Integer(1)).unwrap_err();
+        assert_eq!(e, "no key `providers.fsat` in the scenario (did you mean `fast`?)");
+    }
+
+    #[test]
+    fn values_parse_as_toml_or_bare_strings() {
+        assert_eq!(parse_value("64"), Value::Integer(64));
+        assert_eq!(parse_value("0.5"), Value::Float(0.5));
+        assert_eq!(parse_value("easy"), Value::String("easy".into()));
+        assert_eq!(parse_value("\"a b\""), Value::String("a b".into()));
+    }
+
+    #[test]
+    fn syntax_errors_have_line_and_column() {
+        let e = Document::parse(Path::new("bad.toml"), "seed = 1\npes = = 3\n").unwrap_err();
+        assert_eq!(e.at.map(|a| a.0), Some(2));
+        assert!(e.to_string().starts_with("bad.toml:2:"), "{e}");
+    }
+}

@@ -1,0 +1,193 @@
+//! Scenario errors: file, line and column, key path, what was expected, and a hint.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+
+/// A problem with a scenario, located as precisely as the source allows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// The file (scenario or profile).
+    pub file: PathBuf,
+    /// 1-based line and column, when known.
+    pub at: Option<(usize, usize)>,
+    /// Dotted key path (`providers.fast.pes`), when known.
+    pub key: Option<String>,
+    /// What is wrong: what was expected and what was found.
+    pub message: String,
+    /// How to fix it, when there is a likely fix.
+    pub hint: Option<String>,
+}
+
+impl ScenarioError {
+    /// An error about `file` as a whole.
+    pub fn file(file: &Path, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: file.to_path_buf(), at: None, key: None, message: message.into(), hint: None }
+    }
+
+    /// An error at `key`, located with `spans` when the key is in the file.
+    pub fn at_key(spans: &Spans, key: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: spans.file.clone(),
+            at: spans.locate(key),
+            key: Some(key.to_string()),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// Adds a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> ScenarioError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some((line, col)) = self.at {
+            write!(f, ":{line}:{col}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(key) = &self.key {
+            write!(f, "{key}: ")?;
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Where every key of a TOML file is, for errors found after parsing (types, ranges, references).
+#[derive(Clone, Debug)]
+pub struct Spans {
+    file: PathBuf,
+    line_starts: Vec<usize>,
+    keys: Vec<(String, Range<usize>)>,
+}
+
+impl Spans {
+    /// Indexes `text` (already known to parse).
+    pub fn index(file: &Path, text: &str) -> Spans {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let mut keys = Vec::new();
+        if let Ok(doc) = DeTable::parse(text) {
+            walk_table(doc.get_ref(), "", &mut keys);
+        }
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        Spans { file: file.to_path_buf(), line_starts, keys }
+    }
+
+    /// The file indexed.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Line and column of `key`, or of its nearest ancestor present in the file.
+    pub fn locate(&self, key: &str) -> Option<(usize, usize)> {
+        let mut k = key;
+        loop {
+            if let Ok(i) = self.keys.binary_search_by(|(p, _)| p.as_str().cmp(k)) {
+                return Some(self.line_col(self.keys[i].1.start));
+            }
+            k = &k[..k.rfind('.')?];
+        }
+    }
+
+    /// Line and column of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        (line, offset - self.line_starts[line - 1] + 1)
+    }
+}
+
+fn walk_table(t: &DeTable<'_>, prefix: &str, out: &mut Vec<(String, Range<usize>)>) {
+    for (k, v) in t.iter() {
+        let path = if prefix.is_empty() { k.get_ref().to_string() } else { format!("{prefix}.{}", k.get_ref()) };
+        out.push((path.clone(), k.span()));
+        walk_value(v.get_ref(), &path, out);
+    }
+}
+
+fn walk_value(v: &DeValue<'_>, path: &str, out: &mut Vec<(String, Range<usize>)>) {
+    match v {
+        DeValue::Table(t) => walk_table(t, path, out),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{path}.{i}");
+                out.push((p.clone(), item.span()));
+                walk_value(item.get_ref(), &p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The closest of `candidates` to `word` within edit distance 2, for "did you mean" hints.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (levenshtein(word, c), c))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, c)| (d, c))
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Turns serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant ...") into a hint.
+pub fn hint_for(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (word, rest) = rest.split_once('`')?;
+    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    did_you_mean(word, expected.iter().copied()).map(|m| format!("did you mean `{m}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_nested_keys_and_falls_back_to_parents() {
+        let text = "seed = 1\n\n[providers.fast]\npes = 64\nscheduler = \"easy\"\n";
+        let s = Spans::index(Path::new("x.toml"), text);
+        assert_eq!(s.locate("seed"), Some((1, 1)));
+        assert_eq!(s.locate("providers.fast.pes"), Some((4, 1)));
+        assert_eq!(s.locate("providers.fast.scheduler"), Some((5, 1)));
+        assert_eq!(s.locate("providers.fast.mips"), Some((3, 12)), "absent key: its table");
+        assert_eq!(s.locate("nothing"), None);
+    }
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(did_you_mean("pess", ["pes", "mips", "price"]), Some("pes"));
+        assert_eq!(did_you_mean("scheduler", ["pes"]), None);
+        let m = "unknown field `shceduler`, expected one of `pes`, `mips`, `scheduler`";
+        assert_eq!(hint_for(m).as_deref(), Some("did you mean `scheduler`?"));
+        assert_eq!(
+            hint_for("unknown variant `eassy`, expected `fcfs` or `easy`").as_deref(),
+            Some("did you mean `easy`?")
+        );
+    }
+}

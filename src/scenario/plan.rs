@@ -1,0 +1,491 @@
+//! The checked scenario: every agent named, every reference resolved, every sweep point built.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use agents::gateway::Dispatch;
+use agents::provider::ProviderConfig;
+use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
+use toml::Value;
+
+use super::error::{ScenarioError, Spans, did_you_mean};
+use super::raw::{RawBroker, RawExpect, RawOutputs, RawRuntime, RawScenario, RawSplit};
+use super::workload::WorkloadPlan;
+use super::{Document, parse_value};
+
+/// Agent kinds, as the latency table and the trace name them.
+pub const KINDS: [&str; 3] = ["provider", "broker", "gateway"];
+
+/// One agent to build.
+#[derive(Clone, Debug)]
+pub struct AgentPlan {
+    /// Unique name.
+    pub name: String,
+    /// Kind: one of [`KINDS`].
+    pub kind: &'static str,
+    /// The group (table) it comes from.
+    pub group: String,
+    /// What to build.
+    pub spec: AgentSpec,
+}
+
+/// The parameters of one agent.
+#[derive(Clone, Debug)]
+pub enum AgentSpec {
+    /// A resource provider.
+    Provider(ProviderConfig),
+    /// A user broker: member `index` of `count` sharing `workload`.
+    Broker {
+        /// Workload name.
+        workload: String,
+        /// This broker's index in its group.
+        index: usize,
+        /// Brokers in the group.
+        count: usize,
+        /// How jobs are dealt.
+        split: RawSplit,
+        /// Where jobs go.
+        target: BrokerTarget,
+    },
+    /// A gateway over the named providers.
+    Gateway {
+        /// Provider names.
+        providers: Vec<String>,
+        /// Dispatch policy.
+        dispatch: Dispatch,
+    },
+}
+
+/// Where a broker's jobs go.
+#[derive(Clone, Debug)]
+pub enum BrokerTarget {
+    /// To this provider or gateway.
+    Direct(String),
+    /// Cheapest feasible of these providers, claimed every `round` seconds.
+    Personalised {
+        /// Provider names.
+        providers: Vec<String>,
+        /// Round length [s].
+        round: f64,
+    },
+}
+
+/// One latency setting, names resolved.
+#[derive(Clone, Debug)]
+pub enum LatencyRule {
+    /// Between any two agents.
+    Default(f64),
+    /// From agents of one kind to agents of another.
+    Kinds(String, String, f64),
+    /// From one agent to another.
+    Pair(String, String, f64),
+}
+
+/// A runnable scenario: one sweep point, checked.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Seed of replication 0.
+    pub seed: u64,
+    /// Replications.
+    pub replications: u32,
+    /// End time, or `None` to drain.
+    pub horizon: Option<f64>,
+    /// Sampling period of the time series.
+    pub sample_period: Option<f64>,
+    /// Agent runtime.
+    pub runtime: RawRuntime,
+    /// Agents in registration order.
+    pub agents: Vec<AgentPlan>,
+    /// Workloads by name.
+    pub workloads: BTreeMap<String, WorkloadPlan>,
+    /// Latencies.
+    pub latency: Vec<LatencyRule>,
+    /// Outputs.
+    pub outputs: RawOutputs,
+}
+
+/// One point of the sweep.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// 0-based index.
+    pub index: usize,
+    /// `key=value, key=value` (empty without a sweep).
+    pub label: String,
+    /// The assignments of this point.
+    pub assignments: Vec<(String, Value)>,
+    /// The checked scenario at this point.
+    pub plan: Plan,
+    /// A hash of everything that determines this point's runs (the tree after assignments).
+    pub hash: u64,
+}
+
+/// A scenario file with its sweep expanded and every point checked.
+#[derive(Clone, Debug)]
+pub struct Study {
+    /// The file.
+    pub path: PathBuf,
+    /// Name (the `name` key or the file stem).
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+    /// Source of setup and targets.
+    pub source: Option<String>,
+    /// Swept keys with their values, in sweep order.
+    pub sweep: Vec<(String, Vec<Value>)>,
+    /// Every point.
+    pub points: Vec<Point>,
+    /// Targets.
+    pub expects: Vec<RawExpect>,
+}
+
+/// How to load: `--quick` and `--set` overrides.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Apply the scenario's `[quick]` overrides.
+    pub quick: bool,
+    /// `--set key=value` overrides, in order.
+    pub set: Vec<(String, String)>,
+    /// `--seed`: replaces the scenario's seed.
+    pub seed: Option<u64>,
+    /// `--replications`: replaces the scenario's count.
+    pub replications: Option<u32>,
+}
+
+impl Study {
+    /// Loads `path` and checks every sweep point.
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
+        let mut doc = Document::load(path)?;
+        let spans = doc.spans.clone();
+        if opts.quick
+            && let Some(Value::Table(quick)) = doc.table.get("quick").cloned()
+        {
+            for (key, value) in quick {
+                doc.set(&key, value).map_err(|m| ScenarioError::at_key(&spans, &format!("quick.{key}"), m))?;
+            }
+        }
+        for (key, value) in &opts.set {
+            doc.set(key, parse_value(value))
+                .map_err(|m| ScenarioError::file(path, format!("--set {key}={value}: {m}")))?;
+        }
+        if let Some(seed) = opts.seed {
+            doc.table.insert("seed".into(), Value::Integer(seed as i64));
+        }
+        if let Some(r) = opts.replications {
+            doc.table.insert("replications".into(), Value::Integer(i64::from(r)));
+        }
+        // Check the base document first: its errors point at the file.
+        let base: RawScenario = doc.deserialize()?;
+        let sweep: Vec<(String, Vec<Value>)> = base.sweep.clone().into_iter().collect();
+        for (key, values) in &sweep {
+            if values.is_empty() {
+                return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
+            }
+        }
+        let mut points = Vec::new();
+        for (index, assignments) in cartesian(&sweep).into_iter().enumerate() {
+            let mut point_doc = doc.clone();
+            for (key, value) in &assignments {
+                point_doc.set(key, value.clone()).map_err(|m| {
+                    ScenarioError::at_key(&spans, &format!("sweep.{key}"), format!("cannot sweep `{key}`: {m}"))
+                })?;
+            }
+            let raw: RawScenario = point_doc.deserialize().map_err(|mut e| {
+                if !assignments.is_empty() {
+                    e.message = format!("{} (sweep point {})", e.message, label(&assignments));
+                }
+                e
+            })?;
+            let plan = Plan::build(&raw, &spans)?;
+            let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
+            points.push(Point { index, label: label(&assignments), assignments, plan, hash });
+        }
+        for (i, e) in base.expect.iter().enumerate() {
+            check_expect(e, &sweep).map_err(|(k, m)| ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m))?;
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(Study {
+            path: path.to_path_buf(),
+            name: base.name.clone().unwrap_or(stem),
+            description: base.description.clone(),
+            source: base.source.clone(),
+            sweep,
+            points,
+            expects: base.expect,
+        })
+    }
+}
+
+fn label(assignments: &[(String, Value)]) -> String {
+    assignments.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>().join(", ")
+}
+
+/// A value as a user would write it on the command line (strings unquoted).
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every combination of the sweep values, the first key varying slowest.
+fn cartesian(sweep: &[(String, Vec<Value>)]) -> Vec<Vec<(String, Value)>> {
+    let mut out = vec![Vec::new()];
+    for (key, values) in sweep {
+        out = out
+            .into_iter()
+            .flat_map(|prefix: Vec<(String, Value)>| {
+                values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((key.clone(), v.clone()));
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// FNV-1a: a stable hash (std's hasher may change between releases) for resuming runs.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (String, String)> {
+    let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some()];
+    if kinds.iter().filter(|&&k| k).count() != 1 {
+        return Err(("metric".into(), "give exactly one of `value`, `range`, `order` or `relative`".into()));
+    }
+    let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    for key in e.at.keys() {
+        if values_of(key).is_none() {
+            return Err(("at".into(), format!("`{key}` is not a sweep key")));
+        }
+    }
+    if e.order.is_some() || e.relative.is_some() {
+        let over = e.over.as_deref().ok_or(("over".to_string(), "required with `order` and `relative`".into()))?;
+        let values = values_of(over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key")))?;
+        let listed: Vec<&Value> = match (&e.order, &e.relative) {
+            (Some(o), _) => o.iter().collect(),
+            (_, Some(r)) => vec![&r.a, &r.b],
+            _ => vec![],
+        };
+        for v in listed {
+            if !values.contains(v) {
+                return Err(("over".into(), format!("{} is not a value of sweep key `{over}`", show(v))));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    /// Fills defaults and resolves names; `spans` locates errors in the scenario file.
+    pub fn build(raw: &RawScenario, spans: &Spans) -> Result<Plan, ScenarioError> {
+        let err = |key: &str, msg: String| ScenarioError::at_key(spans, key, msg);
+        let base = spans.file().parent().unwrap_or(Path::new(".")).to_path_buf();
+
+        let mut workloads = BTreeMap::new();
+        for (name, w) in &raw.workloads {
+            let plan = WorkloadPlan::check(w, &base).map_err(|(k, m)| err(&format!("workloads.{name}.{k}"), m))?;
+            workloads.insert(name.clone(), plan);
+        }
+
+        // Names: a group of one is named after the group, larger groups get `-0`, `-1`...
+        let mut members: BTreeMap<String, (&'static str, Vec<String>)> = BTreeMap::new();
+        let groups = raw
+            .providers
+            .iter()
+            .map(|(g, p)| ("providers", "provider", g, p.count.0))
+            .chain(raw.brokers.iter().map(|(g, b)| ("brokers", "broker", g, b.count.0)))
+            .chain(raw.gateways.iter().map(|(g, w)| ("gateways", "gateway", g, w.count.0)));
+        let mut all_names = BTreeSet::new();
+        for (section, kind, group, count) in groups {
+            let key = format!("{section}.{group}");
+            if group.is_empty() || !group.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                return Err(err(&key, format!("group name `{group}`: use letters, digits, `-` and `_` only")));
+            }
+            if members.contains_key(group) {
+                return Err(err(&key, format!("`{group}` names two groups; group names must be unique")));
+            }
+            let names: Vec<String> =
+                if count == 1 { vec![group.clone()] } else { (0..count).map(|i| format!("{group}-{i}")).collect() };
+            for n in &names {
+                if !all_names.insert(n.clone()) {
+                    return Err(err(&key, format!("agent name `{n}` is used twice")));
+                }
+            }
+            members.insert(group.clone(), (kind, names));
+        }
+        let resolve = |key: &str, reference: &str, kinds: &[&str]| -> Result<Vec<String>, ScenarioError> {
+            if let Some((kind, names)) = members.get(reference)
+                && kinds.contains(kind)
+            {
+                return Ok(names.clone());
+            }
+            if let Some((_, (kind, _))) = members.iter().find(|(_, (_, ns))| ns.iter().any(|n| n == reference))
+                && kinds.contains(kind)
+            {
+                return Ok(vec![reference.to_string()]);
+            }
+            let candidates = members
+                .iter()
+                .filter(|(_, (k, _))| kinds.contains(k))
+                .flat_map(|(g, (_, ns))| std::iter::once(g.as_str()).chain(ns.iter().map(String::as_str)));
+            let mut e = err(key, format!("no {} named `{reference}`", kinds.join(" or ")));
+            if let Some(m) = did_you_mean(reference, candidates) {
+                e = e.hint(format!("did you mean `{m}`?"));
+            }
+            Err(e)
+        };
+
+        let mut agents = Vec::new();
+        for (group, p) in &raw.providers {
+            let key = format!("providers.{group}");
+            let multi = p.scheduler == SchedulerPolicy::MultiPartitionEasy;
+            if !multi && (p.partitions.is_some() || p.borrowing.is_some()) {
+                return Err(err(
+                    &format!("{key}.partitions"),
+                    "`partitions` and `borrowing` apply only to the \"multi-partition-easy\" scheduler".into(),
+                ));
+            }
+            let mut partitioning = Partitioning::default();
+            if let Some(ratios) = &p.partitions {
+                if ratios.is_empty() {
+                    return Err(err(&format!("{key}.partitions"), "expected at least one partition".into()));
+                }
+                partitioning.ratios = ratios.iter().map(|r| r.0).collect();
+            }
+            if let Some(b) = p.borrowing {
+                partitioning.borrowing = b;
+            }
+            let config = ProviderConfig {
+                pes: p.pes.0,
+                speed: p.speed.map_or(1.0, |s| s.0),
+                price: p.price.map_or(0.0, |s| s.0),
+                scheduler: p.scheduler,
+                partitioning,
+            };
+            for name in &members[group].1 {
+                let spec = AgentSpec::Provider(config.clone());
+                agents.push(AgentPlan { name: name.clone(), kind: "provider", group: group.clone(), spec });
+            }
+        }
+        for (group, g) in &raw.gateways {
+            let key = format!("gateways.{group}.providers");
+            if g.providers.is_empty() {
+                return Err(err(&key, "expected at least one provider".into()));
+            }
+            let mut providers = Vec::new();
+            for p in &g.providers {
+                providers.extend(resolve(&key, p, &["provider"])?);
+            }
+            for name in &members[group].1 {
+                let spec = AgentSpec::Gateway { providers: providers.clone(), dispatch: g.dispatch };
+                agents.push(AgentPlan { name: name.clone(), kind: "gateway", group: group.clone(), spec });
+            }
+        }
+        for (group, b) in &raw.brokers {
+            let target = broker_target(group, b, &raw.providers, &resolve, &err)?;
+            if !raw.workloads.contains_key(&b.workload) {
+                let mut e = err(&format!("brokers.{group}.workload"), format!("no workload named `{}`", b.workload));
+                if let Some(m) = did_you_mean(&b.workload, raw.workloads.keys().map(String::as_str)) {
+                    e = e.hint(format!("did you mean `{m}`?"));
+                }
+                return Err(e);
+            }
+            let names = &members[group].1;
+            for (index, name) in names.iter().enumerate() {
+                let spec = AgentSpec::Broker {
+                    workload: b.workload.clone(),
+                    index,
+                    count: names.len(),
+                    split: b.split,
+                    target: target.clone(),
+                };
+                agents.push(AgentPlan { name: name.clone(), kind: "broker", group: group.clone(), spec });
+            }
+        }
+
+        let mut latency = Vec::new();
+        if let Some(d) = raw.latency.default {
+            latency.push(LatencyRule::Default(d.0));
+        }
+        for (i, l) in raw.latency.kinds.iter().enumerate() {
+            for end in [&l.from, &l.to] {
+                if !KINDS.contains(&end.as_str()) {
+                    let e = err(&format!("latency.kinds.{i}"), format!("`{end}` is not an agent kind"));
+                    return Err(e.hint(format!("kinds are {}", KINDS.join(", "))));
+                }
+            }
+            if agents.iter().any(|a| a.kind == l.from) && agents.iter().any(|a| a.kind == l.to) {
+                latency.push(LatencyRule::Kinds(l.from.clone(), l.to.clone(), l.secs.0));
+            }
+        }
+        for (i, l) in raw.latency.pairs.iter().enumerate() {
+            for end in [&l.from, &l.to] {
+                if !all_names.contains(end) {
+                    return Err(err(&format!("latency.pairs.{i}"), format!("no agent named `{end}`")));
+                }
+            }
+            latency.push(LatencyRule::Pair(l.from.clone(), l.to.clone(), l.secs.0));
+        }
+        for (i, a) in raw.outputs.trace_agents.iter().enumerate() {
+            if !all_names.contains(a) {
+                return Err(err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`")));
+            }
+        }
+        Ok(Plan {
+            seed: raw.seed,
+            replications: raw.replications.0,
+            horizon: raw.horizon.map(|h| h.0),
+            sample_period: raw.sample_period.map(|p| p.0),
+            runtime: raw.runtime,
+            agents,
+            workloads,
+            latency,
+            outputs: raw.outputs.clone(),
+        })
+    }
+}
+
+type Resolve<'a> = dyn Fn(&str, &str, &[&str]) -> Result<Vec<String>, ScenarioError> + 'a;
+
+fn broker_target(
+    group: &str,
+    b: &RawBroker,
+    providers: &BTreeMap<String, super::raw::RawProvider>,
+    resolve: &Resolve<'_>,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<BrokerTarget, ScenarioError> {
+    let key = format!("brokers.{group}");
+    match (&b.submit_to, &b.personalised) {
+        (Some(to), None) => {
+            let key = format!("{key}.submit-to");
+            let names = resolve(&key, to, &["provider", "gateway"])?;
+            match names.as_slice() {
+                [one] => Ok(BrokerTarget::Direct(one.clone())),
+                _ => Err(err(&key, format!("`{to}` is a group of {}; name one member", names.len()))
+                    .hint(format!("e.g. `{}`", names[0]))),
+            }
+        }
+        (None, Some(list)) => {
+            let key = format!("{key}.personalised");
+            let mut names = Vec::new();
+            for p in list {
+                if p == "*" {
+                    for g in providers.keys() {
+                        names.extend(resolve(&key, g, &["provider"])?);
+                    }
+                } else {
+                    names.extend(resolve(&key, p, &["provider"])?);
+                }
+            }
+            if names.is_empty() {
+                return Err(err(&key, "expected at least one provider".into()));
+            }
+            Ok(BrokerTarget::Personalised { providers: names, round: b.round.map_or(50.0, |r| r.0) })
+        }
+        (Some(_), Some(_)) => Err(err(&key, "give either `submit-to` or `personalised`, not both".into())),
+        (None, None) => Err(err(&key, "say where jobs go: `submit-to` or `personalised`".into())),
+    }
+}
