@@ -42,14 +42,18 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
         if e.value.is_some() || e.range.is_some() {
             for p in &points {
                 let where_ = if p.label.is_empty() { String::new() } else { format!(" at {}", p.label) };
-                let (target, check): (String, Box<dyn Fn(f64) -> bool>) = match (e.value, e.range) {
+                let (target, check): (String, Box<dyn Fn(&Summary) -> bool>) = match (e.value, e.range) {
                     (Some(v), _) => {
                         let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * v.abs()));
-                        (format!("{} = {v} ± {tol}{where_}", e.metric), Box::new(move |m| (m - v).abs() <= tol))
+                        let ci = if e.within_ci { " or within the 95% CI" } else { "" };
+                        let within_ci = e.within_ci;
+                        let check = move |s: &Summary| (s.mean - v).abs() <= tol || (within_ci && s.contains(v));
+                        (format!("{} = {v} ± {}{ci}{where_}", e.metric, short(tol)), Box::new(check))
                     }
-                    (None, Some([lo, hi])) => {
-                        (format!("{} in [{lo}, {hi}]{where_}", e.metric), Box::new(move |m| lo <= m && m <= hi))
-                    }
+                    (None, Some([lo, hi])) => (
+                        format!("{} in [{lo}, {hi}]{where_}", e.metric),
+                        Box::new(move |s| lo <= s.mean && s.mean <= hi),
+                    ),
                     _ => unreachable!("checked when the scenario was loaded"),
                 };
                 let s = summary(p);
@@ -57,7 +61,7 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
                     target,
                     source: source.clone(),
                     measured: s.map_or("not measured".into(), |s| fmt_summary(&s)),
-                    pass: s.map(|s| check(s.mean)),
+                    pass: s.map(|s| check(&s)),
                 });
             }
             continue;
@@ -129,4 +133,11 @@ pub fn fmt_summary(s: &Summary) -> String {
     } else {
         format!("{:.decimals$}", s.mean)
     }
+}
+
+/// A number with at most six decimals and no trailing zeros (`0.175`, not `0.17500000000000002`).
+fn short(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-" { "0".into() } else { s.to_string() }
 }

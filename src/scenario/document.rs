@@ -90,18 +90,41 @@ impl Document {
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, ScenarioError> {
         let de = toml::Value::Table(self.table.clone());
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            let message = e.inner().to_string();
-            let mut err = ScenarioError::at_key(&self.spans, &key, message.clone());
-            if key == "." {
+            let mut key = dotted(e.path());
+            // The bare message: the error's `Display` adds its own "in `key`" line, which we locate better.
+            let mut message = e.inner().message().to_string();
+            // "missing field `x`" at a table: name the missing key itself.
+            if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+                key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+                message = "required key is missing".into();
+            }
+            let hint = hint_for(&message);
+            let mut err = ScenarioError::at_key(&self.spans, &key, message);
+            if key.is_empty() {
                 err.key = None;
             }
-            if let Some(h) = hint_for(&message) {
+            if let Some(h) = hint {
                 err = err.hint(h);
             }
             err
         })
     }
+}
+
+/// A deserialisation error's path as a dotted key (`expect.1.metric`, not `expect[1].metric`), the form [`Spans`]
+/// indexes and the user writes in `--set` and `[sweep]`.
+fn dotted(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let parts: Vec<String> = path
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(index.to_string()),
+            Segment::Map { key } => Some(key.clone()),
+            Segment::Enum { variant } => Some(variant.clone()),
+            Segment::Unknown => None,
+        })
+        .collect();
+    parts.join(".")
 }
 
 /// Parses TOML text into a table and its key index; a syntax error is located by line and column.

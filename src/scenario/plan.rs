@@ -156,16 +156,20 @@ impl Study {
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
         let mut doc = Document::load(path)?;
         let spans = doc.spans.clone();
+        // Keys given a value outside their own table, in the order applied: their errors are reported there.
+        let mut overrides: Vec<(String, Override)> = Vec::new();
         if opts.quick
             && let Some(Value::Table(quick)) = doc.table.get("quick").cloned()
         {
             for (key, value) in quick {
                 doc.set(&key, value).map_err(|m| ScenarioError::at_key(&spans, &format!("quick.{key}"), m))?;
+                overrides.push((key, Override::Quick));
             }
         }
         for (key, value) in &opts.set {
             doc.set(key, parse_value(value))
                 .map_err(|m| ScenarioError::file(path, format!("--set {key}={value}: {m}")))?;
+            overrides.push((key.clone(), Override::Set(value.clone())));
         }
         if let Some(seed) = opts.seed {
             doc.table.insert("seed".into(), Value::Integer(seed as i64));
@@ -174,7 +178,7 @@ impl Study {
             doc.table.insert("replications".into(), Value::Integer(i64::from(r)));
         }
         // Check the base document first: its errors point at the file.
-        let base: RawScenario = doc.deserialize()?;
+        let base: RawScenario = doc.deserialize().map_err(|e| relocate(e, &overrides, &spans))?;
         let sweep: Vec<(String, Vec<Value>)> = base.sweep.clone().into_iter().collect();
         for (key, values) in &sweep {
             if values.is_empty() {
@@ -184,23 +188,34 @@ impl Study {
         let mut points = Vec::new();
         for (index, assignments) in cartesian(&sweep).into_iter().enumerate() {
             let mut point_doc = doc.clone();
+            let mut overrides = overrides.clone();
             for (key, value) in &assignments {
-                point_doc.set(key, value.clone()).map_err(|m| {
-                    ScenarioError::at_key(&spans, &format!("sweep.{key}"), format!("cannot sweep `{key}`: {m}"))
-                })?;
+                point_doc
+                    .set(key, value.clone())
+                    .map_err(|m| ScenarioError::at_key(&spans, &format!("sweep.{key}"), m))?;
+                overrides.push((key.clone(), Override::Sweep));
             }
-            let raw: RawScenario = point_doc.deserialize().map_err(|mut e| {
-                if !assignments.is_empty() {
+            // An error about a swept key points at the sweep; any other names the point it appeared at.
+            let at_point = |e: ScenarioError| {
+                let mut e = relocate(e, &overrides, &spans);
+                if !assignments.is_empty() && !e.key.as_deref().is_some_and(|k| k.starts_with("sweep.")) {
                     e.message = format!("{} (sweep point {})", e.message, label(&assignments));
                 }
                 e
-            })?;
-            let plan = Plan::build(&raw, &spans)?;
+            };
+            let raw: RawScenario = point_doc.deserialize().map_err(at_point)?;
+            let plan = Plan::build(&raw, &spans).map_err(at_point)?;
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
         }
         for (i, e) in base.expect.iter().enumerate() {
-            check_expect(e, &sweep).map_err(|(k, m)| ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m))?;
+            check_expect(e, &sweep).map_err(|(k, m, hint)| {
+                let e = ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m);
+                match hint {
+                    Some(h) => e.hint(h),
+                    None => e,
+                }
+            })?;
         }
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(Study {
@@ -213,6 +228,42 @@ impl Study {
             expects: base.expect,
         })
     }
+}
+
+/// Where a key's value came from when not from its own table in the file.
+#[derive(Clone, Debug)]
+enum Override {
+    /// The file's `[quick]` table (with `--quick`).
+    Quick,
+    /// `--set key=<value>`.
+    Set(String),
+    /// The file's `[sweep]` table.
+    Sweep,
+}
+
+/// Reports an error about an overridden key (or a key under it) where its value came from: the `[quick]` or
+/// `[sweep]` entry, or the `--set` argument.
+fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Spans) -> ScenarioError {
+    let Some(key) = e.key.clone() else { return e };
+    let Some((set, origin)) = overrides
+        .iter()
+        .rev()
+        .find(|(k, _)| key == *k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
+    else {
+        return e;
+    };
+    match origin {
+        Override::Quick | Override::Sweep => {
+            let table = if matches!(origin, Override::Quick) { "quick" } else { "sweep" };
+            e.key = Some(format!("{table}.{set}"));
+            e.at = spans.locate(&format!("{table}.{set}"));
+        }
+        Override::Set(value) => {
+            e.at = None;
+            e.message = format!("{} (from --set {set}={value})", e.message);
+        }
+    }
+    e
 }
 
 fn label(assignments: &[(String, Value)]) -> String {
@@ -250,20 +301,33 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (String, String)> {
+/// Checks a target against the sweep; an error is (key under the target, message, hint).
+fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (String, String, Option<String>)> {
     let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some()];
     if kinds.iter().filter(|&&k| k).count() != 1 {
-        return Err(("metric".into(), "give exactly one of `value`, `range`, `order` or `relative`".into()));
+        return Err(("metric".into(), "give exactly one of `value`, `range`, `order` or `relative`".into(), None));
     }
     let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let swept = || {
+        Some(match sweep {
+            [] => "the scenario has no `[sweep]`".to_string(),
+            _ => format!(
+                "the swept keys are {}",
+                sweep.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    };
     for key in e.at.keys() {
         if values_of(key).is_none() {
-            return Err(("at".into(), format!("`{key}` is not a sweep key")));
+            return Err((format!("at.{key}"), format!("`{key}` is not a sweep key"), swept()));
         }
     }
     if e.order.is_some() || e.relative.is_some() {
-        let over = e.over.as_deref().ok_or(("over".to_string(), "required with `order` and `relative`".into()))?;
-        let values = values_of(over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key")))?;
+        let Some(over) = e.over.as_deref() else {
+            let m = "required with `order` and `relative`: the sweep key they compare the points along";
+            return Err(("over".into(), m.into(), swept()));
+        };
+        let values = values_of(over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key"), swept()))?;
         let listed: Vec<&Value> = match (&e.order, &e.relative) {
             (Some(o), _) => o.iter().collect(),
             (_, Some(r)) => vec![&r.a, &r.b],
@@ -271,7 +335,9 @@ fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (St
         };
         for v in listed {
             if !values.contains(v) {
-                return Err(("over".into(), format!("{} is not a value of sweep key `{over}`", show(v))));
+                let all = values.iter().map(show).collect::<Vec<_>>().join(", ");
+                let hint = Some(format!("`{over}` takes the values {all}"));
+                return Err(("over".into(), format!("{} is not a value of sweep key `{over}`", show(v)), hint));
             }
         }
     }
@@ -342,11 +408,21 @@ impl Plan {
         for (group, p) in &raw.providers {
             let key = format!("providers.{group}");
             let multi = p.scheduler == SchedulerPolicy::MultiPartitionEasy;
-            if !multi && (p.partitions.is_some() || p.borrowing.is_some()) {
-                return Err(err(
-                    &format!("{key}.partitions"),
-                    "`partitions` and `borrowing` apply only to the \"multi-partition-easy\" scheduler".into(),
-                ));
+            let option = [("partitions", p.partitions.is_some()), ("borrowing", p.borrowing.is_some())]
+                .into_iter()
+                .find_map(|(o, given)| given.then_some(o));
+            if let Some(option) = option
+                && !multi
+            {
+                let scheduler = serde_json::to_value(p.scheduler).ok().and_then(|v| v.as_str().map(String::from));
+                let e = err(
+                    &format!("{key}.{option}"),
+                    format!(
+                        "an option of the \"multi-partition-easy\" scheduler only, but this provider's scheduler is \"{}\"",
+                        scheduler.unwrap_or_default()
+                    ),
+                );
+                return Err(e.hint(format!("set `scheduler = \"multi-partition-easy\"` or remove `{option}`")));
             }
             let mut partitioning = Partitioning::default();
             if let Some(ratios) = &p.partitions {
@@ -376,8 +452,8 @@ impl Plan {
                 return Err(err(&key, "expected at least one provider".into()));
             }
             let mut providers = Vec::new();
-            for p in &g.providers {
-                providers.extend(resolve(&key, p, &["provider"])?);
+            for (i, p) in g.providers.iter().enumerate() {
+                providers.extend(resolve(&format!("{key}.{i}"), p, &["provider"])?);
             }
             for name in &members[group].1 {
                 let spec = AgentSpec::Gateway { providers: providers.clone(), dispatch: g.dispatch };
@@ -411,10 +487,14 @@ impl Plan {
             latency.push(LatencyRule::Default(d.0));
         }
         for (i, l) in raw.latency.kinds.iter().enumerate() {
-            for end in [&l.from, &l.to] {
+            for (end, field) in [(&l.from, "from"), (&l.to, "to")] {
                 if !KINDS.contains(&end.as_str()) {
-                    let e = err(&format!("latency.kinds.{i}"), format!("`{end}` is not an agent kind"));
-                    return Err(e.hint(format!("kinds are {}", KINDS.join(", "))));
+                    let e = err(&format!("latency.kinds.{i}.{field}"), format!("`{end}` is not an agent kind"));
+                    let kinds = format!("the kinds are {}", KINDS.join(", "));
+                    return Err(e.hint(match did_you_mean(end, KINDS) {
+                        Some(m) => format!("did you mean `{m}`? ({kinds})"),
+                        None => kinds,
+                    }));
                 }
             }
             if agents.iter().any(|a| a.kind == l.from) && agents.iter().any(|a| a.kind == l.to) {
@@ -422,16 +502,24 @@ impl Plan {
             }
         }
         for (i, l) in raw.latency.pairs.iter().enumerate() {
-            for end in [&l.from, &l.to] {
+            for (end, field) in [(&l.from, "from"), (&l.to, "to")] {
                 if !all_names.contains(end) {
-                    return Err(err(&format!("latency.pairs.{i}"), format!("no agent named `{end}`")));
+                    let mut e = err(&format!("latency.pairs.{i}.{field}"), format!("no agent named `{end}`"));
+                    if let Some(m) = did_you_mean(end, all_names.iter().map(String::as_str)) {
+                        e = e.hint(format!("did you mean `{m}`?"));
+                    }
+                    return Err(e);
                 }
             }
             latency.push(LatencyRule::Pair(l.from.clone(), l.to.clone(), l.secs.0));
         }
         for (i, a) in raw.outputs.trace_agents.iter().enumerate() {
             if !all_names.contains(a) {
-                return Err(err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`")));
+                let mut e = err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`"));
+                if let Some(m) = did_you_mean(a, all_names.iter().map(String::as_str)) {
+                    e = e.hint(format!("did you mean `{m}`?"));
+                }
+                return Err(e);
             }
         }
         Ok(Plan {
@@ -471,13 +559,13 @@ fn broker_target(
         (None, Some(list)) => {
             let key = format!("{key}.personalised");
             let mut names = Vec::new();
-            for p in list {
+            for (i, p) in list.iter().enumerate() {
                 if p == "*" {
                     for g in providers.keys() {
                         names.extend(resolve(&key, g, &["provider"])?);
                     }
                 } else {
-                    names.extend(resolve(&key, p, &["provider"])?);
+                    names.extend(resolve(&format!("{key}.{i}"), p, &["provider"])?);
                 }
             }
             if names.is_empty() {

@@ -238,6 +238,9 @@ pub struct RawExpect {
     pub abs_tol: Option<NonNegative>,
     /// Relative tolerance for `value` (fraction of the target).
     pub rel_tol: Option<NonNegative>,
+    /// Also accept `value` when it lies inside the 95% confidence interval of the mean (analytic checks).
+    #[serde(default)]
+    pub within_ci: bool,
     /// Inclusive range [low, high] the mean must fall in.
     pub range: Option<[f64; 2]>,
     /// Ordering across the values of sweep key `over`: the mean is non-increasing along this list of values

@@ -11,6 +11,8 @@
 //!   retries the same provider; here it moves on to the next cheapest, so contention repeats among the remaining
 //!   users as the thesis describes.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
@@ -59,6 +61,8 @@ struct Tracked {
 pub struct UserBroker {
     submission: Submission,
     jobs: Vec<Tracked>,
+    /// Position in `jobs` of each job id.
+    index: BTreeMap<JobId, usize>,
     /// Index of the next job to submit (jobs are sorted by submission time).
     next: usize,
     round_pending: bool,
@@ -87,13 +91,14 @@ impl UserBroker {
                 refused: Vec::new(),
                 claiming: false,
             })
-            .collect();
-        UserBroker { submission, jobs, next: 0, round_pending: false }
+            .collect::<Vec<_>>();
+        let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
+        UserBroker { submission, jobs, index, next: 0, round_pending: false }
     }
 
     fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
-        // Ids are dense per broker in practice, but do not rely on it.
-        self.jobs.iter_mut().find(|t| t.job.spec.id == id)
+        let i = *self.index.get(&id)?;
+        self.jobs.get_mut(i)
     }
 
     fn schedule_next_submission(&self, ctx: &mut Ctx<'_>) {

@@ -52,6 +52,7 @@ pub struct Provider {
     busy: Series,
     queued: Series,
     busy_now: u32,
+    waiting_now: u32,
     accepted: u64,
     rejected: u64,
     completed: u64,
@@ -73,6 +74,7 @@ impl Provider {
             busy: Series::default(),
             queued: Series::default(),
             busy_now: 0,
+            waiting_now: 0,
             accepted: 0,
             rejected: 0,
             completed: 0,
@@ -92,11 +94,15 @@ impl Provider {
 
     /// Queues a job; answers `Accepted` (then `Started` when it starts) or `Rejected`.
     fn on_submit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
-        match self.admit(job.clone(), ctx) {
-            Ok(()) => ctx.send(job.owner, Msg::Job(JobMsg::Accepted { job: job.id })),
+        let (id, owner) = (job.id, job.owner);
+        match self.admit(job, ctx.now()) {
+            Ok(started) => {
+                ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                self.start(started, ctx);
+            }
             Err(reason) => {
                 self.rejected += 1;
-                ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason }));
+                ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
             }
         }
         self.after_event(ctx);
@@ -108,16 +114,20 @@ impl Provider {
         let now = ctx.now().secs();
         let estimate = self.scaled(job.estimate.max(job.runtime));
         let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
-        if can_start_now && self.admit(job.clone(), ctx).is_ok() {
-            ctx.send(job.owner, Msg::Market(MarketMsg::SlaAccept { job: job.id, price: self.config.price }));
-        } else {
-            ctx.send(job.owner, Msg::Market(MarketMsg::SlaFail { job: job.id }));
+        let (id, owner) = (job.id, job.owner);
+        match can_start_now.then(|| self.admit(job, ctx.now())) {
+            Some(Ok(started)) => {
+                ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
+                self.start(started, ctx);
+            }
+            _ => ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id })),
         }
         self.after_event(ctx);
     }
 
-    fn admit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) -> Result<(), String> {
-        let now = ctx.now().secs();
+    /// Queues a job with the scheduler; returns what starts now (the caller answers the owner first).
+    fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
+        let now = now.secs();
         let runtime = self.scaled(job.runtime);
         // Batch systems kill a job at its estimate; workloads give estimates >= runtimes, and a shorter one is
         // raised to the runtime rather than silently cutting the job.
@@ -126,9 +136,9 @@ impl Provider {
         let id = job.id;
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.accepted += 1;
+        self.waiting_now += 1;
         self.jobs.insert(id, LocalJob { spec: job, runtime, start: None });
-        self.start(started, ctx);
-        Ok(())
+        Ok(started)
     }
 
     fn start(&mut self, started: Vec<Started>, ctx: &mut Ctx<'_>) {
@@ -136,6 +146,7 @@ impl Provider {
             let Some(job) = self.jobs.get_mut(&s.id) else { continue };
             job.start = Some(ctx.now());
             self.busy_now += job.spec.pes;
+            self.waiting_now -= 1;
             ctx.send(job.spec.owner, Msg::Job(JobMsg::Started { job: s.id }));
             ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id });
         }
@@ -167,7 +178,7 @@ impl Provider {
     fn after_event(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         self.busy.set(now, f64::from(self.busy_now));
-        self.queued.set(now, self.scheduler.queue_len(None) as f64);
+        self.queued.set(now, f64::from(self.waiting_now));
         let due = self.scheduler.next_wakeup().filter(|&t| t > now.secs());
         if self.wakeup.map(|w| w.0) != due {
             if let Some((_, timer)) = self.wakeup.take() {

@@ -1,0 +1,186 @@
+//! Message-level tests of the provider, user broker and gateway on the test bed: the job life cycle, refusals,
+//! round-robin dispatch and the personalised brokers' SLA claims (seed 003 ch3).
+
+use agents::broker::{Submission, UserBroker, WorkloadJob};
+use agents::gateway::{Dispatch, Gateway};
+use agents::kernel::{Agent, AgentId, Runtime};
+use agents::protocol::{JobMsg, JobSpec, Msg};
+use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
+use agents::provider::{Provider, ProviderConfig, ProviderInfo};
+use agents::report::{JobOutcome, Report};
+use agents::testbed::{TestBed, expect};
+
+fn provider(pes: u32, speed: f64, price: f64) -> Provider {
+    Provider::new(ProviderConfig {
+        pes,
+        speed,
+        price,
+        scheduler: SchedulerPolicy::Easy,
+        partitioning: Partitioning::default(),
+    })
+}
+
+fn job(id: u64, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
+    JobSpec { id, owner, pes, runtime, estimate: runtime, deadline: None, budget: None }
+}
+
+fn submit(j: JobSpec) -> Msg {
+    Msg::Job(JobMsg::Submit(Box::new(j)))
+}
+
+#[test]
+fn test_provider_runs_queues_and_charges() {
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }] {
+        let mut tb = TestBed::new(1);
+        tb.runtime(rt);
+        tb.agent("site", "provider", provider(4, 2.0, 0.5));
+        let user = tb.probe("user");
+        // Two 4-PE jobs: the second waits for the first. Speed 2 halves the 100 s runtime.
+        tb.inject(1.0, "user", "site", submit(job(1, user, 4, 100.0)));
+        tb.inject(2.0, "user", "site", submit(job(2, user, 4, 100.0)));
+        tb.run_to_quiescence().unwrap();
+        tb.assert_exact(&[
+            expect("job.submit").at(1.0),
+            expect("job.accepted").to("user").at(1.0),
+            expect("job.started").msg(Msg::Job(JobMsg::Started { job: 1 })).at(1.0),
+            expect("job.submit").at(2.0),
+            expect("job.accepted").at(2.0),
+            expect("timer.job_end").to("site").at(51.0),
+            // EASY planned job 2 for t=51 (job 1's estimated end) and asked to be woken then.
+            expect("timer.wakeup").to("site").at(51.0),
+            // 0.5 G$/PE-s × 4 PEs × 50 s
+            expect("job.completed").msg(Msg::Job(JobMsg::Completed { job: 1, cost: 100.0 })).at(51.0),
+            expect("job.started").msg(Msg::Job(JobMsg::Started { job: 2 })).at(51.0),
+            expect("timer.job_end").at(101.0),
+            expect("job.completed").at(101.0),
+        ]);
+    }
+}
+
+#[test]
+fn test_provider_rejects_a_job_wider_than_the_cluster() {
+    let mut tb = TestBed::new(1);
+    tb.agent("site", "provider", provider(4, 1.0, 0.0));
+    let user = tb.probe("user");
+    tb.inject(0.0, "user", "site", submit(job(9, user, 8, 10.0)));
+    tb.run_to_quiescence().unwrap();
+    let d = tb.deliveries();
+    assert_eq!(d.len(), 2);
+    let Msg::Job(JobMsg::Rejected { job, reason }) = &d[1].msg else { panic!("{:?}", d[1]) };
+    assert_eq!(*job, 9);
+    assert_eq!(reason, "request needs 8 PEs but at most 4 can serve it");
+}
+
+#[test]
+fn test_gateway_dispatches_round_robin_and_skips_small_sites() {
+    let mut tb = TestBed::new(1);
+    let a = tb.agent("a", "provider", provider(2, 1.0, 0.0));
+    let b = tb.agent("b", "provider", provider(8, 1.0, 0.0));
+    let info = |id, pes| ProviderInfo { id, pes, speed: 1.0, price: 0.0 };
+    tb.agent("igg", "gateway", Gateway::new(vec![info(a, 2), info(b, 8)], Dispatch::RoundRobin));
+    let user = tb.probe("user");
+    for (i, pes) in [(1, 1), (2, 1), (3, 1), (4, 4), (5, 16)] {
+        tb.inject(f64::from(i as u32), "user", "igg", submit(job(i, user, pes, 0.5)));
+    }
+    tb.run_to_quiescence().unwrap();
+    let forwarded: Vec<(u64, String)> = tb
+        .deliveries()
+        .into_iter()
+        .filter(|d| d.from == "igg")
+        .filter_map(|d| match d.msg {
+            Msg::Job(JobMsg::Submit(j)) => Some((j.id, d.to)),
+            Msg::Job(JobMsg::Rejected { job, .. }) => Some((job, d.to)),
+            _ => None,
+        })
+        .collect();
+    let expected = [(1, "a"), (2, "b"), (3, "a"), (4, "b"), (5, "user")];
+    assert_eq!(forwarded, expected.map(|(j, s)| (j, s.to_string())), "job 4 needs 4 PEs: only b; job 5 fits nowhere");
+    // Providers answer the owner directly: the gateway is transparent.
+    tb.assert_in_order(&[expect("job.started").from("b").to("user").msg(Msg::Job(JobMsg::Started { job: 4 }))]);
+}
+
+#[test]
+fn test_personalised_brokers_contend_for_the_cheapest_provider() {
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 2 }] {
+        let mut tb = TestBed::new(1);
+        tb.runtime(rt);
+        let cheap = tb.agent("cheap", "provider", provider(4, 1.0, 1.0));
+        let dear = tb.agent("dear", "provider", provider(4, 1.0, 2.0));
+        let infos = vec![
+            ProviderInfo { id: cheap, pes: 4, speed: 1.0, price: 1.0 },
+            ProviderInfo { id: dear, pes: 4, speed: 1.0, price: 2.0 },
+        ];
+        // Three users submit a 4-PE job of 100 s at t=0 with a deadline of 250 s.
+        for u in 0..3u64 {
+            let j = JobSpec { deadline: Some(250.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+            let broker = UserBroker::new(
+                vec![WorkloadJob { submit: 0.0, spec: j }],
+                Submission::Personalised { providers: infos.clone(), round: 50.0 },
+            );
+            tb.agent(&format!("user-{u}"), "broker", broker);
+        }
+        tb.run_to_quiescence().unwrap();
+        // Everyone claims the cheapest first; it grants only the first claim.
+        tb.assert_in_order(&[
+            expect("market.sla_request").from("user-0").to("cheap").at(0.0),
+            expect("market.sla_request").from("user-1").to("cheap").at(0.0),
+            expect("market.sla_request").from("user-2").to("cheap").at(0.0),
+            expect("market.sla_accept").to("user-0").at(0.0),
+            expect("market.sla_fail").to("user-1").at(0.0),
+            expect("market.sla_fail").to("user-2").at(0.0),
+            // Next round (t=50) both refused users move on to the dearer provider: again one wins.
+            expect("market.sla_request").from("user-1").to("dear").at(50.0),
+            expect("market.sla_request").from("user-2").to("dear").at(50.0),
+            expect("market.sla_accept").from("dear").to("user-1").at(50.0),
+            expect("market.sla_fail").from("dear").to("user-2").at(50.0),
+            expect("job.completed").from("cheap").to("user-0").at(100.0),
+            // t=100: user-2 claims the cheap provider again, now free, and finishes at 200 <= 250.
+            expect("market.sla_request").from("user-2").to("cheap").at(100.0),
+            expect("market.sla_accept").to("user-2").at(100.0),
+            expect("job.completed").to("user-2").at(200.0),
+        ]);
+        tb.assert_in_order(&[expect("market.payment").from("user-0").to("cheap")]);
+    }
+}
+
+#[test]
+fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
+    let mut tb = TestBed::new(1);
+    let only = tb.agent("only", "provider", provider(4, 1.0, 1.0));
+    let infos = vec![ProviderInfo { id: only, pes: 4, speed: 1.0, price: 1.0 }];
+    let mut users = Vec::new();
+    for u in 0..2u64 {
+        let j = JobSpec { deadline: Some(120.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+        let b = UserBroker::new(
+            vec![WorkloadJob { submit: 0.0, spec: j }],
+            Submission::Personalised { providers: infos.clone(), round: 50.0 },
+        );
+        users.push(tb.agent(&format!("user-{u}"), "broker", b));
+    }
+    let out = tb.run_to_quiescence().unwrap();
+    // user-1 is refused at t=0; at t=50 the job would end at 150 > 120: dropped, no further claim.
+    tb.assert_exact(&[
+        expect("timer.submit").to("user-0").at(0.0),
+        expect("timer.submit").to("user-1").at(0.0),
+        expect("market.sla_request").from("user-0"),
+        expect("market.sla_request").from("user-1"),
+        expect("market.sla_accept").to("user-0"),
+        expect("job.started").to("user-0"),
+        expect("market.sla_fail").to("user-1"),
+        expect("timer.round").to("user-1").at(50.0),
+        expect("timer.job_end").to("only").at(100.0),
+        expect("job.completed").to("user-0").at(100.0),
+        expect("market.payment").from("user-0").at(100.0),
+    ]);
+    let outcome = |tb: &mut TestBed, id| {
+        tb.sim()
+            .inspect(id, move |b: &UserBroker| {
+                let mut r = Report::default();
+                b.report(out.now, &mut r);
+                r.jobs.iter().map(|j| (j.outcome, j.end)).collect::<Vec<_>>()
+            })
+            .unwrap()
+    };
+    assert_eq!(outcome(&mut tb, users[0]), vec![(JobOutcome::Completed, Some(100.0))]);
+    assert_eq!(outcome(&mut tb, users[1]), vec![(JobOutcome::Dropped, Some(50.0))]);
+}
