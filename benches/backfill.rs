@@ -55,11 +55,8 @@ fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
     for id in 0..JOBS {
         // 2^k PEs, k uniform in 0..=8; a quarter of the jobs take any size in (2^(k-1), 2^k].
         let power = 1u32 << rng.below(9);
-        let pes = if power > 1 && rng.below(4) == 0 {
-            power / 2 + 1 + rng.below(u64::from(power / 2)) as u32
-        } else {
-            power
-        };
+        let pes =
+            if power > 1 && rng.below(4) == 0 { power / 2 + 1 + rng.below(u64::from(power / 2)) as u32 } else { power };
         // Lognormal runtime, median 10 min, sigma 1.5; at least a second, at most two days.
         let runtime = (600.0 * (1.5 * rng.normal()).exp()).clamp(1.0, 172_800.0);
         work += f64::from(pes) * runtime;
@@ -90,9 +87,7 @@ fn simulate(policy: SchedulerPolicy, jobs: &[QueuedJob], runtimes: &[f64]) -> (f
     let mut next_arrival = arrivals.next();
     let (mut total_wait, mut busy, mut makespan) = (0.0, 0.0, 0.0);
     loop {
-        let completion = completions
-            .peek()
-            .map(|&Reverse((bits, _))| f64::from_bits(bits));
+        let completion = completions.peek().map(|&Reverse((bits, _))| f64::from_bits(bits));
         let arrival = next_arrival.map(|job| job.submit);
         let candidates = [completion, arrival, scheduler.next_wakeup()];
         let Some(now) = candidates.into_iter().flatten().min_by(f64::total_cmp) else {
@@ -125,15 +120,10 @@ fn backfill(c: &mut Criterion) {
     let (jobs, runtimes) = workload();
     let mut group = c.benchmark_group("backfill");
     group.sample_size(10);
-    for (name, policy) in [
-        ("conservative/100k", SchedulerPolicy::Conservative),
-        ("easy/100k", SchedulerPolicy::Easy),
-    ] {
+    for (name, policy) in [("conservative/100k", SchedulerPolicy::Conservative), ("easy/100k", SchedulerPolicy::Easy)] {
         let (mean_wait, utilisation) = simulate(policy, &jobs, &runtimes);
         eprintln!("{name}: mean wait {mean_wait:.0} s, utilisation {utilisation:.3}");
-        group.bench_function(name, |b| {
-            b.iter(|| simulate(policy, black_box(&jobs), black_box(&runtimes)))
-        });
+        group.bench_function(name, |b| b.iter(|| simulate(policy, black_box(&jobs), black_box(&runtimes))));
     }
     group.finish();
 }

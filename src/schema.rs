@@ -99,4 +99,10 @@ mod tests {
         }
         assert!(md.contains("Processing elements (CPUs) per provider."));
     }
+
+    #[test]
+    fn docs_scenario_md_is_up_to_date() {
+        let committed = std::fs::read_to_string("docs/scenario.md").unwrap_or_default();
+        assert!(committed == super::markdown(), "regenerate it: cargo run -- schema > docs/scenario.md");
+    }
 }

@@ -42,27 +42,21 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
         if e.value.is_some() || e.range.is_some() {
             for p in &points {
                 let where_ = if p.label.is_empty() { String::new() } else { format!(" at {}", p.label) };
-                let (target, check): (String, Box<dyn Fn(&Summary) -> bool>) = match (e.value, e.range) {
+                let s = summary(p);
+                let (target, pass) = match (e.value, e.range) {
                     (Some(v), _) => {
                         let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * v.abs()));
                         let ci = if e.within_ci { " or within the 95% CI" } else { "" };
-                        let within_ci = e.within_ci;
-                        let check = move |s: &Summary| (s.mean - v).abs() <= tol || (within_ci && s.contains(v));
-                        (format!("{} = {v} ± {}{ci}{where_}", e.metric, short(tol)), Box::new(check))
+                        let pass = s.map(|s| (s.mean - v).abs() <= tol || (e.within_ci && s.contains(v)));
+                        (format!("{} = {v} ± {}{ci}{where_}", e.metric, short(tol)), pass)
                     }
-                    (None, Some([lo, hi])) => (
-                        format!("{} in [{lo}, {hi}]{where_}", e.metric),
-                        Box::new(move |s| lo <= s.mean && s.mean <= hi),
-                    ),
+                    (None, Some([lo, hi])) => {
+                        (format!("{} in [{lo}, {hi}]{where_}", e.metric), s.map(|s| lo <= s.mean && s.mean <= hi))
+                    }
                     _ => unreachable!("checked when the scenario was loaded"),
                 };
-                let s = summary(p);
-                out.push(Verdict {
-                    target,
-                    source: source.clone(),
-                    measured: s.map_or("not measured".into(), |s| fmt_summary(&s)),
-                    pass: s.map(|s| check(&s)),
-                });
+                let measured = s.map_or("not measured".into(), |s| fmt_summary(&s));
+                out.push(Verdict { target, source: source.clone(), measured, pass });
             }
             continue;
         }

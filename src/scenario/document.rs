@@ -90,7 +90,8 @@ impl Document {
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, ScenarioError> {
         let de = toml::Value::Table(self.table.clone());
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let mut key = dotted(e.path());
+            let path = segments(e.path());
+            let mut key = path.join(".");
             // The bare message: the error's `Display` adds its own "in `key`" line, which we locate better.
             let mut message = e.inner().message().to_string();
             // "missing field `x`" at a table: name the missing key itself.
@@ -99,7 +100,8 @@ impl Document {
                 message = "required key is missing".into();
             }
             let hint = hint_for(&message);
-            let mut err = ScenarioError::at_key(&self.spans, &key, message);
+            let found = value_at(&self.table, &path).map(describe);
+            let mut err = ScenarioError::at_key(&self.spans, &key, plain(&message, found));
             if key.is_empty() {
                 err.key = None;
             }
@@ -111,20 +113,80 @@ impl Document {
     }
 }
 
-/// A deserialisation error's path as a dotted key (`expect.1.metric`, not `expect[1].metric`), the form [`Spans`]
-/// indexes and the user writes in `--set` and `[sweep]`.
-fn dotted(path: &serde_path_to_error::Path) -> String {
+/// serde's wording in a scenario's terms: "unknown key" rather than "unknown field", "unknown value" rather than
+/// "unknown variant", TOML's and the schema's type names rather than Rust's (`a table`, not `struct RawProvider` or
+/// `map`; `a number`, not `f64`), and "expected X, found Y" like the range checks rather than "invalid type: Y,
+/// expected X". `found` describes the value at the error's key, when there is one.
+fn plain(message: &str, found: Option<String>) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        return format!("unknown key {rest}");
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        return format!("unknown value {rest}");
+    }
+    let type_name = |s: &str| match s {
+        "map" | "a map" => "a table".to_string(),
+        "sequence" | "a sequence" => "an array".to_string(),
+        "string only" => "a string".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".to_string(),
+        s if s.starts_with("struct ") => "a table".to_string(),
+        other => other.to_string(),
+    };
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some((what, expected)) = message.strip_prefix(prefix).and_then(|r| r.split_once(", expected ")) {
+            let found = match found {
+                // The value as written, when serde could only say "unit variant" (an enum given a number).
+                Some(f) if what == "unit variant" || prefix == "invalid length " => f,
+                _ => type_name(what),
+            };
+            return format!("expected {}, found {found}", type_name(expected));
+        }
+    }
+    message.to_string()
+}
+
+/// A value as an error message names what was found: `integer 3`, `string "x"`, `an array of 1 value(s)`.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("string {s:?}"),
+        Value::Integer(i) => format!("integer `{i}`"),
+        Value::Float(x) => format!("floating point `{x}`"),
+        Value::Boolean(b) => format!("boolean `{b}`"),
+        Value::Datetime(d) => format!("date-time `{d}`"),
+        Value::Array(a) => format!("an array of {} value(s)", a.len()),
+        Value::Table(_) => "a table".into(),
+    }
+}
+
+/// The value at a path of keys and array indices.
+fn value_at<'a>(table: &'a Table, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    let mut v = table.get(first)?;
+    for part in rest {
+        v = match v {
+            Value::Table(t) => t.get(part)?,
+            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// A deserialisation error's path as keys and array indices: joined with `.` it is the dotted key
+/// (`expect.1.metric`, not serde's `expect[1].metric`) that [`Spans`] indexes and the user writes in `--set` and
+/// `[sweep]`.
+fn segments(path: &serde_path_to_error::Path) -> Vec<String> {
     use serde_path_to_error::Segment;
-    let parts: Vec<String> = path
-        .iter()
+    path.iter()
         .filter_map(|s| match s {
             Segment::Seq { index } => Some(index.to_string()),
             Segment::Map { key } => Some(key.clone()),
             Segment::Enum { variant } => Some(variant.clone()),
             Segment::Unknown => None,
         })
-        .collect();
-    parts.join(".")
+        .collect()
 }
 
 /// Parses TOML text into a table and its key index; a syntax error is located by line and column.

@@ -78,11 +78,6 @@ impl Profile {
         self.capacity
     }
 
-    /// Number of breakpoints (a measure of the cost of searches).
-    pub fn breakpoints(&self) -> usize {
-        self.steps.len()
-    }
-
     /// Free PEs at instant `t`.
     pub fn free_at(&self, t: f64) -> u32 {
         let (_, &free) = self.steps.range(..=TimeKey::new(t)).next_back().expect("time precedes the profile's origin");
@@ -153,15 +148,14 @@ impl Profile {
         self.update(start, end, |free| free.checked_sub(pes).expect("PEs oversubscribed"));
     }
 
-    /// Gives back `pes` PEs over `[start, end)`; returns the largest number of free PEs in the
-    /// window afterwards (used to prune schedule compression).
-    pub fn release(&mut self, start: f64, end: f64, pes: u32) -> u32 {
+    /// Gives back `pes` PEs over `[start, end)`.
+    pub fn release(&mut self, start: f64, end: f64, pes: u32) {
         let capacity = self.capacity;
         self.update(start, end, |free| {
             let free = free + pes;
             assert!(free <= capacity, "released PEs that were not allocated");
             free
-        })
+        });
     }
 
     /// Largest number of free PEs anywhere in `[start, end)`.
@@ -211,6 +205,9 @@ impl Profile {
     /// rectangles under a histogram, O(pieces).
     pub fn free_slots(&self, from: f64, until: f64) -> Vec<Slot> {
         let mut slots = Vec::new();
+        if until <= from {
+            return slots;
+        }
         // Open rectangles: (left edge, height), heights strictly increasing.
         let mut open: Vec<(f64, u32)> = Vec::new();
         let pieces = self.segments(from, until);
@@ -256,21 +253,18 @@ impl Profile {
         total
     }
 
-    /// Applies `change` to every step in `[start, end)`; returns the largest new value there.
-    fn update(&mut self, start: f64, end: f64, change: impl Fn(u32) -> u32) -> u32 {
+    /// Applies `change` to every step in `[start, end)`.
+    fn update(&mut self, start: f64, end: f64, change: impl Fn(u32) -> u32) {
         assert!(start < end, "empty or reversed window [{start}, {end})");
         let (start, end) = (TimeKey::new(start), TimeKey::new(end));
         self.split(start);
         self.split(end);
-        let mut max = 0;
         for (_, free) in self.steps.range_mut(start..end) {
             *free = change(*free);
-            max = max.max(*free);
         }
         // A uniform change keeps the inside canonical; only the two edges may now repeat.
         self.merge(start);
         self.merge(end);
-        max
     }
 
     fn split(&mut self, t: TimeKey) {
@@ -309,7 +303,7 @@ mod tests {
         assert_eq!(p.min_free(0.0, 10.0), 1);
         assert_eq!(p.min_free(10.0, 30.0), 4);
         assert_eq!(p.max_free(4.0, 12.0), 5);
-        assert_eq!(p.release(5.0, 20.0, 4), 8);
+        p.release(5.0, 20.0, 4);
         assert_eq!(steps(&p), [(0.0, 5), (10.0, 8)], "merged back");
         p.release(0.0, 10.0, 3);
         assert_eq!(steps(&p), [(0.0, 8)]);
@@ -327,6 +321,20 @@ mod tests {
         assert_eq!(p.earliest_fit(0.0, 3, 2.5), 15.0, "too short a hole");
         assert_eq!(p.earliest_fit(11.0, 8, 1.0), 11.0);
         assert_eq!(p.earliest_fit(11.5, 8, 1.0), 15.0);
+    }
+
+    #[test]
+    fn refit_counts_the_jobs_own_window_as_free() {
+        let mut p = Profile::new(8);
+        p.advance(0.0);
+        p.allocate(0.0, 10.0, 6);
+        p.allocate(10.0, 15.0, 4); // the job being refitted
+        assert_eq!(p.earliest_refit(0.0, 4, 5.0, 10.0), 10.0, "2 free before it: stays");
+        p.release(0.0, 10.0, 6);
+        p.allocate(3.0, 4.0, 5);
+        assert_eq!(p.earliest_refit(0.0, 4, 5.0, 10.0), 4.0, "[4,9) after the dip at 3");
+        assert_eq!(p.earliest_refit(4.0, 4, 9.0, 10.0), 4.0, "runs into its own window");
+        assert_eq!(p.earliest_refit(12.0, 4, 5.0, 10.0), 10.0, "never later");
     }
 
     #[test]
@@ -364,6 +372,7 @@ mod tests {
             ]
         );
         assert_eq!(p.free_slots(26.0, 50.0), [Slot { start: 40.0, end: 50.0, pes: 4 }]);
+        assert_eq!(p.free_slots(26.0, 26.0), []);
     }
 
     #[test]

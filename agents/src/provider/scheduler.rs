@@ -12,6 +12,7 @@
 //! suspended lease is re-queued for "the next available slot". Runtimes used for planning are
 //! the users' estimates; jobs are assumed killed at their estimate, as batch systems do.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -222,11 +223,16 @@ impl Cluster {
         self.parts.iter().map(|p| p.min_free(start, end)).sum()
     }
 
-    fn profile(&self, partition: Option<usize>) -> Result<Profile, Rejected> {
+    fn part(&self, partition: usize) -> Result<&Profile, Rejected> {
+        self.parts.get(partition).ok_or(Rejected::NoSuchPartition(partition))
+    }
+
+    /// The profile of one partition, or of the whole cluster.
+    fn profile(&self, partition: Option<usize>) -> Result<Cow<'_, Profile>, Rejected> {
         match partition {
-            None if self.parts.len() == 1 => Ok(self.parts[0].clone()),
-            None => Ok(Profile::sum(&self.parts)),
-            Some(p) => self.parts.get(p).cloned().ok_or(Rejected::NoSuchPartition(p)),
+            None if self.parts.len() == 1 => Ok(Cow::Borrowed(&self.parts[0])),
+            None => Ok(Cow::Owned(Profile::sum(&self.parts))),
+            Some(p) => self.part(p).map(Cow::Borrowed),
         }
     }
 
@@ -590,12 +596,14 @@ impl LocalScheduler {
     /// Fraction of the PEs (of the cluster or of a partition) busy at `now`, reservations
     /// included: Garg's queue load `l_k`.
     pub fn load(&self, now: f64, partition: Option<usize>) -> Result<f64, Rejected> {
-        let profile = self.cluster.profile(partition)?;
-        let capacity = profile.capacity();
+        let now = now.max(self.now);
+        let (capacity, free) = match partition {
+            None => (self.cluster.capacity(), self.cluster.free_at(now)),
+            Some(p) => self.cluster.part(p).map(|part| (part.capacity(), part.free_at(now)))?,
+        };
         if capacity == 0 {
             return Ok(0.0);
         }
-        let free = profile.free_at(now.max(self.now));
         Ok(f64::from(capacity - free) / f64::from(capacity))
     }
 
@@ -928,6 +936,7 @@ mod tests {
         fn reserve(&mut self, now: f64, request: ReservationRequest) -> bool;
         fn next_wakeup(&self) -> Option<f64>;
         fn planned_start(&self, id: JobId) -> Option<f64>;
+        fn head(&self) -> Option<JobId>;
         fn idle(&self) -> bool;
     }
 
@@ -956,6 +965,9 @@ mod tests {
         fn planned_start(&self, id: JobId) -> Option<f64> {
             LocalScheduler::planned_start(self, id)
         }
+        fn head(&self) -> Option<JobId> {
+            self.waiting().next().map(|job| job.id)
+        }
         fn idle(&self) -> bool {
             self.running().next().is_none() && self.waiting().next().is_none()
         }
@@ -970,29 +982,37 @@ mod tests {
     /// Runs a workload in time order (at equal times: completions, reservation requests,
     /// arrivals, then the scheduler's wake-up; ties by id) and checks the invariants: each
     /// start is reported once at the time of its event, every job ends exactly once, no PE is
-    /// ever oversubscribed (jobs and accepted reservations), and under conservative backfilling
-    /// no job starts later than its first reservation.
+    /// ever oversubscribed (jobs and accepted reservations), the reservation of the queue head
+    /// (EASY's shadow time) never moves later, and under conservative backfilling no job starts
+    /// later than its first reservation.
     fn run(s: &mut impl Driven, jobs: &[Spec], requests: &[(f64, ReservationRequest)]) -> Outcome {
         type Completions = BTreeSet<(TimeKey, JobId)>;
+        let spec: BTreeMap<JobId, Spec> = jobs.iter().map(|j| (j.id, *j)).collect();
         let record = |started: Vec<Started>, now: f64, out: &mut Outcome, ends: &mut Completions| {
             for s in started {
                 assert_eq!(s.start, now, "job {} reported off its event", s.id);
                 assert!(out.starts.insert(s.id, now).is_none(), "job {} started twice", s.id);
-                let runtime = jobs.iter().find(|j| j.id == s.id).unwrap().runtime;
-                ends.insert((TimeKey::new(now + runtime), s.id));
+                ends.insert((TimeKey::new(now + spec[&s.id].runtime), s.id));
             }
         };
         let mut arrivals: Vec<Spec> = jobs.to_vec();
         arrivals.sort_by(|a, b| a.submit.total_cmp(&b.submit).then(a.id.cmp(&b.id)));
         let mut arrivals = arrivals.into_iter().peekable();
         let mut requests = requests.iter().peekable();
-        let spec: BTreeMap<JobId, Spec> = jobs.iter().map(|j| (j.id, *j)).collect();
         let mut out = Outcome::default();
         let mut first_plan = BTreeMap::new();
         let mut completions = Completions::new();
         let mut ended = BTreeSet::new();
         let mut held = Vec::new();
+        let mut head = None;
         for _ in 0..100_000 {
+            let head_now = s.head().and_then(|id| Some((id, s.planned_start(id)?)));
+            if let (Some((id, before)), Some((now_id, after))) = (head, head_now)
+                && id == now_id
+            {
+                assert!(after <= before, "head {id} delayed from {before} to {after}");
+            }
+            head = head_now;
             let candidates = [
                 completions.first().map(|&(TimeKey(t), _)| t),
                 requests.peek().map(|r| r.0),
@@ -1148,6 +1168,9 @@ mod tests {
         }
         fn planned_start(&self, id: JobId) -> Option<f64> {
             self.queue.iter().find(|q| q.0 == id).map(|q| q.3)
+        }
+        fn head(&self) -> Option<JobId> {
+            self.queue.first().map(|q| q.0)
         }
         fn idle(&self) -> bool {
             self.running.is_empty() && self.queue.is_empty()
