@@ -4,7 +4,7 @@
 use agents::broker::{Submission, UserBroker, WorkloadJob};
 use agents::gateway::{Dispatch, Gateway};
 use agents::kernel::{Agent, AgentId, Runtime};
-use agents::protocol::{JobMsg, JobSpec, Msg};
+use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{Provider, ProviderConfig, ProviderInfo};
 use agents::report::{JobOutcome, Report};
@@ -183,4 +183,55 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
     };
     assert_eq!(outcome(&mut tb, users[0]), vec![(JobOutcome::Completed, Some(100.0))]);
     assert_eq!(outcome(&mut tb, users[1]), vec![(JobOutcome::Dropped, Some(50.0))]);
+}
+
+#[test]
+fn test_cancel_a_queued_and_a_running_job() {
+    let mut tb = TestBed::new(1);
+    tb.agent("site", "provider", provider(4, 1.0, 1.0));
+    let user = tb.probe("user");
+    tb.inject(0.0, "user", "site", submit(job(1, user, 4, 100.0)));
+    tb.inject(1.0, "user", "site", submit(job(2, user, 4, 100.0)));
+    tb.inject(5.0, "user", "site", Msg::Job(JobMsg::Cancel { job: 2 }));
+    tb.inject(10.0, "user", "site", Msg::Job(JobMsg::Cancel { job: 1 }));
+    let out = tb.run_to_quiescence().unwrap();
+    tb.assert_in_order(&[
+        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 2 })).at(5.0),
+        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 1 })).at(10.0),
+    ]);
+    // Job 1's end timer was cancelled with it, and job 2 never started.
+    tb.assert_none(&expect("timer.job_end"));
+    tb.assert_none(&expect("job.started").msg(Msg::Job(JobMsg::Started { job: 2 })));
+    assert_eq!(out.now.secs(), 10.0);
+    let revenue = tb.sim().inspect(AgentId(0), move |p: &Provider| {
+        let mut r = Report::default();
+        p.report(out.now, &mut r);
+        r.metrics.iter().find(|m| m.0 == "revenue").map(|m| m.1)
+    });
+    assert_eq!(revenue.flatten(), Some(40.0), "4 PEs × 10 s × 1 G$");
+}
+
+#[test]
+fn test_advance_reservation_and_free_slots() {
+    let mut tb = TestBed::new(1);
+    tb.agent("site", "provider", provider(4, 1.0, 0.0));
+    let user = tb.probe("user");
+    let reserve = |request, start, end, pes| Msg::Lease(LeaseMsg::Reserve { request, start, end, pes });
+    tb.inject(0.0, "user", "site", reserve(1, 10.0, 20.0, 3));
+    tb.inject(0.0, "user", "site", reserve(2, 15.0, 30.0, 2)); // only 1 PE left over [15, 20)
+    tb.inject(1.0, "user", "site", Msg::Market(MarketMsg::SlotsQuery { horizon: 100.0 }));
+    // A 2-PE job of 12 s submitted at 2 would overlap the reservation: it must wait until 20.
+    tb.inject(2.0, "user", "site", submit(job(7, user, 2, 12.0)));
+    tb.run_to_quiescence().unwrap();
+    let d = tb.deliveries();
+    let answers: Vec<&Msg> = d.iter().filter(|d| d.to == "user").map(|d| &d.msg).collect();
+    assert_eq!(answers[0], &Msg::Lease(LeaseMsg::Reserved { request: 1, reservation: 0 }));
+    assert!(
+        matches!(answers[1], Msg::Lease(LeaseMsg::ReserveRefused { request: 2, reason }) if reason.contains("not enough free PEs")),
+        "{:?}",
+        answers[1]
+    );
+    let Msg::Market(MarketMsg::FreeSlots { slots }) = answers[2] else { panic!("{:?}", answers[2]) };
+    assert!(slots.contains(&(1.0, 10.0, 4)) && slots.iter().any(|s| s.0 == 1.0 && s.2 == 1), "{slots:?}");
+    tb.assert_in_order(&[expect("job.started").msg(Msg::Job(JobMsg::Started { job: 7 })).at(20.0)]);
 }

@@ -87,6 +87,12 @@ pub enum JobMsg {
         /// The job.
         job: JobId,
     },
+    /// Owner → resource provider: withdraw the job. A queued job leaves the queue; a running one stops and is
+    /// charged for the time it ran. Answered by `Lease::Cancelled` (or nothing if the job already ended).
+    Cancel {
+        /// The job.
+        job: JobId,
+    },
     /// Resource provider → submitter: the job finished at the delivery time.
     Completed {
         /// The job.
@@ -103,15 +109,47 @@ impl JobMsg {
             JobMsg::Accepted { .. } => "job.accepted",
             JobMsg::Rejected { .. } => "job.rejected",
             JobMsg::Started { .. } => "job.started",
+            JobMsg::Cancel { .. } => "job.cancel",
             JobMsg::Completed { .. } => "job.completed",
         }
     }
 }
 
-/// Lease sub-protocol (seed 000 ch3): the provider preempts leases of external users for local ones.
+/// Lease sub-protocol: advance reservations, and (seed 000 ch3) the provider's preemption of external leases.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseMsg {
+    /// Broker, gateway or meta-broker → resource provider: reserve `pes` PEs over `[start, end)`. Answered by
+    /// `Reserved` or `ReserveRefused` with the same `request`.
+    Reserve {
+        /// The requester's own number for this request.
+        request: u64,
+        /// Window start [s].
+        start: f64,
+        /// Window end [s].
+        end: f64,
+        /// PEs.
+        pes: u32,
+    },
+    /// Resource provider → requester: the window is held; `reservation` names it from now on.
+    Reserved {
+        /// The requester's number.
+        request: u64,
+        /// The provider's reservation id.
+        reservation: u64,
+    },
+    /// Resource provider → requester: the window cannot be held (not enough free PEs throughout, too wide, past).
+    ReserveRefused {
+        /// The requester's number.
+        request: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Holder → resource provider: give a reservation back (or end it early).
+    Release {
+        /// The provider's reservation id.
+        reservation: u64,
+    },
     /// Resource provider → lease owner (gateway or broker): the lease was suspended at the delivery time;
     /// it resumes later with its remaining work (`Resumed`).
     Suspended {
@@ -133,6 +171,10 @@ pub enum LeaseMsg {
 impl LeaseMsg {
     fn kind(&self) -> &'static str {
         match self {
+            LeaseMsg::Reserve { .. } => "lease.reserve",
+            LeaseMsg::Reserved { .. } => "lease.reserved",
+            LeaseMsg::ReserveRefused { .. } => "lease.reserve_refused",
+            LeaseMsg::Release { .. } => "lease.release",
             LeaseMsg::Suspended { .. } => "lease.suspended",
             LeaseMsg::Resumed { .. } => "lease.resumed",
             LeaseMsg::Cancelled { .. } => "lease.cancelled",
@@ -159,6 +201,17 @@ pub enum MarketMsg {
         /// The job.
         job: JobId,
     },
+    /// Broker, gateway or meta-broker → resource provider: which capacity is free over the next `horizon` seconds?
+    /// Answered by `FreeSlots`.
+    SlotsQuery {
+        /// Look-ahead [s].
+        horizon: f64,
+    },
+    /// Resource provider → asker: the free-slot advertisement, maximal free rectangles `(start, end, pes)`.
+    FreeSlots {
+        /// Slots in time order.
+        slots: Vec<(f64, f64, u32)>,
+    },
     /// User broker → resource provider: payment for a completed job.
     Payment {
         /// The job.
@@ -174,6 +227,8 @@ impl MarketMsg {
             MarketMsg::SlaRequest(_) => "market.sla_request",
             MarketMsg::SlaAccept { .. } => "market.sla_accept",
             MarketMsg::SlaFail { .. } => "market.sla_fail",
+            MarketMsg::SlotsQuery { .. } => "market.slots_query",
+            MarketMsg::FreeSlots { .. } => "market.free_slots",
             MarketMsg::Payment { .. } => "market.payment",
         }
     }

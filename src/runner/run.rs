@@ -139,6 +139,10 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
     for (name, w) in &plan.workloads {
         let mut r = rng::stream(seed, &format!("workload:{name}"), 0);
         let workload = w.generate(&mut r).map_err(|message| RunError::Workload { name: name.clone(), message })?;
+        if workload.jobs.is_empty() {
+            let message = "no jobs (check `jobs`, `until`, `window` and `max-pes`)".to_string();
+            return Err(RunError::Workload { name: name.clone(), message });
+        }
         generated.insert(name, workload);
     }
     let mut out = BTreeMap::new();

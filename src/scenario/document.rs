@@ -101,7 +101,11 @@ impl Document {
             }
             let hint = hint_for(&message);
             let found = value_at(&self.table, &path).map(describe);
+            let about_the_key = message.starts_with("unknown field") || message == "required key is missing";
             let mut err = ScenarioError::at_key(&self.spans, &key, plain(&message, found));
+            if !about_the_key {
+                err.at = self.spans.locate_value(&key);
+            }
             if key.is_empty() {
                 err.key = None;
             }

@@ -70,7 +70,8 @@ impl std::error::Error for ScenarioError {}
 pub struct Spans {
     file: PathBuf,
     line_starts: Vec<usize>,
-    keys: Vec<(String, Range<usize>)>,
+    /// Dotted key, where the key is, where its value is.
+    keys: Vec<(String, Range<usize>, Range<usize>)>,
 }
 
 impl Spans {
@@ -95,10 +96,19 @@ impl Spans {
     pub fn locate(&self, key: &str) -> Option<(usize, usize)> {
         let mut k = key;
         loop {
-            if let Ok(i) = self.keys.binary_search_by(|(p, _)| p.as_str().cmp(k)) {
+            if let Ok(i) = self.keys.binary_search_by(|(p, _, _)| p.as_str().cmp(k)) {
                 return Some(self.line_col(self.keys[i].1.start));
             }
             k = &k[..k.rfind('.')?];
+        }
+    }
+
+    /// Line and column of the value of `key` (for an error about the value: its type or range), or where
+    /// [`Spans::locate`] puts the key when it is not in the file.
+    pub fn locate_value(&self, key: &str) -> Option<(usize, usize)> {
+        match self.keys.binary_search_by(|(p, _, _)| p.as_str().cmp(key)) {
+            Ok(i) => Some(self.line_col(self.keys[i].2.start)),
+            Err(_) => self.locate(key),
         }
     }
 
@@ -109,21 +119,23 @@ impl Spans {
     }
 }
 
-fn walk_table(t: &DeTable<'_>, prefix: &str, out: &mut Vec<(String, Range<usize>)>) {
+type KeySpans = Vec<(String, Range<usize>, Range<usize>)>;
+
+fn walk_table(t: &DeTable<'_>, prefix: &str, out: &mut KeySpans) {
     for (k, v) in t.iter() {
         let path = if prefix.is_empty() { k.get_ref().to_string() } else { format!("{prefix}.{}", k.get_ref()) };
-        out.push((path.clone(), k.span()));
+        out.push((path.clone(), k.span(), v.span()));
         walk_value(v.get_ref(), &path, out);
     }
 }
 
-fn walk_value(v: &DeValue<'_>, path: &str, out: &mut Vec<(String, Range<usize>)>) {
+fn walk_value(v: &DeValue<'_>, path: &str, out: &mut KeySpans) {
     match v {
         DeValue::Table(t) => walk_table(t, path, out),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let p = format!("{path}.{i}");
-                out.push((p.clone(), item.span()));
+                out.push((p.clone(), item.span(), item.span()));
                 walk_value(item.get_ref(), &p, out);
             }
         }
@@ -176,6 +188,8 @@ mod tests {
         assert_eq!(s.locate("providers.fast.pes"), Some((4, 1)));
         assert_eq!(s.locate("providers.fast.scheduler"), Some((5, 1)));
         assert_eq!(s.locate("providers.fast.mips"), Some((3, 12)), "absent key: its table");
+        assert_eq!(s.locate_value("providers.fast.pes"), Some((4, 7)), "the value, for type and range errors");
+        assert_eq!(s.locate_value("providers.fast.mips"), Some((3, 12)));
         assert_eq!(s.locate("nothing"), None);
     }
 

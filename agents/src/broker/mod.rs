@@ -177,7 +177,7 @@ impl UserBroker {
     fn on_job_msg(&mut self, from: AgentId, msg: &JobMsg, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
         match msg {
-            JobMsg::Accepted { .. } | JobMsg::Submit(_) => {}
+            JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::Cancel { .. } => {}
             JobMsg::Rejected { job, reason } => {
                 if let Some(t) = self.tracked(*job) {
                     tracing::debug!(job, reason = reason.as_str(), "rejected");

@@ -1,8 +1,10 @@
 //! Resource provider: a cluster of PEs with a local scheduler, a price, and the jobs of its users.
 //!
-//! Receives `Job::Submit` (from user brokers and gateways) and `Market::SlaRequest` (from personalised brokers,
-//! seed 003 ch3); sends `Job::Accepted`/`Rejected`/`Started`/`Completed` and `Market::SlaAccept`/`SlaFail` to the
-//! job's owner. Which queued job starts when is delegated to the configured [`SchedulerPolicy`] (FCFS, EASY,
+//! Receives `Job::Submit` (from user brokers and gateways), `Job::Cancel` (from a job's owner),
+//! `Market::SlaRequest` (from personalised brokers, seed 003 ch3), `Lease::Reserve`/`Release` (advance
+//! reservations) and `Market::SlotsQuery` (free-slot advertisement); sends `Job::Accepted`/`Rejected`/`Started`/
+//! `Completed`, `Lease::Cancelled`, `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused` and
+//! `Market::FreeSlots`. Which queued job starts when is delegated to the configured [`SchedulerPolicy`] (FCFS, EASY,
 //! conservative or multi-partition EASY backfilling, see [`scheduler`]). A job runs for its actual runtime scaled by
 //! the provider's speed; the scheduler plans with the user's estimate.
 
@@ -14,9 +16,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
-use crate::protocol::{JobId, JobMsg, JobSpec, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Report, Series};
-use scheduler::{LocalScheduler, Partitioning, QueuedJob, SchedulerPolicy, Started};
+use scheduler::{LocalScheduler, Partitioning, QueuedJob, ReservationId, ReservationRequest, SchedulerPolicy, Started};
 
 /// A provider's configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +42,8 @@ struct LocalJob {
     /// Actual runtime here [s].
     runtime: f64,
     start: Option<SimTime>,
+    /// The timer that ends it, while it runs.
+    end_timer: Option<TimerId>,
 }
 
 /// The resource provider agent.
@@ -137,7 +141,7 @@ impl Provider {
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.accepted += 1;
         self.waiting_now += 1;
-        self.jobs.insert(id, LocalJob { spec: job, runtime, start: None });
+        self.jobs.insert(id, LocalJob { spec: job, runtime, start: None, end_timer: None });
         Ok(started)
     }
 
@@ -148,7 +152,7 @@ impl Provider {
             self.busy_now += job.spec.pes;
             self.waiting_now -= 1;
             ctx.send(job.spec.owner, Msg::Job(JobMsg::Started { job: s.id }));
-            ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id });
+            job.end_timer = Some(ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id }));
         }
     }
 
@@ -165,6 +169,65 @@ impl Provider {
             Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused completion: {e}"),
         }
         self.after_event(ctx);
+    }
+
+    /// The owner withdraws a job: a queued one leaves the queue, a running one stops and pays for the time used.
+    fn on_cancel(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        if job.spec.owner != from {
+            tracing::warn!(provider = ctx.name(), job = id, "cancel from an agent that does not own the job: ignored");
+            return;
+        }
+        let job = self.jobs.remove(&id).expect("just found");
+        let now = ctx.now();
+        let result = match job.start {
+            None => {
+                self.waiting_now -= 1;
+                self.scheduler.remove(now.secs(), id).map(|(_, started)| started)
+            }
+            Some(start) => {
+                self.busy_now -= job.spec.pes;
+                if let Some(timer) = job.end_timer {
+                    ctx.cancel(timer);
+                }
+                let used = now.secs() - start.secs();
+                self.revenue += self.config.price * f64::from(job.spec.pes) * used;
+                self.scheduler.complete(now.secs(), id)
+            }
+        };
+        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+        match result {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused cancellation: {e}"),
+        }
+        self.after_event(ctx);
+    }
+
+    /// Holds an advance reservation if the PEs are free over the whole window (no queued job is delayed under
+    /// conservative backfilling).
+    fn on_reserve(&mut self, from: AgentId, request: u64, (start, end, pes): (f64, f64, u32), ctx: &mut Ctx<'_>) {
+        let req = ReservationRequest { start, end, pes, partition: None };
+        let answer = match self.scheduler.reserve(ctx.now().secs(), req) {
+            Ok(r) => LeaseMsg::Reserved { request, reservation: r.0 },
+            Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
+        };
+        ctx.send(from, Msg::Lease(answer));
+        self.after_event(ctx);
+    }
+
+    fn on_release(&mut self, reservation: u64, ctx: &mut Ctx<'_>) {
+        match self.scheduler.cancel_reservation(ctx.now().secs(), ReservationId(reservation)) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::warn!(provider = ctx.name(), reservation, "release refused: {e}"),
+        }
+        self.after_event(ctx);
+    }
+
+    /// Free-slot advertisement: the maximal free rectangles of the availability profile.
+    fn on_slots_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
+        let slots = self.scheduler.free_slots(ctx.now().secs(), horizon, None).unwrap_or_default();
+        let slots = slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect();
+        ctx.send(from, Msg::Market(MarketMsg::FreeSlots { slots }));
     }
 
     fn on_wakeup(&mut self, ctx: &mut Ctx<'_>) {
@@ -196,6 +259,12 @@ impl Agent for Provider {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), ctx),
             Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
+            Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
+            Msg::Lease(LeaseMsg::Reserve { request, start, end, pes }) => {
+                self.on_reserve(env.from(), *request, (*start, *end, *pes), ctx)
+            }
+            Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
+            Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
             Msg::Market(MarketMsg::Payment { .. }) => {}
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
