@@ -347,7 +347,11 @@ fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (St
 impl Plan {
     /// Fills defaults and resolves names; `spans` locates errors in the scenario file.
     pub fn build(raw: &RawScenario, spans: &Spans) -> Result<Plan, ScenarioError> {
-        let err = |key: &str, msg: String| ScenarioError::at_key(spans, key, msg);
+        // Every error here is about a value (a name, a reference, an option): point at it.
+        let err = |key: &str, msg: String| ScenarioError {
+            at: spans.locate_value(key),
+            ..ScenarioError::at_key(spans, key, msg)
+        };
         let base = spans.file().parent().unwrap_or(Path::new(".")).to_path_buf();
 
         let mut workloads = BTreeMap::new();

@@ -14,10 +14,10 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Lines};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::parse::{Fields, header_entry};
+use super::parse::{Fields, Records};
 use super::{Workload, WorkloadError, WorkloadJob};
 
 /// Field names, from the GWF definition.
@@ -53,39 +53,20 @@ pub const FIELDS: [&str; 29] = [
     "ProjectID",
 ];
 
-/// Field names of OurSim's variant, with its extra column after LastRunSiteID.
-const OURSIM_FIELDS: [&str; 30] = [
-    "JobID",
-    "SubmitTime",
-    "WaitTime",
-    "RunTime",
-    "NProcs",
-    "AverageCPUTimeUsed",
-    "UsedMemory",
-    "ReqNProcs",
-    "ReqTime",
-    "ReqMemory",
-    "Status",
-    "UserID",
-    "GroupID",
-    "ExecutableID",
-    "QueueID",
-    "PartitionID",
-    "OrigSiteID",
-    "LastRunSiteID",
-    "extra numeric column (OurSim)",
-    "JobStructure",
-    "JobStructureParams",
-    "UsedNetwork",
-    "UsedLocalDiskSpace",
-    "UsedResources",
-    "ReqPlatform",
-    "ReqNetwork",
-    "ReqLocalDiskSpace",
-    "ReqResources",
-    "VOID",
-    "ProjectID",
-];
+/// Field names of OurSim's variant: [`FIELDS`] with an extra column after LastRunSiteID.
+const OURSIM_FIELDS: [&str; 30] = {
+    let mut names = [""; 30];
+    let mut i = 0;
+    while i < 30 {
+        names[i] = match i {
+            ..18 => FIELDS[i],
+            18 => "extra numeric column (OurSim)",
+            _ => FIELDS[i - 1],
+        };
+        i += 1;
+    }
+    names
+};
 
 /// Label kinds in [`Workload::labels`].
 pub const USER_LABELS: &str = "UserID";
@@ -120,66 +101,55 @@ impl Interner {
 ///
 /// After an I/O error the iterator ends; after a parse error it continues.
 pub struct GwfReader<R> {
-    lines: Lines<R>,
-    name: String,
-    line: u64,
-    header: Vec<(String, String)>,
-    skipped: u64,
+    records: Records<R>,
+    ids: Identifiers,
+}
+
+/// The interned string identifiers of a GWF trace.
+#[derive(Default)]
+struct Identifiers {
     users: Interner,
     groups: Interner,
     sites: Interner,
-    done: bool,
 }
 
 impl<R: BufRead> GwfReader<R> {
     /// Reads from `reader`; `name` (usually the path) prefixes error messages.
     pub fn new(reader: R, name: impl Into<String>) -> Self {
-        GwfReader {
-            lines: reader.lines(),
-            name: name.into(),
-            line: 0,
-            header: Vec::new(),
-            skipped: 0,
-            users: Interner::default(),
-            groups: Interner::default(),
-            sites: Interner::default(),
-            done: false,
-        }
+        GwfReader { records: Records::new(reader, name.into(), &['#', ';']), ids: Identifiers::default() }
     }
 
     /// Header entries read so far.
     pub fn header(&self) -> &[(String, String)] {
-        &self.header
+        &self.records.header
     }
 
     /// Number of records skipped so far because they cannot be simulated.
     pub fn skipped(&self) -> u64 {
-        self.skipped
+        self.records.skipped
     }
 
     /// The strings behind interned identifiers, by kind (see [`Workload::labels`]).
     pub fn labels(&self) -> BTreeMap<String, Vec<String>> {
-        [(USER_LABELS, &self.users), (GROUP_LABELS, &self.groups), (SITE_LABELS, &self.sites)]
+        let ids = &self.ids;
+        [(USER_LABELS, &ids.users), (GROUP_LABELS, &ids.groups), (SITE_LABELS, &ids.sites)]
             .into_iter()
             .map(|(k, i)| (k.to_string(), i.names.clone()))
             .collect()
     }
+}
 
-    fn parse_line(&mut self, text: &str) -> Result<Option<WorkloadJob>, WorkloadError> {
+impl Identifiers {
+    fn parse_line(&mut self, file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, WorkloadError> {
         let tokens: Vec<&str> = text.split_whitespace().collect();
         if tokens.len() < FIELDS.len() {
-            return Err(WorkloadError::FieldCount {
-                file: self.name.clone(),
-                line: self.line,
-                expected: "29 or 30",
-                found: tokens.len(),
-            });
+            let found = tokens.len();
+            return Err(WorkloadError::FieldCount { file: file.to_string(), line, expected: "29 or 30", found });
         }
         let is_structure = |t: &str| t.eq_ignore_ascii_case("UNITARY") || t.eq_ignore_ascii_case("BoT");
         let oursim =
             !is_structure(tokens[18]) && ((tokens.len() >= 30 && is_structure(tokens[19])) || tokens.len() == 30);
-        let f =
-            Fields { file: &self.name, line: self.line, tokens, names: if oursim { &OURSIM_FIELDS } else { &FIELDS } };
+        let f = Fields { file, line, tokens, names: if oursim { &OURSIM_FIELDS } else { &FIELDS } };
         let Some(mut job) = f.core()? else {
             return Ok(None);
         };
@@ -210,33 +180,8 @@ impl<R: BufRead> Iterator for GwfReader<R> {
     type Item = Result<WorkloadJob, WorkloadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done {
-            let text = match self.lines.next()? {
-                Ok(text) => text,
-                Err(source) => {
-                    self.done = true;
-                    return Some(Err(WorkloadError::Io {
-                        context: format!("{}:{}", self.name, self.line + 1),
-                        source,
-                    }));
-                }
-            };
-            self.line += 1;
-            let trimmed = text.trim();
-            if let Some(comment) = trimmed.strip_prefix(['#', ';']) {
-                self.header.push(header_entry(comment));
-                continue;
-            }
-            if trimmed.is_empty() {
-                continue;
-            }
-            match self.parse_line(trimmed) {
-                Ok(Some(job)) => return Some(Ok(job)),
-                Ok(None) => self.skipped += 1,
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        None
+        let ids = &mut self.ids;
+        self.records.next_job(|file, line, text| ids.parse_line(file, line, text))
     }
 }
 
@@ -244,7 +189,7 @@ impl<R: BufRead> Iterator for GwfReader<R> {
 pub fn read_gwf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = GwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload { labels: r.labels(), header: r.header, jobs })
+    Ok(Workload { labels: r.labels(), header: r.records.header, jobs })
 }
 
 /// Reads a GWF file.

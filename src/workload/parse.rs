@@ -1,6 +1,62 @@
 //! Field parsing shared by the SWF and GWF readers: −1 as unknown, errors with context.
 
+use std::io::{BufRead, Lines};
+
 use super::{JobStatus, WorkloadError, WorkloadJob};
+
+/// The line grammar SWF and GWF share: comment lines become header entries, blank lines are skipped, every other
+/// line is a record handed to the format's parser. An I/O error ends the stream; a parse error does not.
+pub(crate) struct Records<R> {
+    lines: Lines<R>,
+    /// The source's name (usually its path), for error messages.
+    pub name: String,
+    /// 1-based number of the last line read.
+    pub line: u64,
+    /// Header entries read so far.
+    pub header: Vec<(String, String)>,
+    /// Records the parser declined (cannot be simulated).
+    pub skipped: u64,
+    comments: &'static [char],
+    done: bool,
+}
+
+impl<R: BufRead> Records<R> {
+    pub fn new(reader: R, name: String, comments: &'static [char]) -> Self {
+        Records { lines: reader.lines(), name, line: 0, header: Vec::new(), skipped: 0, comments, done: false }
+    }
+
+    /// The next job: `parse(file, line, text)` turns a record into a job, `None` to skip it.
+    pub fn next_job(
+        &mut self,
+        mut parse: impl FnMut(&str, u64, &str) -> Result<Option<WorkloadJob>, WorkloadError>,
+    ) -> Option<Result<WorkloadJob, WorkloadError>> {
+        while !self.done {
+            let text = match self.lines.next()? {
+                Ok(text) => text,
+                Err(source) => {
+                    self.done = true;
+                    let context = format!("{}:{}", self.name, self.line + 1);
+                    return Some(Err(WorkloadError::Io { context, source }));
+                }
+            };
+            self.line += 1;
+            let trimmed = text.trim();
+            if let Some(comment) = trimmed.strip_prefix(self.comments) {
+                self.header.push(header_entry(comment));
+                continue;
+            }
+            if trimmed.is_empty() {
+                continue;
+            }
+            match parse(&self.name, self.line, trimmed) {
+                Ok(Some(job)) => return Some(Ok(job)),
+                Ok(None) => self.skipped += 1,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        None
+    }
+}
 
 /// One job line being parsed: where it is, its fields, and the format's field names.
 pub(crate) struct Fields<'a> {
@@ -108,7 +164,7 @@ impl Fields<'_> {
 ///
 /// `MaxProcs: 128` gives ("MaxProcs", "128"); text without a one-word key before a colon
 /// is kept whole with an empty key.
-pub(crate) fn header_entry(text: &str) -> (String, String) {
+fn header_entry(text: &str) -> (String, String) {
     let text = text.trim();
     if let Some((key, value)) = text.split_once(':') {
         let key = key.trim();

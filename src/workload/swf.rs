@@ -10,10 +10,10 @@
 //! the grid and QoS fields of [`WorkloadJob`] are not part of the format.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Lines, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
-use super::parse::{Fields, header_entry};
+use super::parse::{Fields, Records};
 use super::{Workload, WorkloadError, WorkloadJob};
 
 /// Field names, from the SWF definition.
@@ -43,28 +43,23 @@ pub const FIELDS: [&str; 18] = [
 /// Header lines are collected as they are met ([`SwfReader::header`]). After an I/O error
 /// the iterator ends; after a parse error it continues with the next line.
 pub struct SwfReader<R> {
-    lines: Lines<R>,
-    name: String,
-    line: u64,
-    header: Vec<(String, String)>,
-    skipped: u64,
-    done: bool,
+    records: Records<R>,
 }
 
 impl<R: BufRead> SwfReader<R> {
     /// Reads from `reader`; `name` (usually the path) prefixes error messages.
     pub fn new(reader: R, name: impl Into<String>) -> Self {
-        SwfReader { lines: reader.lines(), name: name.into(), line: 0, header: Vec::new(), skipped: 0, done: false }
+        SwfReader { records: Records::new(reader, name.into(), &[';']) }
     }
 
     /// Header entries read so far.
     pub fn header(&self) -> &[(String, String)] {
-        &self.header
+        &self.records.header
     }
 
     /// Number of records skipped so far because they cannot be simulated.
     pub fn skipped(&self) -> u64 {
-        self.skipped
+        self.records.skipped
     }
 }
 
@@ -72,33 +67,7 @@ impl<R: BufRead> Iterator for SwfReader<R> {
     type Item = Result<WorkloadJob, WorkloadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done {
-            let text = match self.lines.next()? {
-                Ok(text) => text,
-                Err(source) => {
-                    self.done = true;
-                    return Some(Err(WorkloadError::Io {
-                        context: format!("{}:{}", self.name, self.line + 1),
-                        source,
-                    }));
-                }
-            };
-            self.line += 1;
-            let trimmed = text.trim();
-            if let Some(comment) = trimmed.strip_prefix(';') {
-                self.header.push(header_entry(comment));
-                continue;
-            }
-            if trimmed.is_empty() {
-                continue;
-            }
-            match parse_line(&self.name, self.line, trimmed) {
-                Ok(Some(job)) => return Some(Ok(job)),
-                Ok(None) => self.skipped += 1,
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        None
+        self.records.next_job(parse_line)
     }
 }
 
@@ -125,7 +94,7 @@ fn parse_line(file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, 
 pub fn read_swf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = SwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload { header: r.header, jobs, ..Workload::default() })
+    Ok(Workload { header: r.records.header, jobs, ..Workload::default() })
 }
 
 /// Reads an SWF file.

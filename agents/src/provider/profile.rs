@@ -10,7 +10,7 @@
 //! Free capacity is also advertised as slots `(t_start, t_end, n)` (Garg Ch6–7).
 
 use std::collections::BTreeMap;
-use std::ops::Bound::{Excluded, Unbounded};
+use std::ops::Bound::{self, Excluded, Unbounded};
 
 use serde::{Deserialize, Serialize};
 
@@ -98,20 +98,8 @@ impl Profile {
     /// that fits, so it visits only the breakpoints up to the answer.
     pub fn earliest_fit(&self, after: f64, pes: u32, duration: f64) -> f64 {
         assert!(pes <= self.capacity, "{pes} PEs never fit in {}", self.capacity);
-        let mut candidate = (self.free_at(after) >= pes).then_some(after);
-        for (&TimeKey(t), &free) in self.steps.range((Excluded(TimeKey::new(after)), Unbounded)) {
-            if let Some(start) = candidate
-                && start + duration <= t
-            {
-                return start;
-            }
-            if free < pes {
-                candidate = None;
-            } else if candidate.is_none() {
-                candidate = Some(t);
-            }
-        }
-        candidate.expect("the last step has every PE free")
+        self.first_fit(after, pes, duration, (Excluded(TimeKey::new(after)), Unbounded))
+            .expect("the last step has every PE free")
     }
 
     /// Earliest start, at or after `after`, of a job that already holds `pes` PEs over
@@ -122,13 +110,19 @@ impl Profile {
         if TimeKey::new(after) >= TimeKey::new(held_start) {
             return held_start;
         }
-        let mut candidate = (self.free_at(after) >= pes).then_some(after);
         let before = (Excluded(TimeKey::new(after)), Excluded(TimeKey::new(held_start)));
-        for (&TimeKey(t), &free) in self.steps.range(before) {
+        self.first_fit(after, pes, duration, before).unwrap_or(held_start)
+    }
+
+    /// The first start from `after` with `pes` free for `duration`, scanning the breakpoints in `range`; when the
+    /// range ends first, the start of the last free run (open to the right), if any.
+    fn first_fit(&self, after: f64, pes: u32, duration: f64, range: (Bound<TimeKey>, Bound<TimeKey>)) -> Option<f64> {
+        let mut candidate = (self.free_at(after) >= pes).then_some(after);
+        for (&TimeKey(t), &free) in self.steps.range(range) {
             if let Some(start) = candidate
                 && start + duration <= t
             {
-                return start;
+                return Some(start);
             }
             if free < pes {
                 candidate = None;
@@ -136,7 +130,7 @@ impl Profile {
                 candidate = Some(t);
             }
         }
-        candidate.unwrap_or(held_start)
+        candidate
     }
 
     /// Takes `pes` PEs over `[start, end)`.
