@@ -148,6 +148,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate { files } => {
             for f in &files {
                 let study = Study::load(f, &LoadOptions::default())?;
+                // The reduced sizes of `--quick` must be valid too.
+                Study::load(f, &LoadOptions { quick: true, ..LoadOptions::default() })?;
                 let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
                 println!("{}: ok ({} sweep point(s), {runs} run(s))", f.display(), study.points.len());
             }

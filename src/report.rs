@@ -41,6 +41,19 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         }
         rows.push(row);
     }
+    // Per provider, when there are few enough to read.
+    let providers: Vec<&str> =
+        study.points[0].plan.agents.iter().filter(|a| a.kind == "provider").map(|a| a.name.as_str()).collect();
+    if providers.len() <= 8 {
+        for p in providers {
+            for (metric, label) in [("utilisation", "utilisation"), ("revenue", "revenue [G$]")] {
+                let key = format!("providers.{p}.{metric}");
+                let mut row = vec![format!("{p}: {label}")];
+                row.extend(result.summaries.iter().map(|s| s.get(&key).map_or("-".into(), crate::runner::fmt_summary)));
+                rows.push(row);
+            }
+        }
+    }
     let mut out = table(&rows);
     let n: Vec<u32> = study.points.iter().map(|p| p.plan.replications).collect();
     let _ = writeln!(

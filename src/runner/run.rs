@@ -132,33 +132,50 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
     Ok(RunResult { seed, outcome, measured })
 }
 
-/// Generates every workload with its own random stream and deals its jobs to the brokers that share it.
-/// Job ids are numbered from 1 across the run, in broker order.
+/// Draws each broker group's copy of its workload (a stream per workload and group, so two groups that name
+/// one workload get independent draws of it) and deals the jobs among the group's brokers. Job ids are numbered
+/// from 1 across the run, in broker order.
 fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>, RunError> {
     let mut generated: BTreeMap<&str, Workload> = BTreeMap::new();
-    for (name, w) in &plan.workloads {
-        let mut r = rng::stream(seed, &format!("workload:{name}"), 0);
-        let workload = w.generate(&mut r).map_err(|message| RunError::Workload { name: name.clone(), message })?;
-        if workload.jobs.is_empty() {
+    for agent in &plan.agents {
+        let AgentSpec::Broker { workload: name, .. } = &agent.spec else { continue };
+        if generated.contains_key(agent.group.as_str()) {
+            continue;
+        }
+        let mut r = rng::stream(seed, &format!("workload:{name}:{}", agent.group), 0);
+        let w = plan.workloads[name]
+            .generate(&mut r)
+            .map_err(|message| RunError::Workload { name: name.clone(), message })?;
+        if w.jobs.is_empty() {
             let message = "no jobs (check `jobs`, `until`, `window` and `max-pes`)".to_string();
             return Err(RunError::Workload { name: name.clone(), message });
         }
-        generated.insert(name, workload);
+        generated.insert(&agent.group, w);
+    }
+    // Deal each group's jobs among its members in one pass, then number them in broker order.
+    let mut dealt: BTreeMap<&str, Vec<Vec<&crate::workload::WorkloadJob>>> = BTreeMap::new();
+    for agent in &plan.agents {
+        let AgentSpec::Broker { count, split, .. } = &agent.spec else { continue };
+        if dealt.contains_key(agent.group.as_str()) {
+            continue;
+        }
+        let mut hands = vec![Vec::new(); *count];
+        for (i, j) in generated[agent.group.as_str()].jobs.iter().enumerate() {
+            let key = match split {
+                RawSplit::RoundRobin => i as u64,
+                RawSplit::ByUser => j.user.map_or(i as u64, u64::from),
+            };
+            hands[(key % *count as u64) as usize].push(j);
+        }
+        dealt.insert(&agent.group, hands);
     }
     let mut out = BTreeMap::new();
     let mut next_id = 1;
     for agent in &plan.agents {
-        let AgentSpec::Broker { workload, index, count, split, .. } = &agent.spec else { continue };
-        let w = &generated[workload.as_str()];
-        let mine = w.jobs.iter().enumerate().filter(|(i, j)| {
-            let key = match split {
-                RawSplit::RoundRobin => *i as u64,
-                RawSplit::ByUser => j.user.map_or(*i as u64, u64::from),
-            };
-            key % *count as u64 == *index as u64
-        });
-        let jobs: Vec<BrokerJob> = mine
-            .map(|(_, j)| {
+        let AgentSpec::Broker { index, .. } = &agent.spec else { continue };
+        let jobs: Vec<BrokerJob> = dealt[agent.group.as_str()][*index]
+            .iter()
+            .map(|j| {
                 let id = next_id;
                 next_id += 1;
                 BrokerJob {

@@ -179,8 +179,18 @@ impl Study {
         }
         // Check the base document first: its errors point at the file.
         let base: RawScenario = doc.deserialize().map_err(|e| relocate(e, &overrides, &spans))?;
-        let sweep: Vec<(String, Vec<Value>)> = base.sweep.clone().into_iter().collect();
+        // In the order written (the tree keeps file order): the first key varies slowest.
+        let sweep: Vec<(String, Vec<Value>)> = match doc.table.get("sweep") {
+            Some(Value::Table(t)) => {
+                t.iter().map(|(k, v)| (k.clone(), v.as_array().cloned().unwrap_or_default())).collect()
+            }
+            _ => Vec::new(),
+        };
         for (key, values) in &sweep {
+            if opts.set.iter().any(|(k, _)| k == key) {
+                let msg = format!("--set {key}: this key is swept; drop it from [sweep] or drop --set");
+                return Err(ScenarioError::file(path, msg));
+            }
             if values.is_empty() {
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
             }

@@ -115,7 +115,8 @@ pub struct RawBroker {
     /// How many brokers (users); the workload's jobs are dealt among them (see `split`).
     #[serde(default = "one")]
     pub count: PositiveInt,
-    /// The workload (a key of `[workloads]`).
+    /// The workload (a key of `[workloads]`). Each group draws its own copy: two groups naming one synthetic
+    /// workload get independent draws of it.
     pub workload: String,
     /// How the jobs are dealt: "round-robin" (job i to broker i mod count; default) or "by-user" (the trace's user
     /// id mod count).

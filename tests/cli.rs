@@ -1,0 +1,670 @@
+//! Command-line tests: the built `gridmarket` binary run as a user runs it, from the repository root.
+//!
+//! - every scenario in `tests/scenarios/broken/` is refused by `validate` (exit 78) with exactly the message in the
+//!   `.err` file next to it (`GRIDMARKET_BLESS=1 cargo test --test cli` rewrites the `.err` files after a deliberate
+//!   change of wording; read the diff before committing it);
+//! - `run` on `tests/scenarios/tiny/` writes the documented files, and its results do not depend on `--jobs`, are
+//!   the same for the same seed, change with `--seed` and `--set`;
+//! - `--resume` re-runs only the runs that had not finished, after a simulated and after a real (SIGINT)
+//!   interruption;
+//! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`.
+//!
+//! Every test writes into its own folder under the system's temporary directory and removes it when it passes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The tiny sweep: 3 scheduler policies × 3 replications, 40 jobs per broker group.
+const TINY: &str = "tests/scenarios/tiny/tiny.toml";
+const BROKEN: &str = "tests/scenarios/broken";
+/// Exit code of a refused scenario.
+const EXIT_CONFIG: i32 = 78;
+
+/// The repository root: every command runs there, so paths in messages are as a user sees them.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gridmarket() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gridmarket"));
+    c.current_dir(root()).env_remove("RUST_LOG").stdin(Stdio::null());
+    c
+}
+
+/// Runs `gridmarket ARGS` to completion.
+fn run(args: &[&str]) -> Output {
+    gridmarket().args(args).output().expect("the gridmarket binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code, showing both streams when it is not the one expected.
+#[track_caller]
+fn assert_exit(o: &Output, code: i32, what: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{what}: exit status {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// A fresh folder under the temporary directory, removed on drop unless the test failed.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("gridmarket-cli-{}-{n}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("creating a temporary folder");
+        TempDir(dir)
+    }
+
+    fn join(&self, p: &str) -> PathBuf {
+        self.0.join(p)
+    }
+
+    /// `self/p` as a command-line argument.
+    fn arg(&self, p: &str) -> String {
+        self.join(p).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+fn read_string(path: &Path) -> String {
+    String::from_utf8(read(path)).unwrap_or_else(|e| panic!("{} is not UTF-8: {e}", path.display()))
+}
+
+/// The `p<i>/r<j>` run folders under `out`, sorted.
+fn run_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for p in sorted_entries(out).into_iter().filter(|p| is_numbered(p, 'p')) {
+        dirs.extend(sorted_entries(&p).into_iter().filter(|r| is_numbered(r, 'r')));
+    }
+    dirs
+}
+
+fn is_numbered(path: &Path, prefix: char) -> bool {
+    path.is_dir()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(prefix))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("a folder entry").path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The study files and every run's data files, which must not depend on `--jobs` (`run.json` records the
+/// command line, so it is compared without it by [`run_json_without_command`]).
+fn result_files(out: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["points.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv"]
+        .iter()
+        .map(|f| out.join(f))
+        .collect();
+    for dir in run_dirs(out) {
+        files.extend(["jobs.csv", "timeseries.csv", "summary.json"].iter().map(|f| dir.join(f)));
+    }
+    files
+}
+
+fn run_json_without_command(dir: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_slice(&read(&dir.join("run.json"))).expect("run.json is JSON");
+    v.as_object_mut().expect("run.json is an object").remove("command");
+    v
+}
+
+/// Asserts that two output folders hold the same results, byte for byte.
+#[track_caller]
+fn assert_same_results(a: &Path, b: &Path) {
+    let (fa, fb) = (result_files(a), result_files(b));
+    let rel = |f: &PathBuf, base: &Path| f.strip_prefix(base).unwrap().to_path_buf();
+    assert_eq!(
+        fa.iter().map(|f| rel(f, a)).collect::<Vec<_>>(),
+        fb.iter().map(|f| rel(f, b)).collect::<Vec<_>>(),
+        "the two runs wrote different files"
+    );
+    for (x, y) in fa.iter().zip(&fb) {
+        assert_same_bytes(x, y);
+    }
+    for (x, y) in run_dirs(a).iter().zip(run_dirs(b)) {
+        assert_eq!(run_json_without_command(x), run_json_without_command(&y), "{}/run.json", x.display());
+    }
+}
+
+/// Asserts that two files are equal, byte for byte, showing the first lines that differ.
+#[track_caller]
+fn assert_same_bytes(a: &Path, b: &Path) {
+    let (x, y) = (read(a), read(b));
+    if x != y {
+        let (x, y) = (String::from_utf8_lossy(&x), String::from_utf8_lossy(&y));
+        let diff: Vec<String> = x
+            .lines()
+            .zip(y.lines())
+            .enumerate()
+            .filter(|(_, (l, r))| l != r)
+            .take(3)
+            .map(|(i, (l, r))| format!("line {}:\n  -{l}\n  +{r}", i + 1))
+            .collect();
+        panic!(
+            "{} and {} differ ({} and {} lines):\n{}",
+            a.display(),
+            b.display(),
+            x.lines().count(),
+            y.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+/// `point → mean` of `metric` in a `summary.csv` (labels of the tiny sweep contain no comma).
+fn means(summary_csv: &Path, metric: &str) -> BTreeMap<usize, f64> {
+    read_string(summary_csv)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f.get(2) == Some(&metric))
+        .map(|f| (f[0].parse().expect("a point number"), f[4].parse().expect("a mean")))
+        .collect()
+}
+
+/// A line-by-line comparison of an expected and an actual text, for failure messages.
+fn line_diff(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let mut out = String::new();
+    for i in 0..e.len().max(a.len()) {
+        match (e.get(i), a.get(i)) {
+            (Some(x), Some(y)) if x == y => out.push_str(&format!("   {x}\n")),
+            (x, y) => {
+                if let Some(x) = x {
+                    out.push_str(&format!("  -{x}\n"));
+                }
+                if let Some(y) = y {
+                    out.push_str(&format!("  +{y}\n"));
+                }
+            }
+        }
+    }
+    if expected.ends_with('\n') != actual.ends_with('\n') {
+        out.push_str("  (the final newline differs)\n");
+    }
+    out
+}
+
+#[test]
+fn every_broken_scenario_is_refused_with_its_exact_message() {
+    let bless = std::env::var_os("GRIDMARKET_BLESS").is_some();
+    let mut scenarios = Vec::new();
+    let mut stale = Vec::new();
+    for path in sorted_entries(&root().join(BROKEN)) {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("toml") => scenarios.push(path),
+            Some("err") if !path.with_extension("toml").exists() => stale.push(path.display().to_string()),
+            _ => {}
+        }
+    }
+    assert!(stale.is_empty(), ".err files without a scenario: {stale:?}");
+    assert!(scenarios.len() >= 12, "only {} broken scenarios in {BROKEN}", scenarios.len());
+    let mut failures = Vec::new();
+    for path in &scenarios {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let arg = format!("{BROKEN}/{name}");
+        let o = run(&["validate", &arg]);
+        let actual = stderr(&o);
+        let err_file = path.with_extension("err");
+        if bless {
+            std::fs::write(&err_file, &actual).expect("writing the .err file");
+        }
+        if o.status.code() != Some(EXIT_CONFIG) {
+            failures.push(format!("{arg}: exit status {:?}, expected {EXIT_CONFIG}\n{actual}", o.status));
+            continue;
+        }
+        if !actual.starts_with(&format!("error: {arg}")) {
+            failures.push(format!("{arg}: the message does not start with `error: {arg}`:\n{actual}"));
+        }
+        match std::fs::read_to_string(&err_file) {
+            Ok(expected) if expected == actual => {}
+            Ok(expected) => failures.push(format!(
+                "{arg}: stderr differs from {BROKEN}/{} (- expected, + actual):\n{}",
+                err_file.file_name().unwrap().to_string_lossy(),
+                line_diff(&expected, &actual)
+            )),
+            Err(e) => failures.push(format!("{arg}: cannot read {}: {e}; stderr was:\n{actual}", err_file.display())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} broken scenarios gave another message (GRIDMARKET_BLESS=1 rewrites the .err files):\n\n{}",
+        failures.len(),
+        scenarios.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn run_refuses_a_broken_scenario_with_the_same_message_as_validate() {
+    let out = TempDir::new("run-broken");
+    let file = format!("{BROKEN}/negative-pes.toml");
+    let o = run(&["run", &file, "--quiet", "--out", &out.arg("out")]);
+    assert_exit(&o, EXIT_CONFIG, "run on a broken scenario");
+    assert_eq!(stderr(&o), read_string(&root().join(BROKEN).join("negative-pes.err")));
+    assert!(!out.join("out").exists(), "nothing is written for a refused scenario");
+}
+
+#[test]
+fn validate_accepts_the_quickstart_and_the_test_scenarios() {
+    let o = run(&["validate", "scenarios/quickstart.toml", TINY, "tests/scenarios/tiny-fail/tiny-fail.toml"]);
+    assert_exit(&o, 0, "validate");
+    let text = stdout(&o);
+    assert!(text.contains("scenarios/quickstart.toml: ok"), "{text}");
+    assert!(text.contains(&format!("{TINY}: ok (3 sweep point(s), 9 run(s))")), "{text}");
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn run_writes_the_documented_files_and_prints_the_summary() {
+    let tmp = TempDir::new("run");
+    let out = tmp.join("out");
+    let o = run(&["run", TINY, "--quiet", "--jobs", "2", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let text = stdout(&o);
+    for needle in [
+        "metric",
+        "providers.big.scheduler=fcfs",
+        "providers.big.scheduler=easy",
+        "providers.big.scheduler=conservative",
+        "completed",
+        "utilisation",
+        "(3 replications per point",
+        "jobs.total: fcfs ≥ easy ≥ conservative",
+        "pass",
+        &format!("outputs: {}", out.display()),
+    ] {
+        assert!(text.contains(needle), "the summary lacks `{needle}`:\n{text}");
+    }
+    assert!(!text.contains("FAIL") && !text.contains("missing"), "{text}");
+
+    for f in ["points.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv"] {
+        assert!(out.join(f).is_file(), "{f} is missing");
+    }
+    assert_eq!(
+        read_string(&out.join("points.csv")),
+        "point,label\n0,providers.big.scheduler=fcfs\n1,providers.big.scheduler=easy\n\
+         2,providers.big.scheduler=conservative\n"
+    );
+    let summary = read_string(&out.join("summary.csv"));
+    assert!(summary.starts_with("point,label,metric,n,mean,std,ci95,lo,hi\n"), "{summary}");
+    assert_eq!(means(&out.join("summary.csv"), "jobs.total"), BTreeMap::from([(0, 80.0), (1, 80.0), (2, 80.0)]));
+    let json: serde_json::Value = serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
+    assert_eq!(json["scenario"], "tiny");
+    assert_eq!(json["points"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["points"][1]["metrics"]["jobs.total"]["n"], 3);
+    let differences = read_string(&out.join("differences.csv"));
+    assert!(differences.lines().skip(1).any(|l| l.starts_with("1,")), "{differences}");
+    let expectations = read_string(&out.join("expectations.csv"));
+    assert!(expectations.starts_with("target,source,measured,verdict\n"), "{expectations}");
+    assert_eq!(expectations.lines().count(), 1 + 7, "{expectations}");
+    assert!(expectations.lines().skip(1).all(|l| l.ends_with(",pass")), "{expectations}");
+
+    let dirs = run_dirs(&out);
+    assert_eq!(dirs.len(), 9, "3 points × 3 replications: {dirs:?}");
+    for dir in &dirs {
+        for f in ["jobs.csv", "timeseries.csv", "summary.json", "run.json"] {
+            assert!(dir.join(f).is_file(), "{}/{f} is missing", dir.display());
+        }
+    }
+    let jobs = read_string(&out.join("p0/r0/jobs.csv"));
+    assert!(
+        jobs.starts_with("id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response\n"),
+        "{jobs}"
+    );
+    assert_eq!(jobs.lines().count(), 1 + 80, "one row per job");
+    let timeseries = read_string(&out.join("p0/r0/timeseries.csv"));
+    assert!(timeseries.starts_with("t,agent,busy_pes,utilisation,queued\n"), "{timeseries}");
+    assert!(timeseries.contains(",big,") && timeseries.contains(",small,"), "both providers are sampled");
+    let run_json: serde_json::Value = serde_json::from_slice(&read(&out.join("p2/r1/run.json"))).unwrap();
+    assert_eq!(run_json["point"], 2);
+    assert_eq!(run_json["replication"], 1);
+    assert_eq!(run_json["seed"], 12, "replication r runs with seed + r");
+    assert_eq!(run_json["label"], "providers.big.scheduler=conservative");
+    assert!(run_json["command"].as_str().is_some_and(|c| c.contains("--jobs 2")), "{run_json}");
+}
+
+#[test]
+fn results_are_identical_for_any_number_of_jobs() {
+    let tmp = TempDir::new("jobs");
+    for (jobs, dir) in [("1", "one"), ("3", "three")] {
+        let o = run(&["run", TINY, "--quiet", "--jobs", jobs, "--out", &tmp.arg(dir)]);
+        assert_exit(&o, 0, &format!("run --jobs {jobs}"));
+    }
+    assert_same_results(&tmp.join("one"), &tmp.join("three"));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_bytes_and_another_seed_changes_them() {
+    let tmp = TempDir::new("seed");
+    let go = |dir: &str, extra: &[&str]| {
+        let out = tmp.arg(dir);
+        let mut args = vec!["run", TINY, "--quiet", "--replications", "2", "--out", &out];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_exit(&o, 0, &format!("run {extra:?}"));
+        o
+    };
+    let a = go("a", &[]);
+    let b = go("b", &[]);
+    let c = go("c", &["--seed", "12"]);
+    assert_same_results(&tmp.join("a"), &tmp.join("b"));
+    let outputs_line =
+        |o: &Output| stdout(o).lines().filter(|l| !l.starts_with("outputs:")).collect::<Vec<_>>().join("\n");
+    assert_eq!(outputs_line(&a), outputs_line(&b), "the printed summaries differ");
+    assert!(
+        read(&tmp.join("a/summary.csv")) != read(&tmp.join("c/summary.csv")),
+        "--seed 12 gave the same summary as the scenario's seed 11"
+    );
+    assert!(read(&tmp.join("a/p0/r0/jobs.csv")) != read(&tmp.join("c/p0/r0/jobs.csv")));
+    let seed: serde_json::Value = serde_json::from_slice(&read(&tmp.join("c/p0/r1/run.json"))).unwrap();
+    assert_eq!(seed["seed"], 13, "--seed replaces the scenario's seed");
+    assert_ne!(outputs_line(&a), outputs_line(&c));
+}
+
+#[test]
+fn set_overrides_a_key_and_a_bad_key_is_refused() {
+    let tmp = TempDir::new("set");
+    let base = run(&["run", TINY, "--quiet", "--replications", "1", "--out", &tmp.arg("base")]);
+    assert_exit(&base, 0, "run");
+    let more = run(&[
+        "run",
+        TINY,
+        "--quiet",
+        "--replications",
+        "1",
+        "--set",
+        "providers.big.pes=16",
+        "--set",
+        "workloads.load.jobs=30",
+        "--out",
+        &tmp.arg("set"),
+    ]);
+    assert_exit(&more, 0, "run --set");
+    assert_eq!(means(&tmp.join("set/summary.csv"), "jobs.total"), BTreeMap::from([(0, 60.0), (1, 60.0), (2, 60.0)]));
+    let wait = |dir: &str| means(&tmp.join(dir).join("summary.csv"), "brokers.alice.wait");
+    assert_ne!(wait("base"), wait("set"), "doubling the PEs of `big` changed nothing");
+
+    // An unknown field: refused before anything runs, with the --set argument named and a close name.
+    let o = run(&["run", TINY, "--quiet", "--set", "providers.big.pess=16", "--out", &tmp.arg("bad")]);
+    assert_exit(&o, EXIT_CONFIG, "run --set with an unknown key");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {TINY}: providers.big.pess: unknown key `pess`, expected one of `count`, `pes`, `speed`, \
+             `price`, `scheduler`, `partitions`, `borrowing`, `profile` (from --set providers.big.pess=16)\n  \
+             hint: did you mean `pes`?\n"
+        )
+    );
+    // An unknown group.
+    let o = run(&["run", TINY, "--quiet", "--set", "providers.bgi.pes=16", "--out", &tmp.arg("bad")]);
+    assert_exit(&o, EXIT_CONFIG, "run --set with an unknown group");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {TINY}: --set providers.bgi.pes=16: no key `providers.bgi` in the scenario (did you mean `big`?)\n"
+        )
+    );
+    // A value out of range.
+    let o = run(&["run", TINY, "--quiet", "--set", "providers.big.pes=0", "--out", &tmp.arg("bad")]);
+    assert_exit(&o, EXIT_CONFIG, "run --set with a bad value");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {TINY}: providers.big.pes: expected a positive integer, found 0 (from --set providers.big.pes=0)\n"
+        )
+    );
+    assert!(!tmp.join("bad").exists(), "nothing is written for a refused scenario");
+    // Not KEY=VALUE: a usage error, not a refused scenario.
+    let o = run(&["run", TINY, "--quiet", "--set", "providers.big.pes", "--out", &tmp.arg("bad")]);
+    assert_exit(&o, 2, "run --set without `=`");
+}
+
+/// Replaces the `command` of a finished run's `run.json` by a marker: a run that is done again rewrites it.
+fn mark(dir: &Path) {
+    let path = dir.join("run.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&read(&path)).unwrap();
+    v["command"] = "kept by --resume".into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+fn is_marked(dir: &Path) -> bool {
+    let v: serde_json::Value = serde_json::from_slice(&read(&dir.join("run.json"))).unwrap();
+    v["command"] == "kept by --resume"
+}
+
+#[test]
+fn resume_reruns_only_the_runs_that_had_not_finished() {
+    let tmp = TempDir::new("resume");
+    let out = tmp.join("out");
+    let args = |extra: &[&str]| {
+        let mut a = vec!["run".to_string(), TINY.into(), "--quiet".into(), "--jobs".into(), "2".into()];
+        a.extend(["--out".to_string(), tmp.arg("out")]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let first = gridmarket().args(args(&[])).output().unwrap();
+    assert_exit(&first, 0, "run");
+    std::fs::copy(out.join("summary.csv"), tmp.join("summary.csv")).unwrap();
+    let summary = read(&out.join("summary.csv"));
+    let dirs = run_dirs(&out);
+    let original: Vec<Vec<u8>> = dirs.iter().map(|d| read(&d.join("jobs.csv"))).collect();
+
+    // Simulate an interruption: two runs had not finished (no run.json; a half-written summary), one of them
+    // had not even written its jobs.
+    let unfinished = [out.join("p1/r2"), out.join("p2/r0")];
+    for dir in &dirs {
+        if unfinished.contains(dir) {
+            std::fs::remove_file(dir.join("run.json")).unwrap();
+            std::fs::write(dir.join("summary.json"), "{\"jobs.total\": 1").unwrap();
+        } else {
+            mark(dir);
+        }
+    }
+    std::fs::remove_file(out.join("p2/r0/jobs.csv")).unwrap();
+    std::fs::write(out.join("summary.csv"), "stale").unwrap();
+
+    let resumed = gridmarket().args(args(&["--resume"])).output().unwrap();
+    assert_exit(&resumed, 0, "run --resume");
+    assert_eq!(stdout(&resumed), stdout(&first), "the resumed study prints the same summary");
+    for (dir, jobs) in dirs.iter().zip(&original) {
+        if unfinished.contains(dir) {
+            assert!(!is_marked(dir), "{}", dir.display());
+            let run_json = read_string(&dir.join("run.json"));
+            assert!(run_json.contains("--resume"), "{} was not re-run: {run_json}", dir.display());
+            serde_json::from_slice::<serde_json::Value>(&read(&dir.join("summary.json"))).expect("summary.json");
+        } else {
+            assert!(is_marked(dir), "{} was re-run although it had finished", dir.display());
+        }
+        assert!(read(&dir.join("jobs.csv")) == *jobs, "{}/jobs.csv changed", dir.display());
+    }
+    assert_same_bytes(&tmp.join("summary.csv"), &out.join("summary.csv"));
+
+    // A run of another scenario (here: another seed) is not taken for a finished one.
+    let reseeded = gridmarket().args(args(&["--resume", "--seed", "12"])).output().unwrap();
+    assert_exit(&reseeded, 0, "run --resume --seed 12");
+    assert!(dirs.iter().all(|d| !is_marked(d)), "--resume kept runs of another seed");
+    assert!(read(&out.join("summary.csv")) != summary);
+}
+
+#[test]
+fn resume_completes_a_sweep_interrupted_by_ctrl_c() {
+    let tmp = TempDir::new("sigint");
+    let out = tmp.join("out");
+    // Long enough (9 runs of about 0.1 s each in a debug build) to be interrupted after the first run.
+    let args = |dir: &str, extra: &[&str]| {
+        let mut a: Vec<String> = ["run", TINY, "--quiet", "--jobs", "1", "--set", "workloads.load.jobs=300"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["--set".into(), "horizon=1e6".into(), "--out".into(), tmp.arg(dir)]);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let mut child = gridmarket()
+        .args(args("out", &[]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting gridmarket");
+    let first_run = out.join("p0/r0/run.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !first_run.exists() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let interrupted = child.wait_with_output().unwrap();
+    if !matches!(kill, Ok(s) if s.success()) || interrupted.status.code() == Some(0) {
+        eprintln!("skipped: the sweep ended before it could be interrupted ({:?})", interrupted.status);
+        return;
+    }
+    assert_exit(&interrupted, 130, "the interrupted run");
+    let message = stderr(&interrupted);
+    assert!(message.contains("rerun with --resume"), "{message}");
+    let kept: Vec<PathBuf> = run_dirs(&out).into_iter().filter(|d| d.join("run.json").exists()).collect();
+    assert!(!kept.is_empty() && kept.len() < 9, "finished runs before the interruption: {kept:?}");
+    for dir in &kept {
+        mark(dir);
+    }
+
+    let resumed = gridmarket().args(args("out", &["--resume"])).output().unwrap();
+    assert_exit(&resumed, 0, "run --resume after Ctrl-C");
+    let dirs = run_dirs(&out);
+    assert_eq!(dirs.len(), 9);
+    for dir in &dirs {
+        assert_eq!(is_marked(dir), kept.contains(dir), "{}: only unfinished runs are re-run", dir.display());
+    }
+    // The same results as a sweep that was never interrupted.
+    let whole = gridmarket().args(args("whole", &[])).output().unwrap();
+    assert_exit(&whole, 0, "the uninterrupted run");
+    assert_same_results(&out, &tmp.join("whole"));
+}
+
+#[test]
+fn reproduce_quick_runs_a_family_and_writes_its_report() {
+    let tmp = TempDir::new("reproduce");
+    let o =
+        run(&["reproduce", "--quick", "--quiet", "--scenarios", "tests/scenarios", "--out", &tmp.arg("tiny"), "tiny"]);
+    assert_exit(&o, 0, "reproduce tiny");
+    let text = stdout(&o);
+    assert!(text.contains("== tiny") && text.contains("pass") && !text.contains("FAIL"), "{text}");
+    let report = read_string(&tmp.join("tiny/report.md"));
+    assert!(report.starts_with("# Reproduction: tiny"), "{report}");
+    assert!(report.contains("(2 replications per point"), "--quick applies the [quick] table:\n{report}");
+    let svgs: Vec<PathBuf> =
+        sorted_entries(&tmp.join("tiny")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "svg")).collect();
+    assert!(!svgs.is_empty(), "no chart written");
+    for svg in &svgs {
+        assert!(read_string(svg).contains("<svg"), "{}", svg.display());
+        let name = svg.file_name().unwrap().to_string_lossy();
+        assert!(report.contains(&format!("]({name})")), "report.md does not show {name}");
+    }
+    assert!(tmp.join("tiny/tiny/summary.csv").is_file(), "each study's outputs are under the family folder");
+    assert_eq!(means(&tmp.join("tiny/tiny/summary.csv"), "jobs.total")[&0], 40.0, "[quick] sets 20 jobs per group");
+
+    let o = run(&[
+        "reproduce",
+        "--quick",
+        "--quiet",
+        "--scenarios",
+        "tests/scenarios",
+        "--out",
+        &tmp.arg("fail"),
+        "tiny-fail",
+    ]);
+    assert_exit(&o, 1, "reproduce tiny-fail");
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.starts_with("jobs.total = 11") && l.trim_end().ends_with("FAIL")), "{text}");
+    assert!(read_string(&tmp.join("fail/report.md")).contains("| FAIL |"));
+
+    let o = run(&["reproduce", "--quick", "--scenarios", "tests/scenarios", "--out", &tmp.arg("none"), "nosuch"]);
+    assert_exit(&o, 2, "reproduce of a family that does not exist");
+    assert_eq!(stderr(&o), "error: no scenario family `nosuch` in tests/scenarios\n");
+}
+
+#[test]
+fn list_shows_the_families_and_schema_the_keys() {
+    let o = run(&["list", "--scenarios", "tests/scenarios"]);
+    assert_exit(&o, 0, "list");
+    let text = stdout(&o);
+    assert!(
+        text.contains("  tiny (1 scenario file(s))") && text.contains("  tiny-fail (1 scenario file(s))"),
+        "{text}"
+    );
+    assert!(text.contains("provider.scheduler: fcfs, easy, conservative, multi-partition-easy"), "{text}");
+
+    let o = run(&["schema"]);
+    assert_exit(&o, 0, "schema");
+    let text = stdout(&o);
+    for key in ["`providers.<name>.pes`", "`providers.<name>.scheduler`", "`brokers.<name>.submit-to`", "`sweep`"] {
+        assert!(text.contains(key), "the schema lacks {key}");
+    }
+}
+
+#[test]
+fn workload_generate_stats_and_convert() {
+    let tmp = TempDir::new("workload");
+    let swf = tmp.arg("x.swf");
+    let o = run(&["workload", "generate", "lublin", "--jobs", "200", "--seed", "3", "-o", &swf]);
+    assert_exit(&o, 0, "workload generate");
+    assert_eq!(stdout(&o), format!("200 jobs written to {swf}\n"));
+
+    let o = run(&["workload", "stats", &swf, "--pes", "64"]);
+    assert_exit(&o, 0, "workload stats");
+    let text = stdout(&o);
+    assert!(
+        text.lines().next().is_some_and(|l| l.starts_with(&format!("{swf}: jobs")) && l.ends_with(" 200")),
+        "{text}"
+    );
+    assert!(text.contains("offered load on 64 PEs: "), "{text}");
+
+    let again = tmp.arg("y.swf");
+    let o = run(&["workload", "convert", &swf, &again]);
+    assert_exit(&o, 0, "workload convert");
+    assert!(read(&tmp.join("x.swf")) == read(&tmp.join("y.swf")), "converting an SWF file changes it");
+
+    let o = run(&["workload", "convert", "tests/fixtures/malformed.swf", &tmp.arg("bad.swf")]);
+    assert_exit(&o, 2, "workload convert of a malformed trace");
+    assert_eq!(
+        stderr(&o),
+        "error: tests/fixtures/malformed.swf:5: field 4 (Run Time): expected a number, found \"12x\"\n"
+    );
+    assert!(!tmp.join("bad.swf").exists());
+}
