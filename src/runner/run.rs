@@ -59,7 +59,7 @@ pub struct RunResult {
 
 /// Runs `plan` with replication `rep` (seed `plan.seed + rep`); writes the trace into `trace_to` if asked.
 pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<&Path>) -> Result<RunResult, RunError> {
-    let seed = plan.seed.wrapping_add(u64::from(rep));
+    let seed = seed_of(plan, rep);
     let mut jobs = deal_jobs(plan, seed)?;
     let mut b = SimBuilder::new(seed);
     b.runtime(match plan.runtime {

@@ -8,6 +8,8 @@
 //! conservative or multi-partition EASY backfilling, see [`scheduler`]). A job runs for its actual runtime scaled by
 //! the provider's speed; the scheduler plans with the user's estimate.
 
+pub mod overhead;
+pub mod preemption;
 pub mod profile;
 pub mod scheduler;
 

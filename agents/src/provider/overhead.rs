@@ -9,9 +9,9 @@
 //!   suspended memory is written to and read back from GlusterFS at 40 MB/s.
 //!
 //! Eq 3.7 as printed runs its suspend/resume pipeline over `j = 1..v-1` with `max{t_s^j, t_r^(j-1)}`, which needs an
-//! undefined `t_r^0` and drops the last VM's suspension. The text describes the intended pipeline: while VM `j` is
-//! suspended at the source, VM `j-1` resumes at the destination, so the term is
-//! `t_s^1 + Σ_{j=2..v} max{t_s^j, t_r^(j-1)} + t_r^v`. For the identical VMs of a lease this is
+//! undefined `t_r^0`; read as 0, it counts the first VM's suspension twice and the last one's never. The text
+//! describes the intended pipeline: while VM `j` is suspended at the source, VM `j-1` resumes at the destination, so
+//! the term is `t_s^1 + Σ_{j=2..v} max{t_s^j, t_r^(j-1)} + t_r^v`. For the identical VMs of a lease this is
 //! `t_s + (v-1)·max(t_s, t_r) + t_r`, which is what [`OverheadParams::overhead`] computes.
 
 use serde::{Deserialize, Serialize};
@@ -73,7 +73,7 @@ impl OverheadParams {
         self.memory_mb / self.resume_rate
     }
 
-    /// Time to migrate one VM, `t_s + t_copy + t_r`: the "447.3 seconds" of Ch 4 §4.4.1, without pause and `δ`.
+    /// Time to migrate one VM, `t_s + t_copy + t_r`: the "447.3 seconds" of Ch 4 §4.4.2, without pause and `δ`.
     pub fn migration_time(&self) -> f64 {
         self.suspend_time() + self.copy_time + self.resume_time()
     }

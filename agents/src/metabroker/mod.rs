@@ -1,0 +1,95 @@
+//! The meta-broker's scheduling algorithms: what it runs at the end of each scheduling interval (SI).
+//!
+//! Source: S. K. Garg, *Meta Scheduling for Market-Oriented Grid and Utility Computing*, PhD thesis, University of
+//! Melbourne, 2010, chapter 4 ("minimise combined user spending"), with the experimental setup of §4.3 and the
+//! defaults of the thesis digest's §13. The meta-broker collects the offers of the sites and the requests of the
+//! users during an interval; at its end it computes one joint schedule that minimises the users' combined spending
+//! (4.1) under capacity (4.2), budget (4.6) and deadline (4.7) constraints, and rolls over to the next interval
+//! what it cannot place (the dummy provider).
+//!
+//! Policies ([`SchedulingPolicy`]), all pure functions of a [`Snapshot`] and a seed:
+//! - Greedy ([`mod@greedy`]): first come, first served, each application on its cheapest feasible site.
+//! - LP ([`mod@lp`]): the LP/IP for MGN (multi-grid-node, bag-of-tasks) applications, §4.2.1, solved exactly as a
+//!   transportation problem; applications may be split across sites.
+//! - MMC = Modified MinCost ([`mincost`], Alg. 4.1): the MGN relaxation turned into a feasible schedule for SGN
+//!   (single-grid-node, rigid parallel) applications, each whole on one site.
+//! - GA ([`mod@ga`]): the genetic algorithm of §4.2.2 from random chromosomes; LPGA = linear-programming-based GA
+//!   (Alg. 4.2), the GA seeded with MMC's schedule; HGA = heuristic GA, the GA seeded with Greedy's.
+//!
+//! Every policy returns a [`Schedule`] with one [`Assignment`] per application; nothing here panics on odd input:
+//! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
+
+pub mod ga;
+pub mod greedy;
+pub mod lp;
+pub mod mincost;
+pub mod model;
+mod transport;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use ga::{GaParams, genetic};
+pub use greedy::greedy;
+pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
+pub use mincost::modified_min_cost;
+pub use model::{App, AppId, Assignment, Candidate, Part, Problem, QosIndex, Schedule, Site, SiteId, Snapshot};
+
+/// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulingPolicy {
+    /// Greedy: first come, first served, each application whole on the cheapest site that fits it in time and
+    /// budget.
+    Greedy,
+    /// LP: the MGN (multi-grid-node, bag-of-tasks) LP/IP of §4.2.1; an application's tasks may be split across
+    /// sites, and tasks no site can take are rolled over.
+    Lp,
+    /// MMC (Modified MinCost, Alg. 4.1): the MGN relaxation turned into a feasible SGN (single-site) schedule.
+    Mmc,
+    /// GA: the genetic algorithm of §4.2.2 from random feasible chromosomes.
+    Ga,
+    /// LPGA (linear-programming-based genetic algorithm, Alg. 4.2): the GA seeded with MMC's schedule.
+    Lpga,
+    /// HGA (heuristic genetic algorithm): the GA seeded with Greedy's schedule.
+    Hga,
+}
+
+/// Tunables shared by the policies; the defaults follow the thesis and its digest's §13.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Params {
+    /// QoS index ranking applications for the dummy penalty: (4.11) by default.
+    pub qos: QosIndex,
+    /// Solver of the MGN relaxation (LP, MMC, LPGA).
+    pub mgn_solver: MgnSolver,
+    /// GA parameters (GA, LPGA, HGA).
+    pub ga: GaParams,
+}
+
+/// Runs `policy` on `snapshot` with the default [`Params`]; deterministic for a given `rng_seed`.
+pub fn schedule(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u64) -> Schedule {
+    schedule_with(policy, snapshot, rng_seed, &Params::default())
+}
+
+/// Runs `policy` on `snapshot` with `params`; deterministic for a given `rng_seed` (only the GA policies use it).
+///
+/// Should microlp fail on the MGN relaxation, the exact transportation solver stands in: both solve the same
+/// problem.
+pub fn schedule_with(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u64, params: &Params) -> Schedule {
+    let problem = Problem::new(snapshot, params.qos);
+    let relaxation = || mgn_relaxation(&problem, params.mgn_solver).unwrap_or_else(|_| mgn_transportation(&problem));
+    match policy {
+        SchedulingPolicy::Greedy => greedy(&problem),
+        SchedulingPolicy::Lp => relaxation(),
+        SchedulingPolicy::Mmc => modified_min_cost(&problem, &relaxation()),
+        SchedulingPolicy::Ga => genetic(&problem, None, &params.ga, rng_seed),
+        SchedulingPolicy::Lpga => {
+            let mmc = modified_min_cost(&problem, &relaxation());
+            genetic(&problem, Some(&mmc), &params.ga, rng_seed)
+        }
+        SchedulingPolicy::Hga => genetic(&problem, Some(&greedy(&problem)), &params.ga, rng_seed),
+    }
+}

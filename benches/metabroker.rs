@@ -1,0 +1,92 @@
+//! The meta-broker's MGN relaxation (Garg 2010, §4.2.1) at 200 applications × 100 sites and 500 × 200, solved by
+//! the exact transportation solver (successive shortest paths) and by microlp through good_lp.
+//!
+//! Instances follow the chapter 4 setup (§4.3.1) scaled up: applications of about 5 CPUs (Gaussian), 400 s ± 20%,
+//! submitted in the first 20 s, medium deadlines (runtime + 250 s ± 20%), budget twice the average cost; sites of
+//! 4–12 CPUs at 4–5 G$ per CPU-second (Gaussian, mean 4.5) and speeds U[1, 1.33]; scheduled at T = 50 s. Demand
+//! (about 5 CPUs per application) exceeds supply (about 8 per site), so the dummy provider is used too.
+//!
+//! microlp runs only at 200 × 100: at 500 × 200 it takes tens of seconds per solve.
+
+use std::hint::black_box;
+
+use agents::metabroker::{App, MgnSolver, Problem, QosIndex, Site, Snapshot, mgn_relaxation};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const SEED: u64 = 2010;
+
+/// SplitMix64 (Steele, Lea & Flood 2014): enough randomness for an instance, no dependency.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform on [0, 1).
+    fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let radius = (-2.0 * (1.0 - self.uniform()).ln()).sqrt();
+        radius * (std::f64::consts::TAU * self.uniform()).cos()
+    }
+}
+
+/// A chapter 4 round with `apps` applications and `sites` sites.
+fn snapshot(apps: usize, sites: usize) -> Snapshot {
+    let mut rng = SplitMix64(SEED ^ (apps as u64) << 32 ^ sites as u64);
+    let apps = (0..apps as u64)
+        .map(|id| {
+            let runtime = 400.0 * (1.0 + 0.1 * rng.normal()).clamp(0.8, 1.2);
+            let submit = 20.0 * rng.uniform();
+            App {
+                id,
+                cpus: (5.0 + 1.5 * rng.normal()).round().clamp(1.0, 12.0) as u32,
+                runtime,
+                budget: Some(2.0 * 4.5 * 400.0 * 5.0),
+                deadline: Some(submit + runtime + 250.0 * (1.0 + 0.1 * rng.normal()).clamp(0.8, 1.2)),
+                submit,
+            }
+        })
+        .collect();
+    let sites = (0..sites as u64)
+        .map(|id| Site {
+            id,
+            cpus: 4 + (rng.next_u64() % 9) as u32,
+            speed: 1.0 + 0.33 * rng.uniform(),
+            price: (4.5 + 0.25 * rng.normal()).clamp(4.0, 5.0),
+            from: 0.0,
+            until: None,
+        })
+        .collect();
+    Snapshot { now: 50.0, apps, sites }
+}
+
+fn mgn(c: &mut Criterion) {
+    let mut group = c.benchmark_group("metabroker");
+    group.sample_size(10);
+    for (apps, sites) in [(200, 100), (500, 200)] {
+        let snapshot = snapshot(apps, sites);
+        let problem = Problem::new(&snapshot, QosIndex::FairMarket);
+        let size = format!("{apps}x{sites}");
+        group.bench_function(format!("mgn/transportation/{size}"), |b| {
+            b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Transportation))
+        });
+        if apps <= 200 {
+            group.bench_function(format!("mgn/microlp/{size}"), |b| {
+                b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Microlp))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, mgn);
+criterion_main!(benches);
