@@ -25,8 +25,17 @@ struct Broker {
 impl Agent for Broker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         let provider = ctx.lookup("provider").expect("provider registered");
-        let job =
-            JobSpec { id: 1, owner: ctx.me(), pes: 4, runtime: 120.0, estimate: 150.0, deadline: None, budget: None };
+        let job = JobSpec {
+            id: 1,
+            owner: ctx.me(),
+            pes: 4,
+            runtime: 120.0,
+            estimate: 150.0,
+            deadline: None,
+            budget: None,
+            lease: None,
+            memory_mb: None,
+        };
         ctx.send(provider, Msg::Job(JobMsg::Submit(Box::new(job))));
     }
 

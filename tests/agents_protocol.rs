@@ -5,8 +5,10 @@ use agents::broker::{Submission, UserBroker, WorkloadJob};
 use agents::gateway::{Dispatch, Gateway};
 use agents::kernel::{Agent, AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
+use agents::provider::overhead::OverheadModel;
+use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
-use agents::provider::{Provider, ProviderConfig, ProviderInfo};
+use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::report::{JobOutcome, Report};
 use agents::testbed::{TestBed, expect};
 
@@ -17,11 +19,15 @@ fn provider(pes: u32, speed: f64, price: f64) -> Provider {
         price,
         scheduler: SchedulerPolicy::Easy,
         partitioning: Partitioning::default(),
+        preemption: PreemptionPolicy::Nop,
+        overhead: OverheadModel::default(),
+        vm_memory_mb: 1024.0,
+        cancelled: CancelledLeases::Restart,
     })
 }
 
 fn job(id: u64, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
-    JobSpec { id, owner, pes, runtime, estimate: runtime, deadline: None, budget: None }
+    JobSpec { id, owner, pes, runtime, estimate: runtime, deadline: None, budget: None, lease: None, memory_mb: None }
 }
 
 fn submit(j: JobSpec) -> Msg {

@@ -425,14 +425,15 @@ fn set_overrides_a_key_and_a_bad_key_is_refused() {
     // An unknown field: refused before anything runs, with the --set argument named and a close name.
     let o = run(&["run", TINY, "--quiet", "--set", "providers.big.pess=16", "--out", &tmp.arg("bad")]);
     assert_exit(&o, EXIT_CONFIG, "run --set with an unknown key");
-    assert_eq!(
-        stderr(&o),
-        format!(
-            "error: {TINY}: providers.big.pess: unknown key `pess`, expected one of `count`, `pes`, `speed`, \
-             `price`, `scheduler`, `partitions`, `borrowing`, `profile` (from --set providers.big.pess=16)\n  \
-             hint: did you mean `pes`?\n"
-        )
+    // The list of known keys grows with the schema: check the parts that locate and explain the error.
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "error: {TINY}: providers.big.pess: unknown key `pess`, expected one of `count`, `pes`"
+        )),
+        "{err}"
     );
+    assert!(err.ends_with("(from --set providers.big.pess=16)\n  hint: did you mean `pes`?\n"), "{err}");
     // An unknown group.
     let o = run(&["run", TINY, "--quiet", "--set", "providers.bgi.pes=16", "--out", &tmp.arg("bad")]);
     assert_exit(&o, EXIT_CONFIG, "run --set with an unknown group");

@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::AgentId;
+pub use crate::provider::overhead::PreemptionKind;
+pub use crate::provider::preemption::LeaseType;
 
 /// Identifies a job (or a lease, or a request) across agents; unique within a run.
 pub type JobId = u64;
@@ -61,6 +63,11 @@ pub struct JobSpec {
     pub deadline: Option<f64>,
     /// Budget [G$], if the job has one.
     pub budget: Option<f64>,
+    /// Lease type (seed 000 ch3): a local request must start at once (preempting external leases if the
+    /// provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
+    pub lease: Option<LeaseType>,
+    /// Memory of each VM [MB], for preemption overheads; the provider's default when absent.
+    pub memory_mb: Option<f64>,
 }
 
 /// Job sub-protocol: submission, acceptance, start and completion.
@@ -119,6 +126,17 @@ impl JobMsg {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseMsg {
+    /// Resource provider → lease owner: the lease was preempted for a local request, at a cost of `overhead`
+    /// seconds on its VMs. A cancelled lease restarts from scratch in the queue (or is rejected, by the provider's
+    /// configuration); a suspended or migrated one resumes later with its remaining work (`Resumed`).
+    Preempted {
+        /// The lease.
+        lease: JobId,
+        /// What was done to its VMs.
+        kind: PreemptionKind,
+        /// Preemption overhead h(L) [s].
+        overhead: f64,
+    },
     /// Broker, gateway or meta-broker → resource provider: reserve `pes` PEs over `[start, end)`. Answered by
     /// `Reserved` or `ReserveRefused` with the same `request`.
     Reserve {
@@ -150,18 +168,12 @@ pub enum LeaseMsg {
         /// The provider's reservation id.
         reservation: u64,
     },
-    /// Resource provider → lease owner (gateway or broker): the lease was suspended at the delivery time;
-    /// it resumes later with its remaining work (`Resumed`).
-    Suspended {
-        /// The lease.
-        lease: JobId,
-    },
-    /// Resource provider → lease owner: the suspended lease runs again.
+    /// Resource provider → lease owner: the preempted lease runs again (instead of a second `Job::Started`).
     Resumed {
         /// The lease.
         lease: JobId,
     },
-    /// Resource provider → lease owner: the lease was cancelled and will not run here.
+    /// Resource provider → lease owner: the lease was withdrawn at its owner's request (`Job::Cancel`).
     Cancelled {
         /// The lease.
         lease: JobId,
@@ -175,7 +187,7 @@ impl LeaseMsg {
             LeaseMsg::Reserved { .. } => "lease.reserved",
             LeaseMsg::ReserveRefused { .. } => "lease.reserve_refused",
             LeaseMsg::Release { .. } => "lease.release",
-            LeaseMsg::Suspended { .. } => "lease.suspended",
+            LeaseMsg::Preempted { .. } => "lease.preempted",
             LeaseMsg::Resumed { .. } => "lease.resumed",
             LeaseMsg::Cancelled { .. } => "lease.cancelled",
         }

@@ -53,6 +53,8 @@ pub struct JobRecord {
     pub runtime: f64,
     /// Deadline [s], if any.
     pub deadline: Option<f64>,
+    /// Lease type (seed 000), if any.
+    pub lease: Option<crate::protocol::LeaseType>,
     /// Outcome.
     pub outcome: JobOutcome,
     /// What the owner was charged [G$].

@@ -79,6 +79,7 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     }
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
     job_metrics("jobs", &all, &mut m.metrics);
+    lease_metrics(&all, &mut m.metrics);
     for (group, jobs) in &by_group {
         job_metrics(&format!("brokers.{group}"), jobs, &mut m.metrics);
     }
@@ -106,7 +107,9 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
         {
             return Err(format!("{} has {v} busy PEs of {pes} at t={t}", agent.name));
         }
-        let busy_secs = busy.map_or(0.0, |s| s.integral(end));
+        // Overhead keeps PEs busy but is not computation (seed 000 Eq 3.10).
+        let overhead = report.metrics.iter().find(|(k, _)| *k == "overhead_pe_seconds").map_or(0.0, |m| m.1);
+        let busy_secs = (busy.map_or(0.0, |s| s.integral(end)) - overhead).max(0.0);
         busy_total += busy_secs;
         capacity_total += pes * end;
         let g = groups.entry(&agent.group).or_default();
@@ -135,6 +138,15 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     }
     if capacity_total > 0.0 {
         m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
+    }
+    for k in ["preempted_leases", "preempted_vms", "preemption_overhead"] {
+        let sum: f64 = plan
+            .agents
+            .iter()
+            .filter(|a| a.kind == "provider")
+            .filter_map(|a| m.metrics.get(&format!("providers.{}.{k}", a.name)))
+            .sum();
+        m.metrics.insert(k.into(), sum);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
     Ok(m)
@@ -178,5 +190,31 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
             .filter(|j| j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d))
             .count();
         put("deadlines_met", met as f64);
+    }
+}
+
+/// Seed 000 ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the average
+/// response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12).
+fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+    use agents::protocol::LeaseType;
+    if jobs.iter().all(|j| j.lease.is_none()) {
+        return;
+    }
+    type Member = fn(LeaseType) -> bool;
+    let classes: [(&str, Member); 3] = [
+        ("local", |l| l == LeaseType::Local),
+        ("external", |l| l != LeaseType::Local),
+        ("best_effort", |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable)),
+    ];
+    for (name, member) in classes {
+        let of: Vec<&&JobRecord> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
+        let rejected = of.iter().filter(|j| j.outcome == JobOutcome::Rejected).count() as f64;
+        out.insert(format!("leases.{name}.total"), of.len() as f64);
+        out.insert(format!("leases.{name}.rejected"), rejected);
+        out.insert(format!("leases.{name}.rejection_rate"), ratio(rejected, of.len() as f64));
+        let responses: Vec<f64> =
+            of.iter().filter(|j| j.outcome == JobOutcome::Completed).filter_map(|j| Some(j.end? - j.submit)).collect();
+        let art = if responses.is_empty() { f64::NAN } else { responses.iter().sum::<f64>() / responses.len() as f64 };
+        out.insert(format!("leases.{name}.art"), art);
     }
 }

@@ -188,6 +188,8 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
                         estimate: j.requested_time.unwrap_or(j.runtime).max(j.runtime),
                         deadline: j.deadline,
                         budget: j.budget,
+                        lease: j.lease,
+                        memory_mb: None,
                     },
                 }
             })

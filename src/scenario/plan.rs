@@ -454,6 +454,10 @@ impl Plan {
                 price: p.price.map_or(0.0, |s| s.0),
                 scheduler: p.scheduler,
                 partitioning,
+                preemption: p.preemption,
+                overhead: p.overhead.unwrap_or_default(),
+                vm_memory_mb: p.vm_memory.map_or(1024.0, |m| m.0),
+                cancelled: p.cancelled,
             };
             for name in &members[group].1 {
                 let spec = AgentSpec::Provider(config.clone());

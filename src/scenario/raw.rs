@@ -95,6 +95,21 @@ pub struct RawProvider {
     #[serde(default = "default_scheduler")]
     #[schemars(with = "String")]
     pub scheduler: agents::provider::scheduler::SchedulerPolicy,
+    /// How a local request that does not fit is resolved (seed 000 ch3): "nop" (reject it; default), "mov",
+    /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
+    #[serde(default = "default_preemption")]
+    #[schemars(with = "String")]
+    pub preemption: agents::provider::preemption::PreemptionPolicy,
+    /// Preemption overhead model: `{ model = "thesis" }` (seed 000 Eq 3.2–3.7 with its parameters; default) or
+    /// `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub overhead: Option<agents::provider::overhead::OverheadModel>,
+    /// Memory of one VM [MB] (default 1024).
+    pub vm_memory: Option<Positive>,
+    /// A preempted cancellable lease: "restart" in the queue (default) or "drop" (counted as rejected).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub cancelled: agents::provider::CancelledLeases,
     /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7).
     pub partitions: Option<Vec<PositiveInt>>,
     /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
@@ -102,6 +117,10 @@ pub struct RawProvider {
     /// A TOML file of defaults for this group (relative to the scenario file); the group's own keys win.
     #[serde(default)]
     pub profile: Option<String>,
+}
+
+fn default_preemption() -> agents::provider::preemption::PreemptionPolicy {
+    agents::provider::preemption::PreemptionPolicy::Nop
 }
 
 fn default_scheduler() -> agents::provider::scheduler::SchedulerPolicy {

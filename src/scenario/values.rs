@@ -97,6 +97,11 @@ checked!(
     |n| Some(float(n)).filter(|x| x.is_finite() && *x > 0.0)
 );
 checked!(
+    /// A number between 0 and 1.
+    Fraction(f64), f64, "a number between 0 and 1",
+    |n| Some(float(n)).filter(|x| (0.0..=1.0).contains(x))
+);
+checked!(
     /// A finite number of at least 0.
     NonNegative(f64), f64, "a non-negative number",
     |n| Some(float(n)).filter(|x| x.is_finite() && *x >= 0.0)

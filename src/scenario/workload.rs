@@ -7,7 +7,7 @@ use rand::distr::Distribution;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::values::{Count, NonNegative, Positive, PositiveInt};
+use super::values::{Count, Fraction, NonNegative, Positive, PositiveInt};
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
 use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
@@ -83,6 +83,14 @@ pub struct RawWorkload {
     pub deadline: Option<toml::Value>,
     /// Budgets: twice the job's cost at this mean price [G$ per PE-second] (seed 003's relaxed budget).
     pub budget_price: Option<NonNegative>,
+    /// Lease types (seed 000 ch3), drawn per job: the fraction of local requests; the others are external.
+    pub local_fraction: Option<Fraction>,
+    /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
+    /// each); the rest are deadline-constrained (migratable or non-preemptable, half each). Default 0.5.
+    pub best_effort_fraction: Option<Fraction>,
+    /// Deadline of deadline-constrained requests: submit + factor × runtime. [GAP] seed 000 does not say how they
+    /// were drawn; default 3.
+    pub dc_deadline_factor: Option<Positive>,
 }
 
 /// A checked workload description: trace files are read once, models are drawn per run.
@@ -210,6 +218,9 @@ impl WorkloadPlan {
             Some(DeadlineRule::Factor(lo, hi)) => qos::assign_uniform_deadlines(&mut w, lo, hi, rng).map_err(err)?,
             _ => {}
         }
+        if let Some(local) = raw.local_fraction {
+            assign_lease_types(&mut w, local.0, raw, rng);
+        }
         if let Some(price) = raw.budget_price {
             for j in &mut w.jobs {
                 j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
@@ -296,4 +307,26 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::kernel::rng::SimRn
         jobs.push(WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes));
     }
     Ok(Workload::new(jobs))
+}
+
+/// Seed 000 ch3: "types are assigned uniformly at random": local with probability `local`, else external, best
+/// effort or deadline-constrained by `best-effort-fraction`, each class split evenly between its two types.
+fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::kernel::rng::SimRng) {
+    use agents::protocol::LeaseType;
+    use rand::RngExt;
+    let best_effort = raw.best_effort_fraction.map_or(0.5, |f| f.0);
+    let factor = raw.dc_deadline_factor.map_or(3.0, |f| f.0);
+    for j in &mut w.jobs {
+        let lease = if rng.random::<f64>() < local {
+            LeaseType::Local
+        } else if rng.random::<f64>() < best_effort {
+            if rng.random_bool(0.5) { LeaseType::Cancellable } else { LeaseType::Suspendable }
+        } else {
+            if rng.random_bool(0.5) { LeaseType::Migratable } else { LeaseType::NonPreemptable }
+        };
+        if matches!(lease, LeaseType::Migratable | LeaseType::NonPreemptable) {
+            j.deadline = Some(j.submit + factor * j.runtime);
+        }
+        j.lease = Some(lease);
+    }
 }

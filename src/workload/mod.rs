@@ -172,6 +172,8 @@ pub struct WorkloadJob {
     pub think_time: Option<f64>,
     /// Submission site (GWF OrigSiteID, interned).
     pub orig_site: Option<u32>,
+    /// Lease type a scenario assigns (seed 000 ch3); `None` for a plain job.
+    pub lease: Option<agents::protocol::LeaseType>,
     /// Execution site (GWF LastRunSiteID, interned).
     pub run_site: Option<u32>,
     /// Bag-of-tasks batch id (GWF JobStructureParams when JobStructure is BoT).

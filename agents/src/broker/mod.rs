@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
-use crate::protocol::{JobId, JobMsg, JobSpec, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
 
@@ -84,6 +84,7 @@ impl UserBroker {
                     pes: job.spec.pes,
                     runtime: job.spec.runtime,
                     deadline: job.spec.deadline,
+                    lease: job.spec.lease,
                     outcome: JobOutcome::Pending,
                     cost: 0.0,
                 },
@@ -231,6 +232,8 @@ impl Agent for UserBroker {
             Msg::Job(m) => self.on_job_msg(env.from(), m, ctx),
             Msg::Market(MarketMsg::SlaAccept { job, .. }) => self.on_sla_answer(env.from(), *job, true, ctx),
             Msg::Market(MarketMsg::SlaFail { job }) => self.on_sla_answer(env.from(), *job, false, ctx),
+            // Preemptions and resumptions change nothing the broker records: the job's end does.
+            Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::Resumed { .. } | LeaseMsg::Cancelled { .. }) => {}
             other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }

@@ -7,9 +7,10 @@
 //!   `C · (n + 1 − rank_j)` of every rolled-over one (see [`super::model`] for the \[INTERP\] reading and the QoS
 //!   index (4.10)/(4.11) behind the ranks). A chromosome that overloads a site (4.2) is infeasible: it scores above
 //!   every feasible one, more so the more CPUs it overbooks, which steers the search back to feasibility.
-//! - Operators (thesis digest §13 defaults): roulette-wheel selection, single-point crossover with probability
-//!   0.8, mutation re-assigning each gene with probability 0.05 to a random admissible site or the dummy,
-//!   elitism 1, population 50 (the seed plus random feasible chromosomes).
+//! - Operators (thesis digest §13 defaults): roulette-wheel selection (slices proportional to 1 / (1 + F)),
+//!   single-point crossover with probability 0.8, mutation re-assigning each gene with probability 0.05 to a random
+//!   feasible site (admissible and with the CPUs free given the other genes) or the dummy, elitism 1, population 50
+//!   (the seed plus random feasible chromosomes).
 //! - Termination: no improvement of the best chromosome for 10 generations, or 1,000 generations.
 //!
 //! LPGA = linear-programming-based GA (Alg. 4.2): the GA seeded with MMC's schedule. HGA = heuristic GA: the GA
@@ -228,7 +229,8 @@ impl CrossoverOp<Genome> for SinglePoint {
     }
 }
 
-/// Re-assigns each gene, with a probability, to a random admissible site of its application or the dummy.
+/// Re-assigns each gene, with a probability, to a random feasible site of its application (admissible, with its CPUs
+/// free given the other genes) or the dummy.
 #[derive(Clone, Debug)]
 struct Reassign<'t> {
     tables: &'t Tables,
@@ -243,11 +245,32 @@ impl GeneticOperator for Reassign<'_> {
 
 impl MutationOp<Genome> for Reassign<'_> {
     fn mutate<R: Rng + Sized>(&self, mut genome: Genome, rng: &mut R) -> Genome {
-        for (gene, options) in genome.iter_mut().zip(&self.tables.options) {
-            if rng.gen_bool(self.rate)
-                && let Some(&site) = options.choose(rng)
-            {
-                *gene = site;
+        let tables = self.tables;
+        let mut load = vec![0u32; tables.dummy];
+        for (app, &gene) in genome.iter().enumerate() {
+            if let Some(load) = load.get_mut(gene) {
+                *load = load.saturating_add(tables.cpus[app]);
+            }
+        }
+        for (app, options) in tables.options.iter().enumerate().take(genome.len()) {
+            if !rng.gen_bool(self.rate) {
+                continue;
+            }
+            let cpus = tables.cpus[app];
+            if let Some(load) = load.get_mut(genome[app]) {
+                *load = load.saturating_sub(cpus);
+            }
+            // Feasible given the rest of the chromosome: the dummy, or a site with the CPUs still free.
+            let feasible: Vec<usize> = options
+                .iter()
+                .copied()
+                .filter(|&site| site == tables.dummy || load[site].saturating_add(cpus) <= tables.capacity[site])
+                .collect();
+            if let Some(&site) = feasible.choose(rng) {
+                genome[app] = site;
+            }
+            if let Some(load) = load.get_mut(genome[app]) {
+                *load = load.saturating_add(cpus);
             }
         }
         genome

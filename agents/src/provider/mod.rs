@@ -4,7 +4,14 @@
 //! `Market::SlaRequest` (from personalised brokers, seed 003 ch3), `Lease::Reserve`/`Release` (advance
 //! reservations) and `Market::SlotsQuery` (free-slot advertisement); sends `Job::Accepted`/`Rejected`/`Started`/
 //! `Completed`, `Lease::Cancelled`, `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused` and
-//! `Market::FreeSlots`. Which queued job starts when is delegated to the configured [`SchedulerPolicy`] (FCFS, EASY,
+//! `Market::FreeSlots`, and `Lease::Preempted`/`Resumed` to the owners of preempted leases.
+//!
+//! Leases (seed 000 ch3): a local request must start at once for its duration; when the cluster cannot hold it,
+//! the configured [`PreemptionPolicy`] (NOP, MOV, MLIP, MOML and the prototype's greedy variants, see
+//! [`preemption`]) chooses external leases to preempt, each by its type (cancel, suspend, migrate), with the
+//! overhead of the configured [`OverheadModel`] occupying its VMs when it resumes. Deadline-constrained external
+//! leases are admitted only if their planned completion meets the deadline. Which queued job starts when is
+//! delegated to the configured [`SchedulerPolicy`] (FCFS, EASY,
 //! conservative or multi-partition EASY backfilling, see [`scheduler`]). A job runs for its actual runtime scaled by
 //! the provider's speed; the scheduler plans with the user's estimate.
 
@@ -18,9 +25,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
-use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Msg, PreemptionKind, TimerMsg};
 use crate::report::{Report, Series};
-use scheduler::{LocalScheduler, Partitioning, QueuedJob, ReservationId, ReservationRequest, SchedulerPolicy, Started};
+use overhead::OverheadModel;
+use preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
+use scheduler::{
+    LocalScheduler, Partitioning, QueuedJob, Rejected, ReservationId, ReservationRequest, SchedulerPolicy, Started,
+};
 
 /// A provider's configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,6 +46,25 @@ pub struct ProviderConfig {
     pub scheduler: SchedulerPolicy,
     /// Partition layout for multi-partition EASY.
     pub partitioning: Partitioning,
+    /// How a local request that does not fit is resolved (seed 000 ch3).
+    pub preemption: PreemptionPolicy,
+    /// Overhead of preempting a lease.
+    pub overhead: OverheadModel,
+    /// Memory of one VM [MB], for the overhead model (seed 000: 1,024 MB).
+    pub vm_memory_mb: f64,
+    /// What happens to a preempted cancellable lease.
+    pub cancelled: CancelledLeases,
+}
+
+/// What becomes of a cancelled best-effort lease. [NOTE] seed 000 leaves it open (§3.2 of the digest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CancelledLeases {
+    /// It restarts from scratch in the queue (its work is lost).
+    #[default]
+    Restart,
+    /// It is dropped and counted as rejected.
+    Drop,
 }
 
 /// A job at this provider, from acceptance to completion.
@@ -46,6 +76,10 @@ struct LocalJob {
     start: Option<SimTime>,
     /// The timer that ends it, while it runs.
     end_timer: Option<TimerId>,
+    /// A local request runs in this reservation instead of the queue.
+    reservation: Option<ReservationId>,
+    /// It was preempted and runs again: announce `Resumed`, not `Started`.
+    preempted: bool,
 }
 
 /// The resource provider agent.
@@ -63,6 +97,24 @@ pub struct Provider {
     rejected: u64,
     completed: u64,
     revenue: f64,
+    contention: ContentionStats,
+}
+
+/// What contention cost, for the metrics of seed 000 ch3.
+#[derive(Clone, Debug, Default)]
+struct ContentionStats {
+    local_requests: u64,
+    local_rejected: u64,
+    /// Leases preempted (running or holding a queued reservation).
+    preempted_leases: u64,
+    /// VMs of the running leases preempted.
+    preempted_vms: u64,
+    /// Σ h(C) over the chosen sets [s].
+    overhead: f64,
+    /// Σ v·h(L): PE-seconds the overhead keeps busy, which are not computation.
+    overhead_pe_seconds: f64,
+    /// Exact searches that hit the limit and fell back to the greedy policy.
+    search_fallbacks: u64,
 }
 
 impl Provider {
@@ -85,6 +137,7 @@ impl Provider {
             rejected: 0,
             completed: 0,
             revenue: 0.0,
+            contention: ContentionStats::default(),
         }
     }
 
@@ -98,10 +151,16 @@ impl Provider {
         secs / self.config.speed
     }
 
-    /// Queues a job; answers `Accepted` (then `Started` when it starts) or `Rejected`.
+    /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
+    /// `Rejected`.
     fn on_submit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
-        match self.admit(job, ctx.now()) {
+        let admitted = match job.lease {
+            Some(LeaseType::Local) => return self.on_local_request(job, ctx),
+            Some(LeaseType::Migratable | LeaseType::NonPreemptable) => self.admit_by_deadline(job, ctx.now()),
+            _ => self.admit(job, ctx.now()),
+        };
+        match admitted {
             Ok(started) => {
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 self.start(started, ctx);
@@ -131,6 +190,146 @@ impl Provider {
         self.after_event(ctx);
     }
 
+    /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
+    fn admit_by_deadline(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
+        if let Some(deadline) = job.deadline {
+            let estimate = self.scaled(job.estimate.max(job.runtime));
+            let start =
+                self.scheduler.earliest_start(now.secs(), job.pes, estimate, None).map_err(|e| e.to_string())?;
+            if start + estimate > deadline {
+                return Err(format!("cannot complete before its deadline (earliest start {start})"));
+            }
+        }
+        self.admit(job, now)
+    }
+
+    /// A local request (seed 000 ch3) must run from now for its duration: in free capacity if there is enough,
+    /// else in capacity the preemption policy frees; otherwise it is rejected.
+    fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+        self.contention.local_requests += 1;
+        let now = ctx.now().secs();
+        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
+        let (id, owner) = (job.id, job.owner);
+        let placed = match self.scheduler.reserve(now, request) {
+            Ok(r) => Ok((r, Vec::new())),
+            Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
+            Err(e) => Err(e.to_string()),
+        };
+        match placed {
+            Ok((reservation, started)) => {
+                ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                let runtime = self.scaled(job.runtime);
+                self.accepted += 1;
+                let local = LocalJob {
+                    spec: job,
+                    runtime,
+                    start: None,
+                    end_timer: None,
+                    reservation: Some(reservation),
+                    preempted: false,
+                };
+                self.jobs.insert(id, local);
+                self.waiting_now += 1;
+                self.start(vec![Started { id, start: now }], ctx);
+                self.start(started, ctx);
+            }
+            Err(reason) => {
+                self.rejected += 1;
+                self.contention.local_rejected += 1;
+                ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+            }
+        }
+        self.after_event(ctx);
+    }
+
+    /// Chooses leases to preempt for `request` with the configured policy, preempts them and holds the request's
+    /// reservation; returns it with the jobs that start in capacity the preemption freed beyond the request.
+    fn preempt_for(
+        &mut self,
+        request: &ReservationRequest,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(ReservationId, Vec<Started>), String> {
+        let now = ctx.now().secs();
+        let memory_mb = self.config.vm_memory_mb;
+        let jobs = &self.jobs;
+        let terms = |id: JobId| {
+            let spec = &jobs.get(&id)?.spec;
+            Some(LeaseTerms { lease_type: spec.lease?, memory_mb: spec.memory_mb.unwrap_or(memory_mb) })
+        };
+        let contention = Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms);
+        let limits = SearchLimits::default();
+        let chosen = match self.config.preemption.select(&contention, limits) {
+            Ok(set) => set,
+            Err(_) => {
+                // Too many candidates for an exact search: the prototype's greedy ordering never fails.
+                self.contention.search_fallbacks += 1;
+                let fallback = match self.config.preemption {
+                    PreemptionPolicy::Mlip => PreemptionPolicy::GreedyMlip,
+                    _ => PreemptionPolicy::GreedyMov,
+                };
+                fallback.select(&contention, limits).unwrap_or(None)
+            }
+        };
+        let Some(set) = chosen else { return Err("no capacity, and no preemption can make room".into()) };
+        let victims: Vec<(JobId, f64)> = contention.members(&set).map(|c| (c.lease, c.overhead)).collect();
+        let ids: Vec<JobId> = victims.iter().map(|v| v.0).collect();
+        let preempted = self.scheduler.reserve_preempting(now, *request, &ids).map_err(|e| e.to_string())?;
+        self.contention.overhead += set.overhead;
+        for evicted in preempted.evicted {
+            let overhead = victims.iter().find(|v| v.0 == evicted.id).map_or(0.0, |v| v.1);
+            self.requeue_preempted(evicted, overhead, ctx);
+        }
+        Ok((preempted.reservation, preempted.started))
+    }
+
+    /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume or drop it by type.
+    fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
+        self.contention.preempted_leases += 1;
+        let Some(start) = job.start else {
+            // A queued reservation gives way and is planned again; its VMs did not exist yet.
+            let requeued = QueuedJob { submit: now.secs(), ..evicted };
+            let started = self.scheduler.submit(now.secs(), requeued).unwrap_or_default();
+            return self.start(started, ctx);
+        };
+        let kind = job.spec.lease.and_then(LeaseType::preemption).unwrap_or(PreemptionKind::Suspend);
+        let vms = job.spec.pes;
+        if let Some(timer) = job.end_timer.take() {
+            ctx.cancel(timer);
+        }
+        self.busy_now -= vms;
+        self.contention.preempted_vms += u64::from(vms);
+        self.contention.overhead_pe_seconds += f64::from(vms) * overhead;
+        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
+        let done = now.secs() - start.secs();
+        job.start = None;
+        job.preempted = true;
+        let (runtime, estimate) = match kind {
+            PreemptionKind::Cancel if self.config.cancelled == CancelledLeases::Drop => {
+                let job = self.jobs.remove(&evicted.id).expect("found above");
+                self.rejected += 1;
+                let reason = "cancelled by preemption".to_string();
+                return ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
+            }
+            // The work is lost: start again from scratch.
+            PreemptionKind::Cancel => (job.runtime, job.runtime.max(evicted.estimate + done)),
+            // [INTERP] Without a destination from the gateway a migrating lease resumes here, as the issue says;
+            // either way its VMs carry the overhead when they run again.
+            PreemptionKind::Suspend | PreemptionKind::Migrate => {
+                (job.runtime - done + overhead, evicted.estimate + overhead)
+            }
+        };
+        job.runtime = runtime;
+        self.waiting_now += 1;
+        let requeued = QueuedJob { submit: now.secs(), estimate, ..evicted };
+        match self.scheduler.submit(now.secs(), requeued) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), lease = evicted.id, "requeue refused: {e}"),
+        }
+    }
+
     /// Queues a job with the scheduler; returns what starts now (the caller answers the owner first).
     fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         let now = now.secs();
@@ -143,7 +342,8 @@ impl Provider {
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.accepted += 1;
         self.waiting_now += 1;
-        self.jobs.insert(id, LocalJob { spec: job, runtime, start: None, end_timer: None });
+        let job = LocalJob { spec: job, runtime, start: None, end_timer: None, reservation: None, preempted: false };
+        self.jobs.insert(id, job);
         Ok(started)
     }
 
@@ -153,7 +353,12 @@ impl Provider {
             job.start = Some(ctx.now());
             self.busy_now += job.spec.pes;
             self.waiting_now -= 1;
-            ctx.send(job.spec.owner, Msg::Job(JobMsg::Started { job: s.id }));
+            let msg = if job.preempted {
+                Msg::Lease(LeaseMsg::Resumed { lease: s.id })
+            } else {
+                Msg::Job(JobMsg::Started { job: s.id })
+            };
+            ctx.send(job.spec.owner, msg);
             job.end_timer = Some(ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id }));
         }
     }
@@ -166,7 +371,12 @@ impl Provider {
         self.revenue += cost;
         self.completed += 1;
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
-        match self.scheduler.complete(ctx.now().secs(), id) {
+        let now = ctx.now().secs();
+        let freed = match job.reservation {
+            Some(r) => self.scheduler.cancel_reservation(now, r),
+            None => self.scheduler.complete(now, id),
+        };
+        match freed {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused completion: {e}"),
         }
@@ -194,7 +404,10 @@ impl Provider {
                 }
                 let used = now.secs() - start.secs();
                 self.revenue += self.config.price * f64::from(job.spec.pes) * used;
-                self.scheduler.complete(now.secs(), id)
+                match job.reservation {
+                    Some(r) => self.scheduler.cancel_reservation(now.secs(), r),
+                    None => self.scheduler.complete(now.secs(), id),
+                }
             }
         };
         ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
@@ -278,9 +491,19 @@ impl Agent for Provider {
         let span = now.secs();
         let capacity = f64::from(self.config.pes) * span;
         let busy = self.busy.integral(span);
+        let c = &self.contention;
+        // Seed 000 Eq 3.10: overhead keeps VMs busy but is not computation.
+        let computing = (busy - c.overhead_pe_seconds).max(0.0);
         out.metrics.extend([
-            ("utilisation", if capacity > 0.0 { busy / capacity } else { 0.0 }),
+            ("utilisation", if capacity > 0.0 { computing / capacity } else { 0.0 }),
             ("busy_pe_seconds", busy),
+            ("local_requests", c.local_requests as f64),
+            ("local_rejected", c.local_rejected as f64),
+            ("preempted_leases", c.preempted_leases as f64),
+            ("preempted_vms", c.preempted_vms as f64),
+            ("preemption_overhead", c.overhead),
+            ("overhead_pe_seconds", c.overhead_pe_seconds),
+            ("search_fallbacks", c.search_fallbacks as f64),
             ("accepted", self.accepted as f64),
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),

@@ -1,0 +1,150 @@
+//! Lease preemption inside the provider, message by message: the prototype example of seed 000 ch7 (Table 7.1:
+//! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
+
+use agents::kernel::{Agent, AgentId, Runtime};
+use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
+use agents::provider::overhead::{OverheadModel, SharedStorage};
+use agents::provider::preemption::PreemptionPolicy;
+use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
+use agents::provider::{CancelledLeases, Provider, ProviderConfig};
+use agents::report::Report;
+use agents::testbed::{Delivery, TestBed};
+
+/// Table 7.1: (lease, arrival [s], VMs, MB per VM, duration [s]).
+const LEASES: [(u64, f64, u32, f64, f64); 6] = [
+    (1, 0.0, 3, 256.0, 3600.0),
+    (2, 300.0, 1, 128.0, 5400.0),
+    (3, 360.0, 2, 128.0, 5400.0),
+    (4, 480.0, 1, 256.0, 5400.0),
+    (5, 530.0, 2, 64.0, 2400.0),
+    (6, 580.0, 3, 128.0, 3600.0),
+];
+
+fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {
+    let spec = JobSpec {
+        id,
+        owner: AgentId(1),
+        pes: vms,
+        runtime: duration,
+        estimate: duration,
+        deadline: None,
+        budget: None,
+        lease: Some(lease),
+        memory_mb: Some(memory_mb),
+    };
+    Msg::Job(JobMsg::Submit(Box::new(spec)))
+}
+
+/// Runs the prototype example under `policy`; returns the deliveries and the provider's metrics.
+fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    tb.runtime(rt);
+    let config = ProviderConfig {
+        pes: 12,
+        speed: 1.0,
+        price: 0.0,
+        scheduler: SchedulerPolicy::Conservative,
+        partitioning: Partitioning::default(),
+        preemption: policy,
+        overhead: OverheadModel::SharedStorage(SharedStorage::PROTOTYPE),
+        vm_memory_mb: 1024.0,
+        cancelled: CancelledLeases::Restart,
+    };
+    let site = tb.agent("site", "provider", Provider::new(config));
+    tb.probe("igg"); // AgentId(1): the gateway that owns the external leases
+    tb.probe("local-user");
+    for (id, at, vms, mb, duration) in LEASES {
+        tb.inject(at, "igg", "site", lease(id, vms, mb, duration, LeaseType::Suspendable));
+    }
+    let mut local = lease(7, 5, 1024.0, 3600.0, LeaseType::Local);
+    if let Msg::Job(JobMsg::Submit(spec)) = &mut local {
+        spec.owner = AgentId(2);
+    }
+    tb.inject(720.0, "local-user", "site", local);
+    let out = tb.run_to_quiescence().unwrap();
+    let metrics = tb
+        .sim()
+        .inspect(site, move |p: &Provider| {
+            let mut r = Report::default();
+            p.report(out.now, &mut r);
+            r.metrics
+        })
+        .unwrap();
+    (tb.deliveries(), metrics)
+}
+
+fn preempted(d: &[Delivery]) -> Vec<(u64, f64)> {
+    d.iter()
+        .filter_map(|d| match d.msg {
+            Msg::Lease(LeaseMsg::Preempted { lease, kind: PreemptionKind::Suspend, overhead }) => {
+                Some((lease, (overhead * 10.0).round() / 10.0))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn metric(m: &[(&str, f64)], k: &str) -> f64 {
+    m.iter().find(|x| x.0 == k).map_or(f64::NAN, |x| x.1)
+}
+
+/// The time of the last delivery (the last lease's completion).
+fn makespan(d: &[Delivery]) -> f64 {
+    d.iter().filter(|d| d.msg.kind() == "job.completed").map(|d| d.at).fold(0.0, f64::max)
+}
+
+#[test]
+fn test_nop_rejects_the_local_request() {
+    let (d, m) = prototype(PreemptionPolicy::Nop, Runtime::Inline);
+    assert!(preempted(&d).is_empty());
+    let to_local: Vec<&Delivery> = d.iter().filter(|d| d.to == "local-user").collect();
+    assert_eq!(to_local.len(), 1);
+    assert!(matches!(to_local[0].msg, Msg::Job(JobMsg::Rejected { job: 7, .. })), "{:?}", to_local[0]);
+    assert_eq!((metric(&m, "local_rejected"), metric(&m, "preempted_leases")), (1.0, 0.0));
+}
+
+#[test]
+fn test_moml_suspends_leases_5_and_6_then_serves_the_local_request() {
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }] {
+        let (d, m) = prototype(PreemptionPolicy::Moml, rt);
+        assert_eq!(preempted(&d), [(5, 6.4), (6, 19.2)]);
+        let mut tb_order = d.iter().skip_while(|d| d.at < 720.0).map(|d| (d.msg.kind(), d.to.as_str()));
+        // The owners hear of the preemptions before the local request is accepted and started.
+        assert_eq!(tb_order.next(), Some(("job.submit", "site")));
+        assert_eq!(tb_order.next(), Some(("lease.preempted", "igg")));
+        assert_eq!(tb_order.next(), Some(("lease.preempted", "igg")));
+        assert_eq!(tb_order.next(), Some(("job.accepted", "local-user")));
+        assert_eq!(tb_order.next(), Some(("job.started", "local-user")));
+        assert_eq!(metric(&m, "preemption_overhead"), 25.6);
+        assert_eq!(metric(&m, "preempted_vms"), 5.0);
+        let span = makespan(&d);
+        assert!((7700.0..=7900.0).contains(&span), "makespan {span} (thesis: about 7,800 s)");
+    }
+}
+
+#[test]
+fn test_mov_and_mlip_choices() {
+    let (d, m) = prototype(PreemptionPolicy::Mov, Runtime::Inline);
+    assert_eq!(preempted(&d), [(2, 6.4), (3, 12.8), (5, 6.4)]);
+    assert_eq!(metric(&m, "preemption_overhead"), 25.6);
+    // The prototype's MLIP preempts the largest leases first: {1, 6}, 57.6 s (Table 7.2).
+    let (d, m) = prototype(PreemptionPolicy::GreedyMlip, Runtime::Inline);
+    assert_eq!(preempted(&d), [(1, 38.4), (6, 19.2)]);
+    assert!((metric(&m, "preemption_overhead") - 57.6).abs() < 1e-9);
+    let span = makespan(&d);
+    assert!((7700.0..=7900.0).contains(&span), "makespan {span} (thesis: about 7,800 s)");
+}
+
+#[test]
+fn test_preempted_leases_resume_with_their_remaining_work_plus_overhead() {
+    let (d, _) = prototype(PreemptionPolicy::Moml, Runtime::Inline);
+    // Lease 5 ran 190 s of 2,400 before 720; it resumes later and ends 2,210 s + 6.4 s after it resumes.
+    let resumed = d.iter().find(|d| matches!(d.msg, Msg::Lease(LeaseMsg::Resumed { lease: 5 }))).unwrap();
+    let done = d.iter().find(|d| matches!(d.msg, Msg::Job(JobMsg::Completed { job: 5, .. }))).unwrap();
+    assert!((done.at - resumed.at - 2216.4).abs() < 1e-6, "resumed {} completed {}", resumed.at, done.at);
+    // Every lease gets one `Started`; a preempted one then gets `Resumed`, not a second `Started`.
+    for id in 1..=7 {
+        let starts = d.iter().filter(|x| x.msg == Msg::Job(JobMsg::Started { job: id })).count();
+        assert_eq!(starts, 1, "lease {id}");
+    }
+}
