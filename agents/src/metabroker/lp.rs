@@ -9,7 +9,7 @@
 //! can, at `penalty_j / m_j` per task (the (4.9) penalty spread over the tasks), so the model is always feasible
 //! and an SGN schedule rolling application j over pays exactly its penalty: the relaxation's objective is a lower
 //! bound on every SGN schedule's. The thesis solves it with Coin-OR's simplex; here it is a transportation problem,
-//! solved exactly by [`MgnSolver::Transportation`] (successive shortest paths) or, for comparison, as an LP by
+//! solved exactly by [`MgnSolver::Transportation`] (a network simplex) or, for comparison, as an LP by
 //! microlp through good_lp. Both return integral optima (transportation polytopes have integral vertices).
 //!
 //! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound: exponential in the worst case,
@@ -25,7 +25,7 @@ use super::transport::transport;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MgnSolver {
-    /// The compact exact transportation solver (successive shortest paths): fast, the default.
+    /// The compact exact transportation solver (network simplex): fast, the default.
     #[default]
     Transportation,
     /// The general LP solver microlp through good_lp: seconds at 200 × 100, tens of seconds at 500 × 200.
@@ -46,31 +46,21 @@ fn dummy_task_cost(problem: &Problem, app: usize) -> f64 {
     problem.penalty(app) / f64::from(problem.cpus(app))
 }
 
-/// The MGN relaxation solved exactly as a transportation problem.
+/// The MGN relaxation solved exactly as a transportation problem (network simplex).
 pub fn mgn_transportation(problem: &Problem) -> Schedule {
-    let dummy = problem.sites();
     let supply: Vec<u32> =
         (0..problem.apps()).map(|app| if problem.candidates(app).is_empty() { 0 } else { problem.cpus(app) }).collect();
     let arcs: Vec<Vec<(usize, f64)>> = (0..problem.apps())
-        .map(|app| {
-            let list = problem.candidates(app);
-            if list.is_empty() {
-                return Vec::new();
-            }
-            let mut arcs: Vec<(usize, f64)> = list.iter().map(|c| (c.site, c.task_cost)).collect();
-            arcs.push((dummy, dummy_task_cost(problem, app)));
-            arcs
-        })
+        .map(|app| problem.candidates(app).iter().map(|c| (c.site, c.task_cost)).collect())
         .collect();
-    let mut capacity: Vec<u64> = (0..dummy).map(|site| u64::from(problem.capacity(site))).collect();
-    capacity.push(supply.iter().map(|&s| u64::from(s)).sum());
-    let flow = transport(&supply, &capacity, &arcs);
+    let overflow: Vec<f64> =
+        (0..problem.apps()).map(|app| if supply[app] == 0 { 0.0 } else { dummy_task_cost(problem, app) }).collect();
+    let capacity: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
+    let (flows, _) = transport(&supply, &capacity, &arcs, &overflow);
     let tasks = arcs
         .iter()
-        .zip(&flow)
-        .map(|(arcs, flow)| {
-            arcs.iter().zip(flow).filter(|(arc, _)| arc.0 < dummy).map(|(arc, &f)| (arc.0, f)).collect()
-        })
+        .zip(&flows)
+        .map(|(arcs, flows)| arcs.iter().zip(flows).map(|(&(site, _), &tasks)| (site, tasks)).collect())
         .collect();
     mgn_schedule(problem, tasks)
 }

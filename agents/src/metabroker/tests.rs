@@ -205,6 +205,19 @@ fn odd_snapshots_roll_everything_over_without_panicking() {
 }
 
 #[test]
+fn astronomical_prices_do_not_panic() {
+    // Costs near f64::MAX make the dummy penalties infinite: schedules stay feasible, whatever they cost.
+    let snapshot = Snapshot { sites: vec![site(0, 4, 1e306), site(1, 4, 1.0)], ..hand_snapshot() };
+    let problem = Problem::new(&snapshot, Default::default());
+    let microlp = Params { mgn_solver: lp::MgnSolver::Microlp, ..Params::default() };
+    for policy in POLICIES {
+        for params in [&Params::default(), &microlp] {
+            assert_feasible(&problem, &schedule_with(policy, &snapshot, 5, params), policy != SchedulingPolicy::Lp);
+        }
+    }
+}
+
+#[test]
 fn microlp_and_transportation_policies_agree() {
     let snapshot = ch4_snapshot(77, 30, 10, 1);
     let microlp = Params { mgn_solver: lp::MgnSolver::Microlp, ..Params::default() };

@@ -317,8 +317,10 @@ impl Provider {
             PreemptionKind::Cancel => (job.runtime, job.runtime.max(evicted.estimate + done)),
             // [INTERP] Without a destination from the gateway a migrating lease resumes here, as the issue says;
             // either way its VMs carry the overhead when they run again.
+            // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few
+            // ulps longer, and the scheduler frees the PEs at the estimate).
             PreemptionKind::Suspend | PreemptionKind::Migrate => {
-                (job.runtime - done + overhead, evicted.estimate + overhead)
+                ((job.runtime - done).min(evicted.estimate) + overhead, evicted.estimate + overhead)
             }
         };
         job.runtime = runtime;
