@@ -9,6 +9,7 @@
 //! microlp runs only at 200 × 100: at 500 × 200 it takes tens of seconds per solve.
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use agents::metabroker::{App, MgnSolver, Problem, QosIndex, Site, Snapshot, mgn_relaxation};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -80,9 +81,12 @@ fn mgn(c: &mut Criterion) {
             b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Transportation))
         });
         if apps <= 200 {
+            // About 1.5 s a solve: ten samples need more than the default 5 s.
+            group.measurement_time(Duration::from_secs(20));
             group.bench_function(format!("mgn/microlp/{size}"), |b| {
                 b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Microlp))
             });
+            group.measurement_time(Duration::from_secs(5));
         }
     }
     group.finish();

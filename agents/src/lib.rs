@@ -8,6 +8,7 @@
 pub mod broker;
 pub mod gateway;
 pub mod kernel;
+pub mod metabroker;
 pub mod protocol;
 pub mod provider;
 pub mod report;

@@ -351,7 +351,7 @@ pub fn genetic(problem: &Problem, seed: Option<&Schedule>, params: &GaParams, rn
         .with_selection(RouletteWheelSelector::new(0.5, 2))
         .with_crossover(SinglePoint(probability(params.crossover_rate)))
         .with_mutation(Reassign { tables: &tables, rate: probability(params.mutation_rate) })
-        // Offspring fill all but `elitism` places; the best of the old generation fill the rest.
+        // The best `size - elitism` offspring replace the generation, whose `elitism` best chromosomes stay.
         .with_reinsertion(ElitistReinserter::new(evaluator, true, (size - elitism) as f64 / size as f64))
         .with_initial_population(Population::with_individuals(individuals))
         .with_min_population_size(1)

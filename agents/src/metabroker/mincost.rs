@@ -69,7 +69,6 @@ pub fn modified_min_cost(problem: &Problem, relaxation: &Schedule) -> Schedule {
         load[target] += cpus;
         committed[target] += cpus;
         choice[app] = Some(target);
-        mapping[app] = vec![(target, cpus)];
 
         // InterchangeCapacity: displace uncommitted CPUs from `target` into the sites `app` vacated.
         let vacated: Vec<usize> = providers.into_iter().filter(|&site| site != target).collect();

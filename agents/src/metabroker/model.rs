@@ -18,7 +18,11 @@
 //!   a = [`QOS_SLACK_FLOOR`] = 1 s. Ties go to the earlier submission, then the lower id, then the lower index.
 //! - The dummy penalty of (4.9) applies only to rolled-over applications: `penalty_j = C · (n + 1 − rank_j)` with
 //!   rank 1 the highest priority and C larger than the most any real schedule can cost, so a lower-priority
-//!   application on a real site always scores better than a higher-priority one on the dummy.
+//!   application on a real site always scores better than a higher-priority one on the dummy. An MGN application
+//!   pays it pro rata for the tasks it leaves on the dummy; an application no site can take pays nothing, since
+//!   every schedule rolls it over.
+//! - The dummy provider is always there (Alg. 4.2 adds it only when demand exceeds supply): unused, it costs nothing.
+//! - Prices are per site, c_i; the per-user prices c_ij the model allows are not used by the chapter 4 experiments.
 
 use serde::{Deserialize, Serialize};
 
@@ -231,36 +235,10 @@ impl<'a> Problem<'a> {
         let now = snapshot.now;
         let usable = |site: &Site| now.is_finite() && site.is_valid();
         let capacity: Vec<u32> = snapshot.sites.iter().map(|site| if usable(site) { site.cpus } else { 0 }).collect();
+        let admissible_now =
+            |app: &App| (now.is_finite() && app.is_valid()).then(|| admissible(now, app, &snapshot.sites));
         let candidates: Vec<Vec<Candidate>> =
-            snapshot
-                .apps
-                .iter()
-                .map(|app| {
-                    if !now.is_finite() || !app.is_valid() {
-                        return Vec::new();
-                    }
-                    let mut list: Vec<Candidate> =
-                        snapshot
-                            .sites
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, site)| usable(site))
-                            .filter_map(|(index, site)| {
-                                let start = now.max(site.from);
-                                let finish = start + app.runtime / site.speed;
-                                let task_cost = site.price * app.runtime / site.speed;
-                                let whole = f64::from(app.cpus) * task_cost;
-                                let in_time =
-                                    app.deadline.is_none_or(|d| finish <= d) && site.until.is_none_or(|u| finish <= u);
-                                let affordable = app.budget.is_none_or(|b| whole <= b);
-                                (finish.is_finite() && whole.is_finite() && in_time && affordable)
-                                    .then_some(Candidate { site: index, task_cost, start, finish })
-                            })
-                            .collect();
-                    list.sort_by(|a, b| a.task_cost.total_cmp(&b.task_cost).then(a.site.cmp(&b.site)));
-                    list
-                })
-                .collect();
+            snapshot.apps.iter().map(|app| admissible_now(app).unwrap_or_default()).collect();
 
         let alpha: Vec<f64> = snapshot
             .apps
@@ -347,7 +325,7 @@ impl<'a> Problem<'a> {
         &self.order
     }
 
-    /// Dummy-provider penalty of application `app` (4.9): 0 if no site can take it, so that every schedule pays it.
+    /// Dummy-provider penalty of application `app` (4.9); 0 if no site can take it, as every schedule rolls it over.
     pub fn penalty(&self, app: usize) -> f64 {
         self.penalty[app]
     }
@@ -401,4 +379,30 @@ impl<'a> Problem<'a> {
     pub fn all_dummy(&self) -> Schedule {
         self.schedule((0..self.apps()).map(|app| self.rolled_over(app)).collect(), None)
     }
+}
+
+/// The sites admissible for the tasks of valid application `app` at instant `now`, cheapest first (ties: lower
+/// index): usable offers on which it finishes by its deadline (4.7) and the window's end, within its budget (4.6).
+fn admissible(now: f64, app: &App, sites: &[Site]) -> Vec<Candidate> {
+    let mut list: Vec<Candidate> = sites
+        .iter()
+        .enumerate()
+        .filter(|(_, site)| site.is_valid())
+        .filter_map(|(index, site)| {
+            let start = now.max(site.from);
+            let finish = start + app.runtime / site.speed;
+            let task_cost = site.price * app.runtime / site.speed;
+            let whole = f64::from(app.cpus) * task_cost;
+            let in_time = app.deadline.is_none_or(|d| finish <= d) && site.until.is_none_or(|u| finish <= u);
+            let affordable = app.budget.is_none_or(|b| whole <= b);
+            (finish.is_finite() && whole.is_finite() && in_time && affordable).then_some(Candidate {
+                site: index,
+                task_cost,
+                start,
+                finish,
+            })
+        })
+        .collect();
+    list.sort_by(|a, b| a.task_cost.total_cmp(&b.task_cost).then(a.site.cmp(&b.site)));
+    list
 }

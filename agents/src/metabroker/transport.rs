@@ -224,16 +224,16 @@ pub(crate) fn transport(
     }
     let overflow_arcs = net.cost.len();
     // The initial tree: sources hang from the overflow sink, sites and the overflow sink from the super-sink.
-    for s in 0..n {
+    for (s, &units) in supply.iter().enumerate() {
         let cost = overflow_cost.get(s).copied().unwrap_or(0.0);
-        let a = net.add(s, overflow, cost, unbounded, u64::from(supply[s]), State::Tree);
+        let a = net.add(s, overflow, cost, unbounded, u64::from(units), State::Tree);
         net.parent[s] = overflow;
         net.pred[s] = a;
         net.depth[s] = 2;
         net.potential[s] = -cost;
     }
-    for site in 0..m {
-        let a = net.add(n + site, sink, 0.0, u64::from(capacity[site]), 0, State::Tree);
+    for (site, &cpus) in capacity.iter().enumerate() {
+        let a = net.add(n + site, sink, 0.0, u64::from(cpus), 0, State::Tree);
         net.pred[n + site] = a;
     }
     let a = net.add(overflow, sink, 0.0, unbounded, total, State::Tree);

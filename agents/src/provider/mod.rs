@@ -375,7 +375,11 @@ impl Provider {
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
         let now = ctx.now().secs();
         let freed = match job.reservation {
-            Some(r) => self.scheduler.cancel_reservation(now, r),
+            Some(r) => match self.scheduler.cancel_reservation(now, r) {
+                // A local lease ends with its window, which the scheduler may already have closed this instant.
+                Err(Rejected::UnknownReservation(_)) => Ok(self.scheduler.tick(now)),
+                other => other,
+            },
             None => self.scheduler.complete(now, id),
         };
         match freed {
