@@ -12,67 +12,44 @@ use std::hint::black_box;
 
 use agents::provider::scheduler::{JobId, LocalScheduler, QueuedJob, SchedulerPolicy};
 use criterion::{Criterion, criterion_group, criterion_main};
+use rand::RngExt;
+use rand_distr::StandardNormal;
 
 const PES: u32 = 1024;
 const JOBS: usize = 100_000;
 const OFFERED_LOAD: f64 = 0.9;
 const SEED: u64 = 2001;
 
-/// SplitMix64 (Steele, Lea & Flood 2014): enough randomness for a workload, no dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform on [0, 1).
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// Standard normal (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let radius = (-2.0 * (1.0 - self.uniform()).ln()).sqrt();
-        radius * (std::f64::consts::TAU * self.uniform()).cos()
-    }
-}
-
 /// The jobs (in submission order) and their actual runtimes, indexed by job id.
 fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
-    let mut rng = SplitMix64(SEED);
+    let mut rng = agents::kernel::rng::stream(SEED, "backfill-bench", 0);
     let mut jobs = Vec::with_capacity(JOBS);
     let mut runtimes = Vec::with_capacity(JOBS);
     let mut work = 0.0;
     for id in 0..JOBS {
         // 2^k PEs, k uniform in 0..=8; a quarter of the jobs take any size in (2^(k-1), 2^k].
-        let power = 1u32 << rng.below(9);
-        let pes =
-            if power > 1 && rng.below(4) == 0 { power / 2 + 1 + rng.below(u64::from(power / 2)) as u32 } else { power };
+        let power = 1u32 << rng.random_range(0..9);
+        let pes = if power > 1 && rng.random_range(0..4) == 0 {
+            power / 2 + 1 + rng.random_range(0..u64::from(power / 2)) as u32
+        } else {
+            power
+        };
         // Lognormal runtime, median 10 min, sigma 1.5; at least a second, at most two days.
-        let runtime = (600.0 * (1.5 * rng.normal()).exp()).clamp(1.0, 172_800.0);
+        let runtime = (600.0 * (1.5 * rng.sample::<f64, _>(StandardNormal)).exp()).clamp(1.0, 172_800.0);
         work += f64::from(pes) * runtime;
         runtimes.push(runtime);
         jobs.push(QueuedJob {
             id: id as JobId,
             submit: 0.0,
             pes,
-            estimate: runtime * (1.0 + 2.0 * rng.uniform()),
+            estimate: runtime * (1.0 + 2.0 * rng.random::<f64>()),
             partition: None,
         });
     }
     let mean_gap = work / (OFFERED_LOAD * f64::from(PES) * JOBS as f64);
     let mut now = 0.0;
     for job in &mut jobs {
-        now += -mean_gap * (1.0 - rng.uniform()).ln();
+        now += -mean_gap * (1.0 - rng.random::<f64>()).ln();
         job.submit = now;
     }
     (jobs, runtimes)

@@ -17,6 +17,7 @@ const AGENTS: u32 = 1_000;
 const TOKENS: u32 = 1_000;
 const DELIVERIES: u64 = 1_000_000;
 const SEED: u64 = 42;
+const _: () = assert!(TOKENS == AGENTS, "the model starts one token per agent");
 
 /// Forwards every token to the next agent of the ring until its hops run out.
 struct RingAgent {
@@ -39,10 +40,10 @@ impl Agent for RingAgent {
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
-        if let Msg::Probe(ProbeMsg::Token { id, hops }) = env.msg {
-            if hops > 1 {
-                self.forward(ctx, id, hops - 1);
-            }
+        if let Msg::Probe(ProbeMsg::Token { id, hops }) = env.msg
+            && hops > 1
+        {
+            self.forward(ctx, id, hops - 1);
         }
     }
 }
@@ -50,8 +51,8 @@ impl Agent for RingAgent {
 fn ring_gridmarket(runtime: Runtime) -> u64 {
     let mut b = SimBuilder::new(SEED);
     for i in 0..AGENTS {
-        let token = (i % (AGENTS / TOKENS) == 0).then_some(i * TOKENS / AGENTS);
-        b.add(&format!("ring-{i}"), "ring", RingAgent { next: AgentId((i + 1) % AGENTS), token }).unwrap();
+        // One token per agent at the start, as in the peers' model.
+        b.add(&format!("ring-{i}"), "ring", RingAgent { next: AgentId((i + 1) % AGENTS), token: Some(i) }).unwrap();
     }
     b.runtime(runtime);
     let mut sim = b.build().unwrap();

@@ -13,46 +13,26 @@ use std::time::Duration;
 
 use agents::metabroker::{App, MgnSolver, Problem, QosIndex, Site, Snapshot, mgn_relaxation};
 use criterion::{Criterion, criterion_group, criterion_main};
+use rand::{Rng, RngExt};
+use rand_distr::StandardNormal;
 
 const SEED: u64 = 2010;
 
-/// SplitMix64 (Steele, Lea & Flood 2014): enough randomness for an instance, no dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform on [0, 1).
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let radius = (-2.0 * (1.0 - self.uniform()).ln()).sqrt();
-        radius * (std::f64::consts::TAU * self.uniform()).cos()
-    }
-}
-
 /// A chapter 4 round with `apps` applications and `sites` sites.
 fn snapshot(apps: usize, sites: usize) -> Snapshot {
-    let mut rng = SplitMix64(SEED ^ (apps as u64) << 32 ^ sites as u64);
+    let mut rng = agents::kernel::rng::stream(SEED, "metabroker-bench", (apps as u64) << 32 ^ sites as u64);
     let apps = (0..apps as u64)
         .map(|id| {
-            let runtime = 400.0 * (1.0 + 0.1 * rng.normal()).clamp(0.8, 1.2);
-            let submit = 20.0 * rng.uniform();
+            let runtime = 400.0 * (1.0 + 0.1 * rng.sample::<f64, _>(StandardNormal)).clamp(0.8, 1.2);
+            let submit = 20.0 * rng.random::<f64>();
             App {
                 id,
-                cpus: (5.0 + 1.5 * rng.normal()).round().clamp(1.0, 12.0) as u32,
+                cpus: (5.0 + 1.5 * rng.sample::<f64, _>(StandardNormal)).round().clamp(1.0, 12.0) as u32,
                 runtime,
                 budget: Some(2.0 * 4.5 * 400.0 * 5.0),
-                deadline: Some(submit + runtime + 250.0 * (1.0 + 0.1 * rng.normal()).clamp(0.8, 1.2)),
+                deadline: Some(
+                    submit + runtime + 250.0 * (1.0 + 0.1 * rng.sample::<f64, _>(StandardNormal)).clamp(0.8, 1.2),
+                ),
                 submit,
             }
         })
@@ -61,8 +41,8 @@ fn snapshot(apps: usize, sites: usize) -> Snapshot {
         .map(|id| Site {
             id,
             cpus: 4 + (rng.next_u64() % 9) as u32,
-            speed: 1.0 + 0.33 * rng.uniform(),
-            price: (4.5 + 0.25 * rng.normal()).clamp(4.0, 5.0),
+            speed: 1.0 + 0.33 * rng.random::<f64>(),
+            price: (4.5 + 0.25 * rng.sample::<f64, _>(StandardNormal)).clamp(4.0, 5.0),
             from: 0.0,
             until: None,
         })
