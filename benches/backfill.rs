@@ -44,6 +44,7 @@ fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
             pes,
             estimate: runtime * (1.0 + 2.0 * rng.random::<f64>()),
             partition: None,
+            priority: 0,
         });
     }
     let mean_gap = work / (OFFERED_LOAD * f64::from(PES) * JOBS as f64);

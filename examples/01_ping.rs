@@ -25,17 +25,7 @@ struct Broker {
 impl Agent for Broker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         let provider = ctx.lookup("provider").expect("provider registered");
-        let job = JobSpec {
-            id: 1,
-            owner: ctx.me(),
-            pes: 4,
-            runtime: 120.0,
-            estimate: 150.0,
-            deadline: None,
-            budget: None,
-            lease: None,
-            memory_mb: None,
-        };
+        let job = JobSpec { estimate: 150.0, ..JobSpec::new(1, ctx.me(), 4, 120.0) };
         ctx.send(provider, Msg::Job(JobMsg::Submit(Box::new(job))));
     }
 

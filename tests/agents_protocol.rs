@@ -23,11 +23,12 @@ fn provider(pes: u32, speed: f64, price: f64) -> Provider {
         overhead: OverheadModel::default(),
         vm_memory_mb: 1024.0,
         cancelled: CancelledLeases::Restart,
+        preemptive_priority: false,
     })
 }
 
 fn job(id: u64, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
-    JobSpec { id, owner, pes, runtime, estimate: runtime, deadline: None, budget: None, lease: None, memory_mb: None }
+    JobSpec::new(id, owner, pes, runtime)
 }
 
 fn submit(j: JobSpec) -> Msg {

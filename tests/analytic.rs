@@ -67,3 +67,13 @@ fn test_mh2_pollaczek_khinchine() {
     let m = analytic::mg1(0.5, h2.moments().unwrap()).unwrap();
     assert_agrees("M/H2/1 W", simulate("mh2")["jobs.response"], m.response, 0.05);
 }
+
+#[test]
+fn test_preemptive_resume_priority_m_m_1() {
+    use gridmarket::analytic::PriorityClass;
+    let classes = [PriorityClass::exponential(0.3, 1.0).unwrap(), PriorityClass::exponential(0.3, 1.0).unwrap()];
+    let t = analytic::preemptive_priority(&classes).unwrap();
+    let s = simulate("priority");
+    assert_agrees("priority M/M/1, high class", s["classes.0.response"], t[0].response, 0.03);
+    assert_agrees("priority M/M/1, low class", s["classes.1.response"], t[1].response, 0.05);
+}

@@ -21,17 +21,8 @@ const LEASES: [(u64, f64, u32, f64, f64); 6] = [
 ];
 
 fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {
-    let spec = JobSpec {
-        id,
-        owner: AgentId(1),
-        pes: vms,
-        runtime: duration,
-        estimate: duration,
-        deadline: None,
-        budget: None,
-        lease: Some(lease),
-        memory_mb: Some(memory_mb),
-    };
+    let spec =
+        JobSpec { lease: Some(lease), memory_mb: Some(memory_mb), ..JobSpec::new(id, AgentId(1), vms, duration) };
     Msg::Job(JobMsg::Submit(Box::new(spec)))
 }
 
@@ -49,6 +40,7 @@ fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'st
         overhead: OverheadModel::SharedStorage(SharedStorage::PROTOTYPE),
         vm_memory_mb: 1024.0,
         cancelled: CancelledLeases::Restart,
+        preemptive_priority: false,
     };
     let site = tb.agent("site", "provider", Provider::new(config));
     tb.probe("igg"); // AgentId(1): the gateway that owns the external leases

@@ -68,6 +68,26 @@ pub struct JobSpec {
     pub lease: Option<LeaseType>,
     /// Memory of each VM [MB], for preemption overheads; the provider's default when absent.
     pub memory_mb: Option<f64>,
+    /// Priority class, 0 the highest (see the provider's `preemptive_priority`).
+    pub priority: u8,
+}
+
+impl JobSpec {
+    /// A plain job: the estimate equals the runtime, no deadline, budget, lease type or priority.
+    pub fn new(id: JobId, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
+        JobSpec {
+            id,
+            owner,
+            pes,
+            runtime,
+            estimate: runtime,
+            deadline: None,
+            budget: None,
+            lease: None,
+            memory_mb: None,
+            priority: 0,
+        }
+    }
 }
 
 /// Job sub-protocol: submission, acceptance, start and completion.

@@ -55,6 +55,8 @@ pub struct JobRecord {
     pub deadline: Option<f64>,
     /// Lease type (seed 000), if any.
     pub lease: Option<crate::protocol::LeaseType>,
+    /// Priority class, 0 the highest.
+    pub priority: u8,
     /// Outcome.
     pub outcome: JobOutcome,
     /// What the owner was charged [G$].

@@ -80,6 +80,15 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
     job_metrics("jobs", &all, &mut m.metrics);
     lease_metrics(&all, &mut m.metrics);
+    if all.iter().any(|j| j.priority > 0) {
+        let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
+        for j in &all {
+            by_class.entry(j.priority).or_default().push(j);
+        }
+        for (class, jobs) in by_class {
+            job_metrics(&format!("classes.{class}"), &jobs, &mut m.metrics);
+        }
+    }
     for (group, jobs) in &by_group {
         job_metrics(&format!("brokers.{group}"), jobs, &mut m.metrics);
     }

@@ -190,6 +190,7 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
                         budget: j.budget,
                         lease: j.lease,
                         memory_mb: None,
+                        priority: j.priority,
                     },
                 }
             })

@@ -458,6 +458,7 @@ impl Plan {
                 overhead: p.overhead.unwrap_or_default(),
                 vm_memory_mb: p.vm_memory.map_or(1024.0, |m| m.0),
                 cancelled: p.cancelled,
+                preemptive_priority: p.preemptive_priority,
             };
             for name in &members[group].1 {
                 let spec = AgentSpec::Provider(config.clone());

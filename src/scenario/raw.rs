@@ -106,6 +106,10 @@ pub struct RawProvider {
     pub overhead: Option<agents::provider::overhead::OverheadModel>,
     /// Memory of one VM [MB] (default 1024).
     pub vm_memory: Option<Positive>,
+    /// Preemptive-resume priority between job classes (`priority-fraction` of a workload): a job that cannot start
+    /// suspends running jobs of lower classes, which resume later with their remaining work (default false).
+    #[serde(default)]
+    pub preemptive_priority: bool,
     /// A preempted cancellable lease: "restart" in the queue (default) or "drop" (counted as rejected).
     #[serde(default)]
     #[schemars(with = "String")]

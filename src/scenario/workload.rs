@@ -88,6 +88,8 @@ pub struct RawWorkload {
     /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
     /// each); the rest are deadline-constrained (migratable or non-preemptable, half each). Default 0.5.
     pub best_effort_fraction: Option<Fraction>,
+    /// Priority classes: each job is of class 0 (high) with this probability, else of class 1.
+    pub priority_fraction: Option<Fraction>,
     /// Deadline of deadline-constrained requests: submit + factor × runtime. [GAP] seed 000 does not say how they
     /// were drawn; default 3.
     pub dc_deadline_factor: Option<Positive>,
@@ -217,6 +219,12 @@ impl WorkloadPlan {
             }
             Some(DeadlineRule::Factor(lo, hi)) => qos::assign_uniform_deadlines(&mut w, lo, hi, rng).map_err(err)?,
             _ => {}
+        }
+        if let Some(high) = raw.priority_fraction {
+            use rand::RngExt;
+            for j in &mut w.jobs {
+                j.priority = u8::from(rng.random::<f64>() >= high.0);
+            }
         }
         if let Some(local) = raw.local_fraction {
             assign_lease_types(&mut w, local.0, raw, rng);

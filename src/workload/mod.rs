@@ -174,6 +174,8 @@ pub struct WorkloadJob {
     pub orig_site: Option<u32>,
     /// Lease type a scenario assigns (seed 000 ch3); `None` for a plain job.
     pub lease: Option<agents::protocol::LeaseType>,
+    /// Priority class a scenario assigns, 0 the highest.
+    pub priority: u8,
     /// Execution site (GWF LastRunSiteID, interned).
     pub run_site: Option<u32>,
     /// Bag-of-tasks batch id (GWF JobStructureParams when JobStructure is BoT).

@@ -85,6 +85,7 @@ impl UserBroker {
                     runtime: job.spec.runtime,
                     deadline: job.spec.deadline,
                     lease: job.spec.lease,
+                    priority: job.spec.priority,
                     outcome: JobOutcome::Pending,
                     cost: 0.0,
                 },

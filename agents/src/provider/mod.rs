@@ -54,6 +54,9 @@ pub struct ProviderConfig {
     pub vm_memory_mb: f64,
     /// What happens to a preempted cancellable lease.
     pub cancelled: CancelledLeases,
+    /// Preemptive-resume priority: a job that cannot start suspends running jobs of lower priority classes
+    /// (youngest of the lowest class first), which resume later with their remaining work.
+    pub preemptive_priority: bool,
 }
 
 /// What becomes of a cancelled best-effort lease. [NOTE] seed 000 leaves it open (§3.2 of the digest).
@@ -164,6 +167,9 @@ impl Provider {
             Ok(started) => {
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 self.start(started, ctx);
+                if self.config.preemptive_priority {
+                    self.preempt_lower_classes(id, ctx);
+                }
             }
             Err(reason) => {
                 self.rejected += 1;
@@ -283,6 +289,27 @@ impl Provider {
         Ok((preempted.reservation, preempted.started))
     }
 
+    /// Preemptive-resume priority: while job `id` waits, suspend the youngest running job of the lowest class below
+    /// its own (never a local lease, which holds a reservation).
+    fn preempt_lower_classes(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        while let Some(waiting) = self.jobs.get(&id).filter(|j| j.start.is_none()) {
+            let class = waiting.spec.priority;
+            let victim = self
+                .jobs
+                .iter()
+                .filter(|(_, j)| j.start.is_some() && j.reservation.is_none() && j.spec.priority > class)
+                .max_by(|a, b| {
+                    a.1.spec.priority.cmp(&b.1.spec.priority).then(a.1.start.cmp(&b.1.start)).then(a.0.cmp(b.0))
+                })
+                .map(|(&v, _)| v);
+            let Some(victim) = victim else { break };
+            let Ok((remaining, started)) = self.scheduler.suspend(now, victim) else { break };
+            self.requeue_preempted(remaining, 0.0, ctx);
+            self.start(started, ctx);
+        }
+    }
+
     /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume or drop it by type.
     fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
@@ -339,7 +366,8 @@ impl Provider {
         // Batch systems kill a job at its estimate; workloads give estimates >= runtimes, and a shorter one is
         // raised to the runtime rather than silently cutting the job.
         let estimate = self.scaled(job.estimate.max(job.runtime));
-        let queued = QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None };
+        let queued =
+            QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
         let id = job.id;
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.accepted += 1;

@@ -515,7 +515,7 @@ mod tests {
     }
 
     fn job(id: JobId, pes: u32, estimate: f64) -> QueuedJob {
-        QueuedJob { id, submit: 0.0, pes, estimate, partition: None }
+        QueuedJob { id, submit: 0.0, pes, estimate, partition: None, priority: 0 }
     }
 
     fn local(start: f64, end: f64, pes: u32) -> ReservationRequest {

@@ -83,6 +83,11 @@ pub struct QueuedJob {
     /// Queue (partition) chosen by a meta-broker; `None` lets the scheduler pick one by size.
     #[serde(default)]
     pub partition: Option<usize>,
+    /// Priority class, 0 the highest: a waiting job queues behind every waiting job of a higher class, so FCFS and
+    /// EASY start classes in order (conservative backfilling still places a job when it arrives; the class only
+    /// orders its compression).
+    #[serde(default)]
+    pub priority: u8,
 }
 
 /// A job that starts running now.
@@ -400,7 +405,8 @@ impl LocalScheduler {
             return Err(Rejected::DuplicateJob(job.id));
         }
         self.advance(now);
-        let seq = self.next_seq;
+        // The queue is ordered by this key: the class first, then arrival.
+        let seq = (u64::from(job.priority) << 56) | self.next_seq;
         self.next_seq += 1;
         self.seq_of.insert(job.id, seq);
         let plan = (self.policy == SchedulerPolicy::Conservative).then(|| {
@@ -914,6 +920,7 @@ mod tests {
                 pes: self.pes,
                 estimate: self.estimate,
                 partition: self.partition,
+                priority: 0,
             }
         }
     }
