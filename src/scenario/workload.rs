@@ -48,6 +48,10 @@ pub struct RawWorkload {
     pub preset: Option<String>,
     /// Lublin: largest job [PEs] (default: the preset's).
     pub max_nodes: Option<PositiveInt>,
+    /// Lublin: UHI, log2 of the largest size (seed 003 ch5: log2(p)); applied after `max-nodes`.
+    pub u_hi: Option<f64>,
+    /// Lublin: UMED, the split of the two-stage uniform (seed 003 ch5: UHI − 2.5); applied after `max-nodes`.
+    pub u_med: Option<f64>,
     /// Lublin: scale sizes to this mean [PEs] (seed 000 ch3 uses 4 VMs).
     pub mean_nodes: Option<Positive>,
     /// Lublin: scale runtimes to this mean [s] (seed 000 ch3 uses 2 h).
@@ -274,6 +278,14 @@ fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, String> {
     if let Some(n) = raw.max_nodes {
         p = p.with_max_nodes(n.0);
     }
+    for s in &mut p.streams {
+        if let Some(h) = raw.u_hi {
+            s.class.size.u_hi = h;
+        }
+        if let Some(m) = raw.u_med {
+            s.class.size.u_med = m;
+        }
+    }
     if let Some(m) = raw.mean_nodes {
         p = p.fit_mean_nodes(m.0).map_err(e)?;
     }
@@ -283,6 +295,7 @@ fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, String> {
     if let Some(m) = raw.mean_interarrival {
         p = p.scale_interarrival_to_mean(m.0).map_err(e)?;
     }
+    p.validate().map_err(e)?;
     Ok(p)
 }
 

@@ -408,7 +408,8 @@ impl LublinParams {
         Ok(self)
     }
 
-    fn validate(&self) -> Result<(), WorkloadError> {
+    /// Checks every stream's parameters (size domain, capped gammas) and the arrival scales.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         if self.streams.is_empty() {
             return Err(WorkloadError::param("streams", "need at least one stream"));
         }
