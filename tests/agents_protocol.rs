@@ -242,3 +242,59 @@ fn test_advance_reservation_and_free_slots() {
     assert!(slots.contains(&(1.0, 10.0, 4)) && slots.iter().any(|s| s.0 == 1.0 && s.2 == 1), "{slots:?}");
     tb.assert_in_order(&[expect("job.started").msg(Msg::Job(JobMsg::Started { job: 7 })).at(20.0)]);
 }
+
+#[test]
+fn test_metabroker_round_reserves_slots_and_issues_tickets() {
+    use agents::metabroker::SchedulingPolicy;
+    use agents::metabroker::agent::MetaBroker;
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }] {
+        let mut tb = TestBed::new(1);
+        tb.runtime(rt);
+        let cheap = tb.agent("cheap", "provider", provider(4, 1.0, 1.0));
+        let dear = tb.agent("dear", "provider", provider(4, 1.0, 2.0));
+        let infos = vec![
+            ProviderInfo { id: cheap, pes: 4, speed: 1.0, price: 1.0 },
+            ProviderInfo { id: dear, pes: 4, speed: 1.0, price: 2.0 },
+        ];
+        let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, infos));
+        // Three users, each a 4-CPU job of 100 s submitted at t=10, deadline 300: two fit the round at 50 (cheap
+        // first); the third rolls over until a site frees at 150.
+        for u in 0..3u64 {
+            let j = JobSpec { deadline: Some(300.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+            let broker =
+                UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: j }], Submission::MetaBroker { to: mb });
+            tb.agent(&format!("user-{u}"), "broker", broker);
+        }
+        let out = tb.run_to_quiescence().unwrap();
+        tb.assert_in_order(&[
+            expect("market.resource_request").from("user-0").to("mb").at(10.0),
+            expect("timer.round").to("mb").at(50.0),
+            expect("market.slots_query").to("cheap").at(50.0),
+            expect("market.free_slots").from("cheap").to("mb").at(50.0),
+            expect("lease.reserve").from("mb").to("cheap").at(50.0),
+            expect("lease.reserved").from("cheap").to("mb").at(50.0),
+            expect("market.ticket").from("mb").to("user-0").at(50.0),
+            expect("job.submit_reserved").from("user-0").to("cheap").at(50.0),
+            expect("job.started").from("cheap").to("user-0").at(50.0),
+            expect("job.completed").from("cheap").to("user-0").at(150.0),
+            expect("market.payment").from("user-0").to("cheap").at(150.0),
+        ]);
+        tb.assert_in_order(&[expect("market.ticket").from("mb").to("user-1").at(50.0)]);
+        tb.assert_in_order(&[
+            expect("job.started").from("dear").to("user-1").at(50.0),
+            // Round at 100: both sites busy until 150. At 150 the job would end at 250 <= 300: it gets a slot.
+            expect("market.ticket").to("user-2").at(150.0),
+            expect("job.completed").to("user-2").at(250.0),
+        ]);
+        let spent = tb.sim().inspect(mb, move |m: &MetaBroker| {
+            let mut r = Report::default();
+            m.report(out.now, &mut r);
+            r.metrics
+        });
+        let spent = spent.unwrap();
+        let get = |k: &str| spent.iter().find(|m| m.0 == k).map(|m| m.1);
+        assert_eq!(get("tickets"), Some(3.0));
+        // 4 CPUs × 100 s at 1 G$ (twice, user-0 and user-2 on the cheap site) and at 2 G$ (user-1).
+        assert_eq!(get("spending"), Some(400.0 + 800.0 + 400.0));
+    }
+}

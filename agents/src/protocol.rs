@@ -114,6 +114,16 @@ pub enum JobMsg {
         /// The job.
         job: JobId,
     },
+    /// User broker → resource provider: run this job in the slot the meta-broker reserved for it (`Market::Ticket`).
+    /// Answered like `Submit`; the job starts at the reservation's start.
+    SubmitReserved {
+        /// The job.
+        job: Box<JobSpec>,
+        /// The provider's reservation id, from the ticket.
+        reservation: u64,
+        /// When the reserved slot starts [s].
+        start: f64,
+    },
     /// Owner → resource provider: withdraw the job. A queued job leaves the queue; a running one stops and is
     /// charged for the time it ran. Answered by `Lease::Cancelled` (or nothing if the job already ended).
     Cancel {
@@ -137,6 +147,7 @@ impl JobMsg {
             JobMsg::Rejected { .. } => "job.rejected",
             JobMsg::Started { .. } => "job.started",
             JobMsg::Cancel { .. } => "job.cancel",
+            JobMsg::SubmitReserved { .. } => "job.submit_reserved",
             JobMsg::Completed { .. } => "job.completed",
         }
     }
@@ -214,6 +225,21 @@ impl LeaseMsg {
     }
 }
 
+/// A meta-broker's ticket (seed 003 §3.2): where and when a request runs, and at what cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ticket {
+    /// The job.
+    pub job: JobId,
+    /// The provider holding the slot.
+    pub provider: AgentId,
+    /// The provider's reservation id.
+    pub reservation: u64,
+    /// Slot start [s].
+    pub start: f64,
+    /// What the user will pay [G$].
+    pub cost: f64,
+}
+
 /// Market sub-protocol (seed 003): SLA negotiation and payment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -230,6 +256,16 @@ pub enum MarketMsg {
     },
     /// Resource provider → user broker: the capacity was taken; try again next round.
     SlaFail {
+        /// The job.
+        job: JobId,
+    },
+    /// User broker → meta-broker (seed 003 §3.2 step 3): schedule this request in a coming scheduling round.
+    ResourceRequest(Box<JobSpec>),
+    /// Meta-broker → user broker (step 6): the request has a reserved slot; submit it there with
+    /// `Job::SubmitReserved`.
+    Ticket(Box<Ticket>),
+    /// Meta-broker → user broker: the request was dropped, its deadline can no longer be met.
+    RequestDropped {
         /// The job.
         job: JobId,
     },
@@ -259,6 +295,9 @@ impl MarketMsg {
             MarketMsg::SlaRequest(_) => "market.sla_request",
             MarketMsg::SlaAccept { .. } => "market.sla_accept",
             MarketMsg::SlaFail { .. } => "market.sla_fail",
+            MarketMsg::ResourceRequest(_) => "market.resource_request",
+            MarketMsg::Ticket(_) => "market.ticket",
+            MarketMsg::RequestDropped { .. } => "market.request_dropped",
             MarketMsg::SlotsQuery { .. } => "market.slots_query",
             MarketMsg::FreeSlots { .. } => "market.free_slots",
             MarketMsg::Payment { .. } => "market.payment",
@@ -314,6 +353,11 @@ pub enum TimerMsg {
     Wakeup,
     /// A user broker's next job is due for submission.
     Submit,
+    /// A job's reserved slot begins: the provider starts it.
+    SlotStart {
+        /// The job.
+        job: JobId,
+    },
 }
 
 impl TimerMsg {
@@ -324,6 +368,7 @@ impl TimerMsg {
             TimerMsg::Timeout { .. } => "timer.timeout",
             TimerMsg::Wakeup => "timer.wakeup",
             TimerMsg::Submit => "timer.submit",
+            TimerMsg::SlotStart { .. } => "timer.slot_start",
         }
     }
 }

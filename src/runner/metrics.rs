@@ -102,6 +102,7 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
         let prefix = match agent.kind {
             "provider" => "providers",
             "gateway" => "gateways",
+            "metabroker" => "metabrokers",
             _ => continue,
         };
         for (k, v) in &report.metrics {

@@ -10,6 +10,7 @@ use agents::broker::{Submission, UserBroker, WorkloadJob as BrokerJob};
 use agents::gateway::Gateway;
 use agents::kernel::trace::{TraceFilter, TraceSink};
 use agents::kernel::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
+use agents::metabroker::agent::MetaBroker;
 use agents::protocol::JobSpec;
 use agents::provider::{Provider, ProviderInfo};
 use agents::report::Report;
@@ -81,9 +82,14 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
                 let providers = providers.iter().map(|p| infos[p]).collect();
                 b.add(&agent.name, agent.kind, Gateway::new(providers, *dispatch))?;
             }
+            AgentSpec::MetaBroker { providers, policy, interval } => {
+                let providers = providers.iter().map(|p| infos[p]).collect();
+                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, providers))?;
+            }
             AgentSpec::Broker { target, .. } => {
                 let submission = match target {
                     BrokerTarget::Direct(to) => Submission::Direct { to: id_of(&b, to)? },
+                    BrokerTarget::MetaBroker(to) => Submission::MetaBroker { to: id_of(&b, to)? },
                     BrokerTarget::Personalised { providers, round } => Submission::Personalised {
                         providers: providers.iter().map(|p| infos[p]).collect(),
                         round: *round,

@@ -9,7 +9,7 @@ use toml::{Table, Value};
 use super::error::{ScenarioError, Spans, hint_for};
 
 /// Agent sections whose groups may name a `profile` file of shared defaults.
-pub const AGENT_SECTIONS: [&str; 3] = ["providers", "brokers", "gateways"];
+pub const AGENT_SECTIONS: [&str; 4] = ["providers", "brokers", "gateways", "metabrokers"];
 
 /// A scenario file parsed into a TOML tree, with the index of where each key is.
 #[derive(Clone, Debug)]

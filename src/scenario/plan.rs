@@ -14,7 +14,7 @@ use super::workload::WorkloadPlan;
 use super::{Document, parse_value};
 
 /// Agent kinds, as the latency table and the trace name them.
-pub const KINDS: [&str; 3] = ["provider", "broker", "gateway"];
+pub const KINDS: [&str; 4] = ["provider", "broker", "gateway", "metabroker"];
 
 /// One agent to build.
 #[derive(Clone, Debug)]
@@ -47,6 +47,15 @@ pub enum AgentSpec {
         /// Where jobs go.
         target: BrokerTarget,
     },
+    /// A meta-broker over the named providers.
+    MetaBroker {
+        /// Provider names.
+        providers: Vec<String>,
+        /// Scheduling policy.
+        policy: agents::metabroker::SchedulingPolicy,
+        /// Scheduling interval [s].
+        interval: f64,
+    },
     /// A gateway over the named providers.
     Gateway {
         /// Provider names.
@@ -61,6 +70,8 @@ pub enum AgentSpec {
 pub enum BrokerTarget {
     /// To this provider or gateway.
     Direct(String),
+    /// Through this meta-broker.
+    MetaBroker(String),
     /// Cheapest feasible of these providers, claimed every `round` seconds.
     Personalised {
         /// Provider names.
@@ -377,7 +388,8 @@ impl Plan {
             .iter()
             .map(|(g, p)| ("providers", "provider", g, p.count.0))
             .chain(raw.brokers.iter().map(|(g, b)| ("brokers", "broker", g, b.count.0)))
-            .chain(raw.gateways.iter().map(|(g, w)| ("gateways", "gateway", g, w.count.0)));
+            .chain(raw.gateways.iter().map(|(g, w)| ("gateways", "gateway", g, w.count.0)))
+            .chain(raw.metabrokers.keys().map(|g| ("metabrokers", "metabroker", g, 1)));
         let mut all_names = BTreeSet::new();
         for (section, kind, group, count) in groups {
             let key = format!("{section}.{group}");
@@ -479,6 +491,34 @@ impl Plan {
                 agents.push(AgentPlan { name: name.clone(), kind: "gateway", group: group.clone(), spec });
             }
         }
+        for (group, m) in &raw.metabrokers {
+            let key = format!("metabrokers.{group}");
+            if m.policy == agents::metabroker::SchedulingPolicy::Lp {
+                let e = err(
+                    &format!("{key}.policy"),
+                    "\"lp\" splits bags of tasks across sites; the meta-broker \
+                    schedules rigid jobs"
+                        .into(),
+                );
+                return Err(e.hint("use \"greedy\", \"mmc\", \"ga\", \"lpga\" or \"hga\""));
+            }
+            let mut providers = Vec::new();
+            for (i, p) in m.providers.iter().enumerate() {
+                if p == "*" {
+                    for g in raw.providers.keys() {
+                        providers.extend(resolve(&format!("{key}.providers"), g, &["provider"])?);
+                    }
+                } else {
+                    providers.extend(resolve(&format!("{key}.providers.{i}"), p, &["provider"])?);
+                }
+            }
+            if providers.is_empty() {
+                return Err(err(&format!("{key}.providers"), "expected at least one provider".into()));
+            }
+            let spec =
+                AgentSpec::MetaBroker { providers, policy: m.policy, interval: m.interval.map_or(50.0, |i| i.0) };
+            agents.push(AgentPlan { name: group.clone(), kind: "metabroker", group: group.clone(), spec });
+        }
         for (group, b) in &raw.brokers {
             let target = broker_target(group, b, &raw.providers, &resolve, &err)?;
             if !raw.workloads.contains_key(&b.workload) {
@@ -565,6 +605,13 @@ fn broker_target(
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<BrokerTarget, ScenarioError> {
     let key = format!("brokers.{group}");
+    if let Some(mb) = &b.metabroker {
+        if b.submit_to.is_some() || b.personalised.is_some() {
+            return Err(err(&key, "give one of `submit-to`, `personalised` or `metabroker`".into()));
+        }
+        let names = resolve(&format!("{key}.metabroker"), mb, &["metabroker"])?;
+        return Ok(BrokerTarget::MetaBroker(names[0].clone()));
+    }
     match (&b.submit_to, &b.personalised) {
         (Some(to), None) => {
             let key = format!("{key}.submit-to");
@@ -593,6 +640,6 @@ fn broker_target(
             Ok(BrokerTarget::Personalised { providers: names, round: b.round.map_or(50.0, |r| r.0) })
         }
         (Some(_), Some(_)) => Err(err(&key, "give either `submit-to` or `personalised`, not both".into())),
-        (None, None) => Err(err(&key, "say where jobs go: `submit-to` or `personalised`".into())),
+        (None, None) => Err(err(&key, "say where jobs go: `submit-to`, `personalised` or `metabroker`".into())),
     }
 }

@@ -44,6 +44,9 @@ pub struct RawScenario {
     /// Gateway groups (InterGrid gateways) by name.
     #[serde(default)]
     pub gateways: BTreeMap<String, RawGateway>,
+    /// Meta-brokers (seed 003) by name.
+    #[serde(default)]
+    pub metabrokers: BTreeMap<String, RawMetaBroker>,
     /// Message latencies (zero unless set).
     #[serde(default)]
     pub latency: RawLatency,
@@ -147,6 +150,8 @@ pub struct RawBroker {
     pub split: RawSplit,
     /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
     pub submit_to: Option<String>,
+    /// Meta-brokered mode (seed 003 ch3): requests go to this meta-broker, jobs to the slots of its tickets.
+    pub metabroker: Option<String>,
     /// Personalised mode (seed 003 ch3): each broker claims the cheapest feasible provider among these groups every
     /// round; `["*"]` means every provider.
     pub personalised: Option<Vec<String>>,
@@ -184,6 +189,24 @@ pub struct RawGateway {
     /// A TOML file of defaults for this group (relative to the scenario file); the group's own keys win.
     #[serde(default)]
     pub profile: Option<String>,
+}
+
+/// A meta-broker (seed 003 ch3–4): schedules the queued requests at the end of every interval.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawMetaBroker {
+    /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga" or "hga".
+    #[serde(default = "default_mb_policy")]
+    #[schemars(with = "String")]
+    pub policy: agents::metabroker::SchedulingPolicy,
+    /// Scheduling interval SI [s] (default 50).
+    pub interval: Option<Positive>,
+    /// The provider groups (or members) it schedules on; `["*"]` means every provider.
+    pub providers: Vec<String>,
+}
+
+fn default_mb_policy() -> agents::metabroker::SchedulingPolicy {
+    agents::metabroker::SchedulingPolicy::Greedy
 }
 
 /// Latencies between agents [s]: zero unless set here.

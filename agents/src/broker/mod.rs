@@ -37,6 +37,11 @@ pub enum Submission {
         /// The provider or gateway -- peer.
         to: AgentId,
     },
+    /// Through a meta-broker (seed 003 §3.2): `ResourceRequest`, then the job goes to the slot of its `Ticket`.
+    MetaBroker {
+        /// The meta-broker -- peer.
+        to: AgentId,
+    },
     /// Cheapest feasible provider, claimed each round (seed 003 ch3).
     Personalised {
         /// The providers the broker knows.
@@ -119,8 +124,12 @@ impl UserBroker {
                 break;
             }
             t.job.spec.owner = me;
-            if let Submission::Direct { to } = self.submission {
-                ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(t.job.spec.clone()))));
+            match self.submission {
+                Submission::Direct { to } => ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(t.job.spec.clone())))),
+                Submission::MetaBroker { to } => {
+                    ctx.send(to, Msg::Market(MarketMsg::ResourceRequest(Box::new(t.job.spec.clone()))))
+                }
+                Submission::Personalised { .. } => {}
             }
             self.next += 1;
         }
@@ -179,7 +188,7 @@ impl UserBroker {
     fn on_job_msg(&mut self, from: AgentId, msg: &JobMsg, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
         match msg {
-            JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::Cancel { .. } => {}
+            JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
             JobMsg::Rejected { job, reason } => {
                 if let Some(t) = self.tracked(*job) {
                     tracing::debug!(job, reason = reason.as_str(), "rejected");
@@ -202,6 +211,14 @@ impl UserBroker {
                     ctx.send(from, Msg::Market(MarketMsg::Payment { job: *job, amount: *cost }));
                 }
             }
+        }
+    }
+
+    /// The meta-broker reserved a slot: submit the job there.
+    fn on_ticket(&mut self, job: JobId, provider: AgentId, reservation: u64, start: f64, ctx: &mut Ctx<'_>) {
+        if let Some(t) = self.tracked(job) {
+            let job = Box::new(t.job.spec.clone());
+            ctx.send(provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
         }
     }
 
@@ -233,6 +250,14 @@ impl Agent for UserBroker {
             Msg::Job(m) => self.on_job_msg(env.from(), m, ctx),
             Msg::Market(MarketMsg::SlaAccept { job, .. }) => self.on_sla_answer(env.from(), *job, true, ctx),
             Msg::Market(MarketMsg::SlaFail { job }) => self.on_sla_answer(env.from(), *job, false, ctx),
+            Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t.job, t.provider, t.reservation, t.start, ctx),
+            Msg::Market(MarketMsg::RequestDropped { job }) => {
+                let now = ctx.now().secs();
+                if let Some(t) = self.tracked(*job) {
+                    t.record.outcome = JobOutcome::Dropped;
+                    t.record.end = Some(now);
+                }
+            }
             // Preemptions and resumptions change nothing the broker records: the job's end does.
             Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::Resumed { .. } | LeaseMsg::Cancelled { .. }) => {}
             other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),

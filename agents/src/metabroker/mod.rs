@@ -19,6 +19,7 @@
 //! Every policy returns a [`Schedule`] with one [`Assignment`] per application; nothing here panics on odd input:
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
 
+pub mod agent;
 pub mod ga;
 pub mod greedy;
 pub mod lp;

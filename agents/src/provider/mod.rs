@@ -310,6 +310,34 @@ impl Provider {
         }
     }
 
+    /// A job with a meta-broker's ticket (seed 003 §3.2 step 8): it runs in its reserved slot, from the slot's
+    /// start; the reservation already holds its PEs.
+    fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: f64, ctx: &mut Ctx<'_>) {
+        let (id, owner) = (job.id, job.owner);
+        let held = self.scheduler.reservations().any(|(r, _)| r.0 == reservation);
+        if !held {
+            self.rejected += 1;
+            let reason = format!("no reservation {reservation} here");
+            ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+            return;
+        }
+        ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+        self.accepted += 1;
+        self.waiting_now += 1;
+        let runtime = self.scaled(job.runtime);
+        let reservation = Some(ReservationId(reservation));
+        self.jobs
+            .insert(id, LocalJob { spec: job, runtime, start: None, end_timer: None, reservation, preempted: false });
+        ctx.wake_in((start - ctx.now().secs()).max(0.0), TimerMsg::SlotStart { job: id });
+        self.after_event(ctx);
+    }
+
+    fn on_slot_start(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        self.start(vec![Started { id, start: now }], ctx);
+        self.after_event(ctx);
+    }
+
     /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume or drop it by type.
     fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
@@ -509,6 +537,10 @@ impl Agent for Provider {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), ctx),
             Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
             Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
+            Msg::Job(JobMsg::SubmitReserved { job, reservation, start }) => {
+                self.on_submit_reserved((**job).clone(), *reservation, *start, ctx)
+            }
+            Msg::Timer(TimerMsg::SlotStart { job }) => self.on_slot_start(*job, ctx),
             Msg::Lease(LeaseMsg::Reserve { request, start, end, pes }) => {
                 self.on_reserve(env.from(), *request, (*start, *end, *pes), ctx)
             }
