@@ -200,9 +200,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!("  {f} ({n} scenario file(s))");
             }
             println!("\npolicies by agent kind:");
-            println!("  provider.scheduler: fcfs, easy, conservative, multi-partition-easy");
-            println!("  gateway.dispatch:   round-robin");
-            println!("  broker:             submit-to (direct), personalised (cheapest feasible, seed 003 ch3)");
+            println!("  provider.scheduler:  fcfs, easy, conservative, multi-partition-easy");
+            println!("  provider.preemption: nop, mov, mlip, moml, greedy-mov, greedy-mlip (seed 000 ch3)");
+            println!("  gateway.dispatch:    round-robin");
+            println!("  metabroker.policy:   greedy, mmc, ga, lpga, hga (seed 003 ch4)");
+            println!(
+                "  broker:              submit-to (direct), metabroker, personalised (cheapest feasible, seed 003 ch3)"
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Schema => {

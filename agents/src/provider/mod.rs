@@ -217,10 +217,14 @@ impl Provider {
         let estimate = self.scaled(job.estimate.max(job.runtime));
         let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
         let (id, owner) = (job.id, job.owner);
-        let placed = match self.scheduler.reserve(now, request) {
-            Ok(r) => Ok((r, Vec::new())),
-            Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
-            Err(e) => Err(e.to_string()),
+        let placed = if !(estimate.is_finite() && estimate > 0.0) {
+            Err("a local request needs a positive duration".into())
+        } else {
+            match self.scheduler.reserve(now, request) {
+                Ok(r) => Ok((r, Vec::new())),
+                Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
+                Err(e) => Err(e.to_string()),
+            }
         };
         match placed {
             Ok((reservation, started)) => {
