@@ -47,7 +47,7 @@ enum Command {
         /// Output folder (default: results/<scenario name>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Write the message trace (JSON lines) here.
+        /// Write the message trace (JSON lines) here; with several runs, each run writes `trace.jsonl` in its folder.
         #[arg(long)]
         trace: Option<PathBuf>,
         /// Parallel runs (default: the number of CPUs).

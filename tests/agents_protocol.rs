@@ -31,6 +31,18 @@ fn job(id: u64, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
     JobSpec::new(id, owner, pes, runtime)
 }
 
+/// Two 4-PE providers, "cheap" at 1 G$ and "dear" at 2 G$ per PE-second, as brokers see them.
+fn cheap_and_dear(tb: &mut TestBed) -> Vec<ProviderInfo> {
+    [("cheap", 1.0), ("dear", 2.0)]
+        .map(|(name, price)| ProviderInfo {
+            id: tb.agent(name, "provider", provider(4, 1.0, price)),
+            pes: 4,
+            speed: 1.0,
+            price,
+        })
+        .to_vec()
+}
+
 fn submit(j: JobSpec) -> Msg {
     Msg::Job(JobMsg::Submit(Box::new(j)))
 }
@@ -111,12 +123,7 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
     for rt in [Runtime::Inline, Runtime::Actix { threads: 2 }] {
         let mut tb = TestBed::new(1);
         tb.runtime(rt);
-        let cheap = tb.agent("cheap", "provider", provider(4, 1.0, 1.0));
-        let dear = tb.agent("dear", "provider", provider(4, 1.0, 2.0));
-        let infos = vec![
-            ProviderInfo { id: cheap, pes: 4, speed: 1.0, price: 1.0 },
-            ProviderInfo { id: dear, pes: 4, speed: 1.0, price: 2.0 },
-        ];
+        let infos = cheap_and_dear(&mut tb);
         // Three users submit a 4-PE job of 100 s at t=0 with a deadline of 250 s.
         for u in 0..3u64 {
             let j = JobSpec { deadline: Some(250.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
@@ -250,12 +257,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
     for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }] {
         let mut tb = TestBed::new(1);
         tb.runtime(rt);
-        let cheap = tb.agent("cheap", "provider", provider(4, 1.0, 1.0));
-        let dear = tb.agent("dear", "provider", provider(4, 1.0, 2.0));
-        let infos = vec![
-            ProviderInfo { id: cheap, pes: 4, speed: 1.0, price: 1.0 },
-            ProviderInfo { id: dear, pes: 4, speed: 1.0, price: 2.0 },
-        ];
+        let infos = cheap_and_dear(&mut tb);
         let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, infos));
         // Three users, each a 4-CPU job of 100 s submitted at t=10, deadline 300: two fit the round at 50 (cheap
         // first); the third rolls over until a site frees at 150.
