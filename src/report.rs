@@ -25,33 +25,47 @@ const HEADLINE: [(&str, &str); 10] = [
     ("events", "messages delivered"),
 ];
 
-/// The readable summary: one column per sweep point, mean ± 95% CI half-width.
+/// The readable summary, mean ± 95% CI half-width: a column per sweep point when there are a few, else a row per
+/// point (with a column per swept key) so that wide sweeps stay readable.
 pub fn summary_table(study: &Study, result: &StudyResult) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut header = vec!["metric".to_string()];
-    header.extend(study.points.iter().map(|p| if p.label.is_empty() { "value".into() } else { p.label.clone() }));
-    rows.push(header);
-    for (metric, label) in HEADLINE {
-        if result.summaries.iter().all(|s| !s.contains_key(metric)) {
-            continue;
-        }
-        let mut row = vec![label.to_string()];
-        for s in &result.summaries {
-            row.push(s.get(metric).map_or("-".into(), crate::runner::fmt_summary));
-        }
-        rows.push(row);
-    }
+    // (label, metric key) of every row shown, in order.
+    let mut shown: Vec<(String, String)> = HEADLINE
+        .iter()
+        .filter(|(metric, _)| result.summaries.iter().any(|s| s.contains_key(*metric)))
+        .map(|(metric, label)| (label.to_string(), metric.to_string()))
+        .collect();
     // Per provider, when there are few enough to read.
     let providers: Vec<&str> =
         study.points[0].plan.agents.iter().filter(|a| a.kind == "provider").map(|a| a.name.as_str()).collect();
     if providers.len() <= 8 {
         for p in providers {
             for (metric, label) in [("utilisation", "utilisation"), ("revenue", "revenue [G$]")] {
-                let key = format!("providers.{p}.{metric}");
-                let mut row = vec![format!("{p}: {label}")];
-                row.extend(result.summaries.iter().map(|s| s.get(&key).map_or("-".into(), crate::runner::fmt_summary)));
-                rows.push(row);
+                shown.push((format!("{p}: {label}"), format!("providers.{p}.{metric}")));
             }
+        }
+    }
+    let cell =
+        |point: usize, metric: &str| result.summaries[point].get(metric).map_or("-".into(), crate::runner::fmt_summary);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    if study.points.len() <= 4 {
+        let mut header = vec!["metric".to_string()];
+        header.extend(study.points.iter().map(|p| if p.label.is_empty() { "value".into() } else { p.label.clone() }));
+        rows.push(header);
+        for (label, metric) in &shown {
+            let mut row = vec![label.clone()];
+            row.extend(study.points.iter().map(|p| cell(p.index, metric)));
+            rows.push(row);
+        }
+    } else {
+        // The last segment of each swept key names its column (`providers.rp.preemption` → `preemption`).
+        let mut header: Vec<String> =
+            study.sweep.iter().map(|(k, _)| k.rsplit('.').next().unwrap_or(k).to_string()).collect();
+        header.extend(shown.iter().map(|(label, _)| label.clone()));
+        rows.push(header);
+        for p in &study.points {
+            let mut row: Vec<String> = p.assignments.iter().map(|(_, v)| show(v)).collect();
+            row.extend(shown.iter().map(|(_, metric)| cell(p.index, metric)));
+            rows.push(row);
         }
     }
     let mut out = table(&rows);
@@ -104,7 +118,15 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
         if !result.verdicts.is_empty() {
             let _ = writeln!(md, "| target | source | measured (mean ± CI) | verdict |\n|---|---|---|---|");
             for v in &result.verdicts {
-                let _ = writeln!(md, "| {} | {} | {} | {} |", v.target, v.source, v.measured, v.verdict());
+                let esc = |t: &str| t.replace('|', "\\|");
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} |",
+                    esc(&v.target),
+                    esc(&v.source),
+                    esc(&v.measured),
+                    v.verdict()
+                );
             }
             md.push('\n');
         }
