@@ -458,12 +458,17 @@ impl Provider {
         }
         let job = self.jobs.remove(&id).expect("just found");
         let now = ctx.now();
-        let result = match job.start {
-            None => {
+        let result = match (job.start, job.reservation) {
+            // Waiting for its reserved slot: give the slot back.
+            (None, Some(r)) => {
+                self.waiting_now -= 1;
+                self.scheduler.cancel_reservation(now.secs(), r)
+            }
+            (None, None) => {
                 self.waiting_now -= 1;
                 self.scheduler.remove(now.secs(), id).map(|(_, started)| started)
             }
-            Some(start) => {
+            (Some(start), _) => {
                 self.busy_now -= job.spec.pes;
                 if let Some(timer) = job.end_timer {
                     ctx.cancel(timer);
