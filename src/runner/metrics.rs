@@ -108,8 +108,11 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
         }
-        let AgentSpec::Provider(config) = &agent.spec else { continue };
-        let pes = f64::from(config.pes);
+        if !matches!(agent.spec, AgentSpec::Provider(..)) {
+            continue;
+        }
+        // What the provider reports: its PEs may have been drawn for this run.
+        let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         let busy = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s);
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
         if let Some(s) = busy

@@ -12,11 +12,11 @@ use agents::kernel::trace::{TraceFilter, TraceSink};
 use agents::kernel::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
 use agents::metabroker::agent::MetaBroker;
 use agents::protocol::JobSpec;
-use agents::provider::{Provider, ProviderInfo};
+use agents::provider::{Provider, ProviderConfig, ProviderInfo};
 use agents::report::Report;
 
 use super::metrics::{self, Measured};
-use crate::scenario::plan::{AgentSpec, BrokerTarget, LatencyRule, Plan};
+use crate::scenario::plan::{AgentSpec, BrokerTarget, LatencyRule, Plan, ProviderDraws};
 use crate::scenario::raw::{RawRuntime, RawSplit};
 use crate::workload::Workload;
 
@@ -73,7 +73,8 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
         |b: &SimBuilder, name: &str| b.directory().lookup(name).ok_or(SimError::NoSuchName { name: name.into() });
     for agent in &plan.agents {
         match &agent.spec {
-            AgentSpec::Provider(config) => {
+            AgentSpec::Provider(config, draws) => {
+                let config = draw_provider(config, draws, seed, &agent.name);
                 let id = b.add(&agent.name, agent.kind, Provider::new(config.clone()))?;
                 let info = ProviderInfo { id, pes: config.pes, speed: config.speed, price: config.price };
                 infos.insert(agent.name.clone(), info);
@@ -204,6 +205,24 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
         out.insert(agent.name.clone(), jobs);
     }
     Ok(out)
+}
+
+/// A member's PEs and price for this replication (its own random stream), when its group draws them.
+fn draw_provider(config: &ProviderConfig, draws: &ProviderDraws, seed: u64, name: &str) -> ProviderConfig {
+    use rand::RngExt;
+    let mut config = config.clone();
+    let mut rng = rng::stream(seed, &format!("provider:{name}"), 0);
+    if let Some(max) = draws.pes_max {
+        config.pes = rng.random_range(config.pes..=max);
+    }
+    if let Some((lo, hi)) = draws.price_range
+        && let Ok(normal) = rand_distr::Normal::new(config.price, (hi - lo) / 4.0)
+    {
+        // The mean lies in [low, high] (checked when loading), so at least about half of the draws are kept.
+        config.price =
+            std::iter::repeat_with(|| rng.sample(normal)).find(|p| (lo..=hi).contains(p)).unwrap_or(config.price);
+    }
+    config
 }
 
 /// A run's seed as the outputs report it.

@@ -32,8 +32,8 @@ pub struct AgentPlan {
 /// The parameters of one agent.
 #[derive(Clone, Debug)]
 pub enum AgentSpec {
-    /// A resource provider.
-    Provider(ProviderConfig),
+    /// A resource provider, with what is drawn anew for each replication.
+    Provider(ProviderConfig, ProviderDraws),
     /// A user broker: member `index` of `count` sharing `workload`.
     Broker {
         /// Workload name.
@@ -63,6 +63,15 @@ pub enum AgentSpec {
         /// Dispatch policy.
         dispatch: Dispatch,
     },
+}
+
+/// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProviderDraws {
+    /// PEs uniform in [config.pes, pes_max].
+    pub pes_max: Option<u32>,
+    /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
+    pub price_range: Option<(f64, f64)>,
 }
 
 /// Where a broker's jobs go.
@@ -472,8 +481,27 @@ impl Plan {
                 cancelled: p.cancelled,
                 preemptive_priority: p.preemptive_priority,
             };
+            if let Some(max) = p.pes_max
+                && max.0 < p.pes.0
+            {
+                return Err(err(
+                    &format!("{key}.pes-max"),
+                    format!("expected at least `pes` ({}), found {}", p.pes.0, max.0),
+                ));
+            }
+            if let Some([lo, hi]) = p.price_range
+                && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= config.price && config.price <= hi)
+            {
+                let msg = format!(
+                    "expected [low, high] with 0 <= low <= price ({}) <= high, found [{lo}, {hi}]",
+                    config.price
+                );
+                return Err(err(&format!("{key}.price-range"), msg));
+            }
+            let draws =
+                ProviderDraws { pes_max: p.pes_max.map(|m| m.0), price_range: p.price_range.map(|[l, h]| (l, h)) };
             for name in &members[group].1 {
-                let spec = AgentSpec::Provider(config.clone());
+                let spec = AgentSpec::Provider(config.clone(), draws);
                 agents.push(AgentPlan { name: name.clone(), kind: "provider", group: group.clone(), spec });
             }
         }

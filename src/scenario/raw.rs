@@ -90,6 +90,12 @@ pub struct RawProvider {
     pub count: PositiveInt,
     /// Processing elements (CPUs) per provider.
     pub pes: PositiveInt,
+    /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (seed 003 ch3:
+    /// sites of 4–12 CPUs).
+    pub pes_max: Option<PositiveInt>,
+    /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
+    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation).
+    pub price_range: Option<[f64; 2]>,
     /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1).
     pub speed: Option<Positive>,
     /// Price [G$ per PE-second] (default 0).
