@@ -247,12 +247,13 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-/// Sub-folders of `dir` holding at least one scenario file, sorted.
+/// Sub-folders of `dir` holding at least one scenario file, sorted; `profiles/` holds shared profiles, not
+/// scenarios.
 fn families(dir: &Path) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let path = entry?.path();
-        if path.is_dir() && !scenario_files(&path)?.is_empty() {
+        if path.is_dir() && path.file_name().is_some_and(|n| n != "profiles") && !scenario_files(&path)?.is_empty() {
             out.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         }
     }

@@ -293,6 +293,28 @@ fn validate_accepts_the_quickstart_and_the_test_scenarios() {
 }
 
 #[test]
+fn every_shipped_scenario_validates_and_profiles_are_not_families() {
+    let mut files = Vec::new();
+    for family in sorted_entries(&root().join("scenarios")).into_iter().filter(|p| p.is_dir()) {
+        if family.file_name().is_some_and(|n| n == "profiles") {
+            continue;
+        }
+        files.extend(sorted_entries(&family).into_iter().filter(|p| p.extension().is_some_and(|e| e == "toml")));
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    let args: Vec<String> = files.iter().map(|f| f.strip_prefix(root()).unwrap().display().to_string()).collect();
+    let mut all = vec!["validate"];
+    all.extend(args.iter().map(String::as_str));
+    let o = run(&all);
+    assert_exit(&o, 0, "validate every shipped scenario");
+    // The shared profiles are merged in (salehi-ch3 and garg-ch3 take their providers from them).
+    assert!(stdout(&o).contains("scenarios/salehi-ch3/be.toml: ok (20 sweep point(s), 200 run(s))"), "{}", stdout(&o));
+    let o = run(&["list"]);
+    assert_exit(&o, 0, "list");
+    assert!(!stdout(&o).contains("profiles"), "{}", stdout(&o));
+}
+
+#[test]
 fn run_writes_the_documented_files_and_prints_the_summary() {
     let tmp = TempDir::new("run");
     let out = tmp.join("out");

@@ -28,8 +28,10 @@ pub enum PreemptionKind {
     Migrate,
 }
 
-/// Parameters of the thesis's overhead model for a lease of identical VMs (Ch 3 §3.2.2; values of §3.3.2).
+/// Parameters of the thesis's overhead model for a lease of identical VMs (Ch 3 §3.2.2; values of §3.3.2); a
+/// parameter left out of a scenario takes the thesis's value.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OverheadParams {
     /// Memory of one VM, `mem` [MB].
     pub memory_mb: f64,
