@@ -258,7 +258,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         let mut tb = TestBed::new(1);
         tb.runtime(rt);
         let infos = cheap_and_dear(&mut tb);
-        let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, infos));
+        let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, infos.clone()));
         // Three users, each a 4-CPU job of 100 s submitted at t=10, deadline 300: two fit the round at 50 (cheap
         // first); the third rolls over until a site frees at 150.
         for u in 0..3u64 {
@@ -298,5 +298,25 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         assert_eq!(get("tickets"), Some(3.0));
         // 4 CPUs × 100 s at 1 G$ (twice, user-0 and user-2 on the cheap site) and at 2 G$ (user-1).
         assert_eq!(get("spending"), Some(400.0 + 800.0 + 400.0));
+        // Money is conserved: what the users paid is what the providers earned, and what the tickets said.
+        let paid: f64 = tb
+            .deliveries()
+            .iter()
+            .filter_map(|d| match d.msg {
+                Msg::Market(MarketMsg::Payment { amount, .. }) => Some(amount),
+                _ => None,
+            })
+            .sum();
+        let revenue = |tb: &mut TestBed, id| {
+            tb.sim()
+                .inspect(id, move |p: &Provider| {
+                    let mut r = Report::default();
+                    p.report(out.now, &mut r);
+                    r.metrics.iter().find(|m| m.0 == "revenue").map_or(0.0, |m| m.1)
+                })
+                .unwrap()
+        };
+        let earned = revenue(&mut tb, infos[0].id) + revenue(&mut tb, infos[1].id);
+        assert_eq!((paid, earned), (1600.0, 1600.0));
     }
 }
