@@ -15,7 +15,9 @@
 //! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound: exponential in the worst case,
 //! meant for reference optima on small instances.
 
-use good_lp::{Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable, microlp, variable};
+use good_lp::{
+    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable, microlp, variable,
+};
 use serde::{Deserialize, Serialize};
 
 use super::model::{Assignment, Problem, Schedule};
@@ -82,6 +84,27 @@ fn mgn_schedule(problem: &Problem, tasks: Vec<Vec<(usize, u32)>>) -> Schedule {
     problem.schedule(assignments, None)
 }
 
+/// Minimises `objective` with microlp under each site's capacity row (`per_site`, when the site is used) and
+/// `rows`; shared by the MGN relaxation and the SGN IP.
+fn solve_with_capacities(
+    problem: &Problem,
+    vars: ProblemVariables,
+    objective: Expression,
+    per_site: Vec<Option<Expression>>,
+    rows: Vec<Constraint>,
+) -> Result<impl Solution, ResolutionError> {
+    let mut model = vars.minimise(objective).using(microlp);
+    for (site, row) in per_site.into_iter().enumerate() {
+        if let Some(row) = row {
+            model.add_constraint(row.leq(f64::from(problem.capacity(site))));
+        }
+    }
+    for row in rows {
+        model.add_constraint(row);
+    }
+    model.solve()
+}
+
 /// The MGN relaxation solved as an LP by microlp.
 pub fn mgn_microlp(problem: &Problem) -> Result<Schedule, ResolutionError> {
     if (0..problem.apps()).all(|app| problem.candidates(app).is_empty()) {
@@ -111,16 +134,7 @@ pub fn mgn_microlp(problem: &Problem) -> Result<Schedule, ResolutionError> {
         }
         columns.push(column);
     }
-    let mut model = vars.minimise(objective).using(microlp);
-    for (site, row) in per_site.into_iter().enumerate() {
-        if let Some(row) = row {
-            model.add_constraint(row.leq(f64::from(problem.capacity(site))));
-        }
-    }
-    for demand in demands {
-        model.add_constraint(demand);
-    }
-    let solution = model.solve()?;
+    let solution = solve_with_capacities(problem, vars, objective, per_site, demands)?;
     // The optimum is a vertex, hence integral; rounding only removes solver noise, and the clamps keep
     // capacities and CPU counts exact whatever comes back.
     let mut room: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
@@ -174,16 +188,7 @@ pub fn sgn_ip(problem: &Problem) -> Result<Schedule, ResolutionError> {
     if rows.is_empty() {
         return Ok(problem.all_dummy());
     }
-    let mut model = vars.minimise(objective).using(microlp);
-    for (site, row) in per_site.into_iter().enumerate() {
-        if let Some(row) = row {
-            model.add_constraint(row.leq(f64::from(problem.capacity(site))));
-        }
-    }
-    for row in rows {
-        model.add_constraint(row);
-    }
-    let solution = model.solve()?;
+    let solution = solve_with_capacities(problem, vars, objective, per_site, rows)?;
     let mut room: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
     let choice: Vec<Option<usize>> = columns
         .iter()
