@@ -1,14 +1,15 @@
 //! Lease preemption inside the provider, message by message: the prototype example of seed 000 ch7 (Table 7.1:
 //! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
+use agents::gateway::{Dispatch, Gateway};
 use agents::kernel::{Agent, AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
 use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
-use agents::provider::{CancelledLeases, Provider, ProviderConfig};
+use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::report::Report;
-use agents::testbed::{Delivery, TestBed};
+use agents::testbed::{Delivery, TestBed, expect};
 
 /// Table 7.1: (lease, arrival [s], VMs, MB per VM, duration [s]).
 const LEASES: [(u64, f64, u32, f64, f64); 6] = [
@@ -139,4 +140,108 @@ fn test_preempted_leases_resume_with_their_remaining_work_plus_overhead() {
         let starts = d.iter().filter(|x| x.msg == Msg::Job(JobMsg::Started { job: id })).count();
         assert_eq!(starts, 1, "lease {id}");
     }
+}
+
+/// Two 4-PE clusters behind a gateway; the user's migratable lease 1 (4 VMs, 1,000 s) runs on `rp-a` when a local
+/// request for the whole of `rp-a` arrives at t = 100 s. `busy_b` first fills `rp-b` with a non-preemptable lease.
+fn migration(deadline: f64, busy_b: bool) -> (TestBed, f64) {
+    let mut tb = TestBed::new(1);
+    let config = ProviderConfig {
+        pes: 4,
+        speed: 1.0,
+        price: 0.0,
+        scheduler: SchedulerPolicy::Conservative,
+        partitioning: Partitioning::default(),
+        preemption: PreemptionPolicy::Mov,
+        overhead: OverheadModel::default(),
+        vm_memory_mb: 1024.0,
+        cancelled: CancelledLeases::Restart,
+        preemptive_priority: false,
+    };
+    let a = tb.agent("rp-a", "provider", Provider::new(config.clone()));
+    let b = tb.agent("rp-b", "provider", Provider::new(config.clone()));
+    let info = |id| ProviderInfo { id, pes: 4, speed: 1.0, price: 0.0 };
+    tb.agent("igg", "gateway", Gateway::new(vec![info(a), info(b)], Dispatch::RoundRobin));
+    let user = tb.probe("user");
+    tb.probe("local-user");
+    let external = |id, runtime, deadline, lease| {
+        let spec = JobSpec { lease: Some(lease), deadline: Some(deadline), ..JobSpec::new(id, user, 4, runtime) };
+        Msg::Job(JobMsg::Submit(Box::new(spec)))
+    };
+    tb.inject(0.0, "user", "igg", external(1, 1000.0, deadline, LeaseType::Migratable));
+    if busy_b {
+        tb.inject(0.0, "user", "igg", external(2, 5000.0, 10_000.0, LeaseType::NonPreemptable));
+    }
+    let local = JobSpec { lease: Some(LeaseType::Local), ..JobSpec::new(3, AgentId(4), 4, 500.0) };
+    tb.inject(100.0, "local-user", "rp-a", Msg::Job(JobMsg::Submit(Box::new(local))));
+    tb.run_to_quiescence().unwrap();
+    // Eq 3.7 for four VMs of 1,024 MB (the overhead unit tests check the value).
+    let h = config.overhead.overhead(PreemptionKind::Migrate, 4, 1024.0);
+    (tb, h)
+}
+
+fn provider_metric(tb: &mut TestBed, name: &str, key: &'static str) -> f64 {
+    let id = tb.sim().directory().lookup(name).unwrap();
+    let now = tb.sim().now();
+    tb.sim()
+        .inspect(id, move |p: &Provider| {
+            let mut r = Report::default();
+            p.report(now, &mut r);
+            metric(&r.metrics, key)
+        })
+        .unwrap()
+}
+
+#[test]
+fn test_a_migratable_lease_moves_through_the_gateway_to_a_free_provider() {
+    let (mut tb, h) = migration(20_000.0, false);
+    let preempted = Msg::Lease(LeaseMsg::Preempted { lease: 1, kind: PreemptionKind::Migrate, overhead: h });
+    tb.assert_in_order(&[
+        expect("job.submit").from("igg").to("rp-a").at(0.0),
+        expect("job.started").from("rp-a").to("user"),
+        expect("job.submit").from("local-user").to("rp-a").at(100.0),
+        expect("lease.preempted").from("rp-a").to("user").msg(preempted),
+        expect("lease.migrate").from("rp-a").to("igg"),
+        expect("job.started").from("rp-a").to("local-user").at(100.0),
+        expect("lease.migrate").from("igg").to("rp-b").at(100.0),
+        expect("lease.resumed").from("rp-b").to("user").at(100.0),
+        expect("lease.migrated")
+            .from("rp-b")
+            .to("igg")
+            .msg(Msg::Lease(LeaseMsg::Migrated { lease: 1, to: AgentId(1) })),
+        expect("lease.migrated").from("igg").to("rp-a"),
+        // The 900 s of work left plus the migration overhead, on the destination's PEs.
+        expect("job.completed").from("rp-b").to("user").at(100.0 + 900.0 + h),
+    ]);
+    tb.assert_none(&expect("lease.resume").msg(Msg::Lease(LeaseMsg::Resume { lease: 1 })));
+    tb.assert_none(&expect("lease.deadline_missed"));
+    let migrated_in = provider_metric(&mut tb, "rp-b", "migrated_in");
+    let overhead_b = provider_metric(&mut tb, "rp-b", "overhead_pe_seconds");
+    assert_eq!((provider_metric(&mut tb, "rp-a", "migrated_out"), migrated_in), (1.0, 1.0));
+    // The overhead is spent, and counted, where the lease resumes.
+    assert_eq!((provider_metric(&mut tb, "rp-a", "overhead_pe_seconds"), overhead_b), (0.0, 4.0 * h));
+}
+
+#[test]
+fn test_without_a_destination_the_lease_resumes_at_its_source_and_a_missed_deadline_is_reported() {
+    let (mut tb, h) = migration(2000.0, true);
+    let expected_end = 600.0 + 900.0 + h;
+    tb.assert_in_order(&[
+        expect("lease.preempted").from("rp-a").to("user").at(100.0),
+        expect("lease.migrate").from("rp-a").to("igg"),
+        expect("lease.migrate").from("igg").to("rp-b"),
+        // rp-b is busy until 5,000 s, past the deadline.
+        expect("lease.migrate_refused").from("rp-b").to("igg"),
+        expect("lease.resume").from("igg").to("rp-a").msg(Msg::Lease(LeaseMsg::Resume { lease: 1 })),
+        expect("lease.deadline_missed")
+            .from("rp-a")
+            .to("user")
+            .msg(Msg::Lease(LeaseMsg::DeadlineMissed { lease: 1, expected_end })),
+        expect("lease.resumed").from("rp-a").to("user").at(600.0),
+        expect("job.completed").from("rp-a").to("user").at(expected_end),
+    ]);
+    tb.assert_none(&expect("lease.migrated"));
+    assert_eq!(provider_metric(&mut tb, "rp-a", "preempted_migratable"), 1.0);
+    assert_eq!(provider_metric(&mut tb, "rp-a", "migrated_out"), 0.0);
+    assert_eq!(provider_metric(&mut tb, "rp-a", "deadline_missed"), 1.0);
 }

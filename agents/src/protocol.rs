@@ -209,6 +209,47 @@ pub enum LeaseMsg {
         /// The lease.
         lease: JobId,
     },
+    /// Find a destination for a suspended migratable lease (seed 000 §3.3 step 4, the cold migration of §2.5).
+    /// Resource provider → the gateway the lease came through, right after `Preempted{kind: Migrate}`; then
+    /// gateway → one candidate provider of its grid at a time, which answers `Migrated` or `MigrateRefused`.
+    Migrate(Box<Migration>),
+    /// Candidate provider → gateway: the migrating lease cannot run here (in time for its deadline).
+    MigrateRefused {
+        /// The lease.
+        lease: JobId,
+    },
+    /// Destination provider → gateway, then gateway → source provider: the lease now runs at `to` (which sends the
+    /// owner `Resumed` when it starts there); the source forgets it.
+    Migrated {
+        /// The lease.
+        lease: JobId,
+        /// Its new provider.
+        to: AgentId,
+    },
+    /// Gateway → source provider: no provider of the grid takes the migrating lease; resume it here.
+    Resume {
+        /// The lease.
+        lease: JobId,
+    },
+    /// Resource provider → lease owner: after a preemption, the deadline-constrained lease's new plan ends after
+    /// its deadline. It still runs; the owner may cancel it.
+    DeadlineMissed {
+        /// The lease.
+        lease: JobId,
+        /// Planned completion [s].
+        expected_end: f64,
+    },
+}
+
+/// A lease leaving its provider (seed 000 §3.2.2): what is left of it and what moving it costs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Migration {
+    /// The lease, with `runtime` and `estimate` cut to the work left [reference-PE seconds].
+    pub lease: JobSpec,
+    /// The provider it was suspended at.
+    pub source: AgentId,
+    /// Migration overhead h(L) [s], spent on its VMs at the destination (copy and resume).
+    pub overhead: f64,
 }
 
 impl LeaseMsg {
@@ -221,6 +262,11 @@ impl LeaseMsg {
             LeaseMsg::Preempted { .. } => "lease.preempted",
             LeaseMsg::Resumed { .. } => "lease.resumed",
             LeaseMsg::Cancelled { .. } => "lease.cancelled",
+            LeaseMsg::Migrate(_) => "lease.migrate",
+            LeaseMsg::MigrateRefused { .. } => "lease.migrate_refused",
+            LeaseMsg::Migrated { .. } => "lease.migrated",
+            LeaseMsg::Resume { .. } => "lease.resume",
+            LeaseMsg::DeadlineMissed { .. } => "lease.deadline_missed",
         }
     }
 }

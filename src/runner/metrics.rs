@@ -152,7 +152,14 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     if capacity_total > 0.0 {
         m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
     }
-    for k in ["preempted_leases", "preempted_vms", "preemption_overhead"] {
+    for k in [
+        "preempted_leases",
+        "preempted_vms",
+        "preemption_overhead",
+        "preempted_migratable",
+        "migrated_out",
+        "deadline_missed",
+    ] {
         let sum: f64 = plan
             .agents
             .iter()
@@ -160,6 +167,11 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
             .filter_map(|a| m.metrics.get(&format!("providers.{}.{k}", a.name)))
             .sum();
         m.metrics.insert(k.into(), sum);
+    }
+    // Seed 000 ch4: the share of preempted migratable leases that moved to another provider.
+    let migratable = m.metrics["preempted_migratable"];
+    if migratable > 0.0 {
+        m.metrics.insert("migration_rate".into(), m.metrics["migrated_out"] / migratable);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
     Ok(m)

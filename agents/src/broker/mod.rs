@@ -258,8 +258,14 @@ impl Agent for UserBroker {
                     t.record.end = Some(now);
                 }
             }
-            // Preemptions and resumptions change nothing the broker records: the job's end does.
-            Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::Resumed { .. } | LeaseMsg::Cancelled { .. }) => {}
+            // A migrated lease resumes at another provider, which now runs it.
+            Msg::Lease(LeaseMsg::Resumed { lease }) => {
+                if let Some(t) = self.tracked(*lease) {
+                    t.record.site = Some(env.from());
+                }
+            }
+            // Preemptions and missed plans change nothing the broker records: the job's end does.
+            Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::Cancelled { .. } | LeaseMsg::DeadlineMissed { .. }) => {}
             other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }

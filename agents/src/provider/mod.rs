@@ -25,7 +25,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
-use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Msg, PreemptionKind, TimerMsg};
+use crate::protocol::{
+    JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Migration, Msg, PreemptionKind, TimerMsg,
+};
 use crate::report::{Report, Series};
 use overhead::OverheadModel;
 use preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
@@ -83,6 +85,8 @@ struct LocalJob {
     reservation: Option<ReservationId>,
     /// It was preempted and runs again: announce `Resumed`, not `Started`.
     preempted: bool,
+    /// The gateway it came through, which finds a destination when it must migrate.
+    via: Option<AgentId>,
 }
 
 /// The resource provider agent.
@@ -101,6 +105,9 @@ pub struct Provider {
     completed: u64,
     revenue: f64,
     contention: ContentionStats,
+    /// Suspended migratable leases whose gateway is looking for a destination: the lease as evicted from the
+    /// scheduler, its remaining runtime here and its overhead [s].
+    migrating: BTreeMap<JobId, (QueuedJob, f64, f64)>,
 }
 
 /// What contention cost, for the metrics of seed 000 ch3.
@@ -118,6 +125,14 @@ struct ContentionStats {
     overhead_pe_seconds: f64,
     /// Exact searches that hit the limit and fell back to the greedy policy.
     search_fallbacks: u64,
+    /// Running migratable leases preempted (seed 000 ch4's migration rate is `migrated / preempted_migratable`).
+    preempted_migratable: u64,
+    /// Leases that left for another provider.
+    migrated_out: u64,
+    /// Leases that arrived from another provider.
+    migrated_in: u64,
+    /// Deadline-constrained leases whose plan after a preemption ends past their deadline.
+    deadline_missed: u64,
 }
 
 impl Provider {
@@ -141,6 +156,7 @@ impl Provider {
             completed: 0,
             revenue: 0.0,
             contention: ContentionStats::default(),
+            migrating: BTreeMap::new(),
         }
     }
 
@@ -156,7 +172,7 @@ impl Provider {
 
     /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
     /// `Rejected`.
-    fn on_submit(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+    fn on_submit(&mut self, job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
         let admitted = match job.lease {
             Some(LeaseType::Local) => return self.on_local_request(job, ctx),
@@ -165,6 +181,12 @@ impl Provider {
         };
         match admitted {
             Ok(started) => {
+                self.accepted += 1;
+                if from != owner
+                    && let Some(job) = self.jobs.get_mut(&id)
+                {
+                    job.via = Some(from);
+                }
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 self.start(started, ctx);
                 if self.config.preemptive_priority {
@@ -188,6 +210,7 @@ impl Provider {
         let (id, owner) = (job.id, job.owner);
         match can_start_now.then(|| self.admit(job, ctx.now())) {
             Some(Ok(started)) => {
+                self.accepted += 1;
                 ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
                 self.start(started, ctx);
             }
@@ -238,6 +261,7 @@ impl Provider {
                     end_timer: None,
                     reservation: Some(reservation),
                     preempted: false,
+                    via: None,
                 };
                 self.jobs.insert(id, local);
                 self.waiting_now += 1;
@@ -330,8 +354,9 @@ impl Provider {
         self.waiting_now += 1;
         let runtime = self.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
-        self.jobs
-            .insert(id, LocalJob { spec: job, runtime, start: None, end_timer: None, reservation, preempted: false });
+        let job =
+            LocalJob { spec: job, runtime, start: None, end_timer: None, reservation, preempted: false, via: None };
+        self.jobs.insert(id, job);
         ctx.wake_in((start - ctx.now().secs()).max(0.0), TimerMsg::SlotStart { job: id });
         self.after_event(ctx);
     }
@@ -342,9 +367,11 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume or drop it by type.
+    /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume, migrate or drop it
+    /// by type.
     fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
+        let speed = self.config.speed;
         let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
         self.contention.preempted_leases += 1;
         let Some(start) = job.start else {
@@ -360,38 +387,115 @@ impl Provider {
         }
         self.busy_now -= vms;
         self.contention.preempted_vms += u64::from(vms);
-        self.contention.overhead_pe_seconds += f64::from(vms) * overhead;
         ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
         let done = now.secs() - start.secs();
         job.start = None;
         job.preempted = true;
-        let (runtime, estimate) = match kind {
+        // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few ulps
+        // longer, and the scheduler frees the PEs at the estimate).
+        let remaining = (job.runtime - done).min(evicted.estimate);
+        match kind {
             PreemptionKind::Cancel if self.config.cancelled == CancelledLeases::Drop => {
                 let job = self.jobs.remove(&evicted.id).expect("found above");
                 self.rejected += 1;
                 let reason = "cancelled by preemption".to_string();
-                return ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
+                ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
             }
             // The work is lost: start again from scratch.
-            PreemptionKind::Cancel => (job.runtime, job.runtime.max(evicted.estimate + done)),
-            // [INTERP] Without a destination from the gateway a migrating lease resumes here, as the issue says;
-            // either way its VMs carry the overhead when they run again.
-            // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few
-            // ulps longer, and the scheduler frees the PEs at the estimate).
-            PreemptionKind::Suspend | PreemptionKind::Migrate => {
-                ((job.runtime - done).min(evicted.estimate) + overhead, evicted.estimate + overhead)
+            PreemptionKind::Cancel => {
+                let estimate = job.runtime.max(evicted.estimate + done);
+                self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
             }
-        };
-        job.runtime = runtime;
-        self.waiting_now += 1;
-        let requeued = QueuedJob { submit: now.secs(), estimate, ..evicted };
-        match self.scheduler.submit(now.secs(), requeued) {
-            Ok(started) => self.start(started, ctx),
-            Err(e) => tracing::error!(provider = ctx.name(), lease = evicted.id, "requeue refused: {e}"),
+            PreemptionKind::Migrate if job.via.is_some() => {
+                self.contention.preempted_migratable += 1;
+                let gateway = job.via.expect("checked");
+                let mut lease = job.spec.clone();
+                (lease.runtime, lease.estimate) = (remaining * speed, evicted.estimate * speed);
+                let migration = Migration { lease, source: ctx.me(), overhead };
+                ctx.send(gateway, Msg::Lease(LeaseMsg::Migrate(Box::new(migration))));
+                self.migrating.insert(evicted.id, (evicted, remaining, overhead));
+            }
+            // Suspended, or migrating without a gateway to find a destination: resume here once the scheduler
+            // finds room, with the overhead on its VMs.
+            PreemptionKind::Suspend | PreemptionKind::Migrate => {
+                if kind == PreemptionKind::Migrate {
+                    self.contention.preempted_migratable += 1;
+                }
+                self.resume_here(evicted, remaining, overhead, ctx);
+            }
         }
     }
 
-    /// Queues a job with the scheduler; returns what starts now (the caller answers the owner first).
+    /// Queues a suspended lease again with `remaining` seconds of work plus the overhead its VMs spend on resuming.
+    fn resume_here(&mut self, evicted: QueuedJob, remaining: f64, overhead: f64, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
+        job.runtime = remaining + overhead;
+        self.contention.overhead_pe_seconds += f64::from(job.spec.pes) * overhead;
+        let (id, deadline, owner) = (evicted.id, job.spec.deadline, job.spec.owner);
+        let estimate = evicted.estimate + overhead;
+        self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
+        // Only a scheduler that plans every queued job (conservative backfilling) knows the new completion.
+        if let (Some(deadline), Some(start)) = (deadline, self.scheduler.planned_start(id)) {
+            let expected_end = start + estimate;
+            if expected_end > deadline {
+                self.contention.deadline_missed += 1;
+                ctx.send(owner, Msg::Lease(LeaseMsg::DeadlineMissed { lease: id, expected_end }));
+            }
+        }
+    }
+
+    fn queue_again(&mut self, evicted: QueuedJob, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        self.waiting_now += 1;
+        let id = evicted.id;
+        match self.scheduler.submit(now, QueuedJob { submit: now, ..evicted }) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), lease = id, "requeue refused: {e}"),
+        }
+    }
+
+    /// A gateway offers a lease migrating from another provider: take it if it can run here (before its deadline),
+    /// with the migration overhead on its VMs.
+    fn on_migrate_in(&mut self, migration: &Migration, gateway: AgentId, ctx: &mut Ctx<'_>) {
+        let Migration { lease, overhead, .. } = migration;
+        let id = lease.id;
+        let mut planned = lease.clone();
+        // The destination plans with the resume overhead included: its VMs are busy for it.
+        planned.estimate += overhead * self.config.speed;
+        let answer = match self.admit_by_deadline(planned, ctx.now()) {
+            Ok(started) => {
+                self.contention.migrated_in += 1;
+                let runtime = self.scaled(lease.runtime) + overhead;
+                let job = self.jobs.get_mut(&id).expect("just admitted");
+                job.runtime = runtime;
+                (job.preempted, job.via) = (true, Some(gateway));
+                self.contention.overhead_pe_seconds += f64::from(lease.pes) * overhead;
+                self.start(started, ctx);
+                LeaseMsg::Migrated { lease: id, to: ctx.me() }
+            }
+            Err(reason) => {
+                tracing::debug!(provider = ctx.name(), lease = id, reason, "migration refused");
+                LeaseMsg::MigrateRefused { lease: id }
+            }
+        };
+        ctx.send(gateway, Msg::Lease(answer));
+        self.after_event(ctx);
+    }
+
+    /// The gateway found the migrating lease a new provider (`Some`) or none (`None`: resume it here).
+    fn on_migration_settled(&mut self, id: JobId, moved: bool, ctx: &mut Ctx<'_>) {
+        let Some((evicted, remaining, overhead)) = self.migrating.remove(&id) else { return };
+        if moved {
+            self.contention.migrated_out += 1;
+            self.jobs.remove(&id);
+        } else {
+            self.resume_here(evicted, remaining, overhead, ctx);
+        }
+        self.after_event(ctx);
+    }
+
+    /// Queues a job with the scheduler; returns what starts now (the caller counts it as accepted and answers the
+    /// owner first).
     fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         let now = now.secs();
         let runtime = self.scaled(job.runtime);
@@ -402,9 +506,16 @@ impl Provider {
             QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
         let id = job.id;
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
-        self.accepted += 1;
         self.waiting_now += 1;
-        let job = LocalJob { spec: job, runtime, start: None, end_timer: None, reservation: None, preempted: false };
+        let job = LocalJob {
+            spec: job,
+            runtime,
+            start: None,
+            end_timer: None,
+            reservation: None,
+            preempted: false,
+            via: None,
+        };
         self.jobs.insert(id, job);
         Ok(started)
     }
@@ -543,7 +654,10 @@ impl Provider {
 impl Agent for Provider {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), ctx),
+            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
+            Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
+            Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.on_migration_settled(*lease, true, ctx),
+            Msg::Lease(LeaseMsg::Resume { lease }) => self.on_migration_settled(*lease, false, ctx),
             Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
             Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
             Msg::Job(JobMsg::SubmitReserved { job, reservation, start }) => {
@@ -579,6 +693,10 @@ impl Agent for Provider {
             ("preemption_overhead", c.overhead),
             ("overhead_pe_seconds", c.overhead_pe_seconds),
             ("search_fallbacks", c.search_fallbacks as f64),
+            ("preempted_migratable", c.preempted_migratable as f64),
+            ("migrated_out", c.migrated_out as f64),
+            ("migrated_in", c.migrated_in as f64),
+            ("deadline_missed", c.deadline_missed as f64),
             ("accepted", self.accepted as f64),
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
