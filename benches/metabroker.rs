@@ -1,5 +1,8 @@
-//! The meta-broker's MGN relaxation (Garg 2010, §4.2.1) at 200 applications × 100 sites and 500 × 200, solved by
-//! the exact transportation solver (successive shortest paths) and by microlp through good_lp.
+//! The meta-broker's scheduling round (Garg 2010, ch4): `metabroker/round/<policy>/<apps>x<sites>` for the LP
+//! relaxation + Modified MinCost (`mmc`), the GA and LPGA, from 50 × 25 to 1,000 × 200; and the MGN relaxation
+//! alone (§4.2.1) at 200 × 100 and 500 × 200, solved by the exact transportation solver (network simplex) and by
+//! microlp through good_lp. With `--features highs`, HiGHS solves the same relaxation side by side
+//! (`round/mmc-highs`, `mgn/highs`).
 //!
 //! Instances follow the chapter 4 setup (§4.3.1) scaled up: applications of about 5 CPUs (Gaussian), 400 s ± 20%,
 //! submitted in the first 20 s, medium deadlines (runtime + 250 s ± 20%), budget twice the average cost; sites of
@@ -11,7 +14,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use agents::metabroker::{App, MgnSolver, Problem, QosIndex, Site, Snapshot, mgn_relaxation};
+use agents::metabroker::{
+    App, MgnSolver, Params, Problem, QosIndex, SchedulingPolicy, Site, Snapshot, mgn_relaxation, schedule_with,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
@@ -50,6 +55,29 @@ fn snapshot(apps: usize, sites: usize) -> Snapshot {
     Snapshot { now: 50.0, apps, sites }
 }
 
+/// One whole scheduling round (relaxation, rounding, GA) as the meta-broker runs it.
+fn round(c: &mut Criterion) {
+    let mut group = c.benchmark_group("metabroker");
+    group.sample_size(10);
+    let mut variants = vec![
+        ("mmc", SchedulingPolicy::Mmc, MgnSolver::Transportation),
+        ("ga", SchedulingPolicy::Ga, MgnSolver::Transportation),
+        ("lpga", SchedulingPolicy::Lpga, MgnSolver::Transportation),
+    ];
+    #[cfg(feature = "highs")]
+    variants.push(("mmc-highs", SchedulingPolicy::Mmc, MgnSolver::Highs));
+    for (apps, sites) in [(50, 25), (100, 50), (200, 100), (500, 200), (1000, 200)] {
+        let snapshot = snapshot(apps, sites);
+        for &(name, policy, mgn_solver) in &variants {
+            let params = Params { mgn_solver, ..Params::default() };
+            group.bench_function(format!("round/{name}/{apps}x{sites}"), |b| {
+                b.iter(|| schedule_with(policy, black_box(&snapshot), SEED, &params))
+            });
+        }
+    }
+    group.finish();
+}
+
 fn mgn(c: &mut Criterion) {
     let mut group = c.benchmark_group("metabroker");
     group.sample_size(10);
@@ -59,6 +87,10 @@ fn mgn(c: &mut Criterion) {
         let size = format!("{apps}x{sites}");
         group.bench_function(format!("mgn/transportation/{size}"), |b| {
             b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Transportation))
+        });
+        #[cfg(feature = "highs")]
+        group.bench_function(format!("mgn/highs/{size}"), |b| {
+            b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Highs))
         });
         if apps <= 200 {
             // About 1.5 s a solve: ten samples need more than the default 5 s.
@@ -72,5 +104,5 @@ fn mgn(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, mgn);
+criterion_group!(benches, round, mgn);
 criterion_main!(benches);

@@ -245,7 +245,9 @@ fn test_advance_reservation_and_free_slots() {
         "{:?}",
         answers[1]
     );
-    let Msg::Market(MarketMsg::FreeSlots { slots }) = answers[2] else { panic!("{:?}", answers[2]) };
+    let Msg::Market(MarketMsg::ResourceUpdate(update)) = answers[2] else { panic!("{:?}", answers[2]) };
+    assert_eq!((update.cpus, update.speed), (4, 1.0));
+    let slots = &update.slots;
     assert!(slots.contains(&(1.0, 10.0, 4)) && slots.iter().any(|s| s.0 == 1.0 && s.2 == 1), "{slots:?}");
     tb.assert_in_order(&[expect("job.started").msg(Msg::Job(JobMsg::Started { job: 7 })).at(20.0)]);
 }
@@ -258,7 +260,8 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         let mut tb = TestBed::new(1);
         tb.runtime(rt);
         let infos = cheap_and_dear(&mut tb);
-        let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, infos.clone()));
+        let members = infos.iter().map(|p| p.id);
+        let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, members));
         // Three users, each a 4-CPU job of 100 s submitted at t=10, deadline 300: two fit the round at 50 (cheap
         // first); the third rolls over until a site frees at 150.
         for u in 0..3u64 {
@@ -269,10 +272,16 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         }
         let out = tb.run_to_quiescence().unwrap();
         tb.assert_in_order(&[
+            expect("market.register_provider").from("cheap").to("mb").at(0.0),
+            expect("market.register_provider").from("dear").to("mb").at(0.0),
+            expect("market.register_user").from("user-0").to("mb").at(0.0),
+            expect("market.registered").from("mb").to("cheap").at(0.0),
+            expect("market.registered").from("mb").to("dear").at(0.0),
+            expect("market.registered").from("mb").to("user-0").at(0.0),
             expect("market.resource_request").from("user-0").to("mb").at(10.0),
             expect("timer.round").to("mb").at(50.0),
             expect("market.slots_query").to("cheap").at(50.0),
-            expect("market.free_slots").from("cheap").to("mb").at(50.0),
+            expect("market.resource_update").from("cheap").to("mb").at(50.0),
             expect("lease.reserve").from("mb").to("cheap").at(50.0),
             expect("lease.reserved").from("cheap").to("mb").at(50.0),
             expect("market.ticket").from("mb").to("user-0").at(50.0),
@@ -318,5 +327,31 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         };
         let earned = revenue(&mut tb, infos[0].id) + revenue(&mut tb, infos[1].id);
         assert_eq!((paid, earned), (1600.0, 1600.0));
+        // The meta-broker's accounts say the same, per user and per provider.
+        let users: Vec<AgentId> = (0..3).map(|u| tb.sim().directory().lookup(&format!("user-{u}")).unwrap()).collect();
+        let (cheap, dear) = (infos[0].id, infos[1].id);
+        let accounts = tb.sim().inspect(mb, move |m: &MetaBroker| {
+            (users.iter().map(|&u| m.account(u)).collect::<Vec<_>>(), m.account(cheap), m.account(dear))
+        });
+        assert_eq!(accounts.unwrap(), (vec![400.0, 800.0, 400.0], 800.0, 800.0));
     }
+}
+
+#[test]
+fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregistered_users() {
+    use agents::metabroker::SchedulingPolicy;
+    use agents::metabroker::agent::MetaBroker;
+    let mut tb = TestBed::new(1);
+    let infos = cheap_and_dear(&mut tb);
+    tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [infos[0].id]));
+    let stranger = tb.probe("stranger");
+    let request = JobSpec { deadline: Some(300.0), ..job(1, stranger, 4, 100.0) };
+    tb.inject(10.0, "stranger", "mb", Msg::Market(MarketMsg::ResourceRequest(Box::new(request))));
+    tb.run_to_quiescence().unwrap();
+    tb.assert_in_order(&[
+        expect("market.registered").from("mb").to("cheap").at(0.0),
+        expect("market.register_refused").from("mb").to("dear").at(0.0),
+        expect("market.request_dropped").from("mb").to("stranger").at(10.0),
+    ]);
+    tb.assert_none(&expect("market.slots_query"));
 }

@@ -286,10 +286,35 @@ pub struct Ticket {
     pub cost: f64,
 }
 
-/// Market sub-protocol (seed 003): SLA negotiation and payment.
+/// What a provider tells a meta-broker about itself (seed 003 §3.2: free slots, CPUs, MIPS, price per CPU-second).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUpdate {
+    /// PEs of the cluster.
+    pub cpus: u32,
+    /// Speed of one PE relative to the reference PE (the thesis's MIPS rating, normalised).
+    pub speed: f64,
+    /// Price [G$ per PE-second].
+    pub price: f64,
+    /// Free slots, maximal free rectangles `(start, end, pes)` in time order (empty at registration).
+    pub slots: Vec<(f64, f64, u32)>,
+}
+
+/// Market sub-protocol (seed 003): registration, SLA negotiation, resource updates, tickets and payment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MarketMsg {
+    /// Resource provider → every meta-broker (at its start, seed 003 §3.2 step 1): join the market with this
+    /// description. Answered by `Registered` or `RegisterRefused`.
+    RegisterProvider(Box<ResourceUpdate>),
+    /// User broker → its meta-broker (at its start, step 2): join the market as a user. Answered by `Registered`.
+    RegisterUser,
+    /// Meta-broker → provider or user: registered; the provider is now in the resource catalogue.
+    Registered,
+    /// Meta-broker → provider or user: not a member of this market.
+    RegisterRefused {
+        /// Why.
+        reason: String,
+    },
     /// User broker → resource provider: claim capacity for a job at the advertised price. Answered by
     /// `SlaAccept` (the first claim on the capacity) or `SlaFail`.
     SlaRequest(Box<JobSpec>),
@@ -315,17 +340,14 @@ pub enum MarketMsg {
         /// The job.
         job: JobId,
     },
-    /// Broker, gateway or meta-broker → resource provider: which capacity is free over the next `horizon` seconds?
-    /// Answered by `FreeSlots`.
+    /// Meta-broker → registered resource provider, at the end of every scheduling interval: report your free
+    /// capacity over the next `horizon` seconds. Answered by `ResourceUpdate`.
     SlotsQuery {
         /// Look-ahead [s].
         horizon: f64,
     },
-    /// Resource provider → asker: the free-slot advertisement, maximal free rectangles `(start, end, pes)`.
-    FreeSlots {
-        /// Slots in time order.
-        slots: Vec<(f64, f64, u32)>,
-    },
+    /// Resource provider → meta-broker (step 4): the periodic update of the resource catalogue.
+    ResourceUpdate(Box<ResourceUpdate>),
     /// User broker → resource provider: payment for a completed job.
     Payment {
         /// The job.
@@ -338,6 +360,10 @@ pub enum MarketMsg {
 impl MarketMsg {
     fn kind(&self) -> &'static str {
         match self {
+            MarketMsg::RegisterProvider(_) => "market.register_provider",
+            MarketMsg::RegisterUser => "market.register_user",
+            MarketMsg::Registered => "market.registered",
+            MarketMsg::RegisterRefused { .. } => "market.register_refused",
             MarketMsg::SlaRequest(_) => "market.sla_request",
             MarketMsg::SlaAccept { .. } => "market.sla_accept",
             MarketMsg::SlaFail { .. } => "market.sla_fail",
@@ -345,7 +371,7 @@ impl MarketMsg {
             MarketMsg::Ticket(_) => "market.ticket",
             MarketMsg::RequestDropped { .. } => "market.request_dropped",
             MarketMsg::SlotsQuery { .. } => "market.slots_query",
-            MarketMsg::FreeSlots { .. } => "market.free_slots",
+            MarketMsg::ResourceUpdate(_) => "market.resource_update",
             MarketMsg::Payment { .. } => "market.payment",
         }
     }

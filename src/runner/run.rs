@@ -84,8 +84,8 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
                 b.add(&agent.name, agent.kind, Gateway::new(providers, *dispatch))?;
             }
             AgentSpec::MetaBroker { providers, policy, interval } => {
-                let providers = providers.iter().map(|p| infos[p]).collect();
-                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, providers))?;
+                let members = providers.iter().map(|p| infos[p].id);
+                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, members))?;
             }
             AgentSpec::Broker { target, .. } => {
                 let submission = match target {

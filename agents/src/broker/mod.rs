@@ -1,8 +1,11 @@
 //! User broker: replays a user's workload, submitting each job at its submission time, and records its life.
 //!
-//! Two modes ([`Submission`]):
+//! Three modes ([`Submission`]):
 //! - **direct**: every job goes to one provider or gateway as `Job::Submit`; the provider answers the owner with
 //!   `Accepted`/`Rejected`, `Started` and `Completed` (gateways are transparent).
+//! - **meta-brokered** (seed 003 §3.2): the broker registers with its meta-broker at start (`Market::RegisterUser`),
+//!   sends each job as `Market::ResourceRequest`, submits it to the slot of the `Ticket` it gets back
+//!   (`Job::SubmitReserved`) and pays the provider on completion (`Market::Payment`).
 //! - **personalised** (seed 003 ch3, the baseline of the meta-broker): at every round the broker independently
 //!   sends `Market::SlaRequest` for each pending job to the cheapest provider that is feasible for it (enough PEs,
 //!   the deadline reachable if started now, the budget sufficient) and has not refused it yet; a provider grants
@@ -240,6 +243,9 @@ impl UserBroker {
 
 impl Agent for UserBroker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
+        if let Submission::MetaBroker { to } = self.submission {
+            ctx.send(to, Msg::Market(MarketMsg::RegisterUser));
+        }
         self.schedule_next_submission(ctx);
     }
 
@@ -250,6 +256,10 @@ impl Agent for UserBroker {
             Msg::Job(m) => self.on_job_msg(env.from(), m, ctx),
             Msg::Market(MarketMsg::SlaAccept { job, .. }) => self.on_sla_answer(env.from(), *job, true, ctx),
             Msg::Market(MarketMsg::SlaFail { job }) => self.on_sla_answer(env.from(), *job, false, ctx),
+            Msg::Market(MarketMsg::Registered) => {}
+            Msg::Market(MarketMsg::RegisterRefused { reason }) => {
+                tracing::warn!(broker = ctx.name(), reason = reason.as_str(), "the meta-broker refused registration")
+            }
             Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t.job, t.provider, t.reservation, t.start, ctx),
             Msg::Market(MarketMsg::RequestDropped { job }) => {
                 let now = ctx.now().secs();

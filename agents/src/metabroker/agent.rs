@@ -1,25 +1,26 @@
-//! The meta-broker actor (seed 003 ch3 §3.2): queues users' requests and, at the end of every scheduling interval,
-//! asks every provider for its free slots, runs the configured [`SchedulingPolicy`] over the queue and the offers,
-//! reserves each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls
-//! over to the next interval, or is dropped once its deadline can no longer be met.
+//! The meta-broker actor (seed 003 ch3 §3.2): registers providers into a resource catalogue and users into the
+//! market, queues users' requests and, at the end of every scheduling interval, has every registered provider
+//! update its catalogue entry, runs the configured [`SchedulingPolicy`] over the queue and the catalogue, reserves
+//! each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls over to
+//! the next interval, or is dropped once its deadline can no longer be met.
 //!
-//! Receives `Market::ResourceRequest` (user broker), `Market::FreeSlots` (provider), `Lease::Reserved` /
-//! `ReserveRefused` (provider) and its own `Timer::Round`; sends `Market::SlotsQuery` and `Lease::Reserve` to
-//! providers and `Market::Ticket` / `RequestDropped` to users. It keeps the accounts: what each user is to pay and
-//! each provider to earn, by ticket.
+//! Receives `Market::RegisterProvider` / `RegisterUser` (answered `Registered`, or `RegisterRefused` for a provider
+//! outside its market), `Market::ResourceRequest` (user broker), `Market::ResourceUpdate` (provider),
+//! `Lease::Reserved` / `ReserveRefused` (provider) and its own `Timer::Round`; sends `Market::SlotsQuery` and
+//! `Lease::Reserve` to providers and `Market::Ticket` / `RequestDropped` to users. It keeps the accounts: what
+//! each user is to pay and each provider to earn, by ticket.
 //!
-//! [INTERP] The thesis's periodic `ResourceUpdate` is modelled as a pull at the end of each interval (the same
-//! information, fresh when the decision is made); each provider offers its widest free slot starting now (the
-//! algorithms take one window per site). Bag-of-tasks splitting (the `lp` policy) is not offered to rigid jobs.
+//! [INTERP] The thesis's periodic `ResourceUpdate` is pulled at the end of each interval (the same information,
+//! fresh when the decision is made); each provider offers its widest free slot starting now (the algorithms take
+//! one window per site). Bag-of-tasks splitting (the `lp` policy) is not offered to rigid jobs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
 use super::{App, Schedule, SchedulingPolicy, Site, Snapshot, schedule};
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
-use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
-use crate::provider::ProviderInfo;
+use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
 
 /// How far ahead providers report their free slots [s].
@@ -30,37 +31,73 @@ pub struct MetaBroker {
     policy: SchedulingPolicy,
     /// Scheduling interval SI [s].
     interval: f64,
-    providers: Vec<ProviderInfo>,
-    /// Requests waiting for a round, in arrival order.
+    /// The providers of this market, which may register.
+    members: BTreeSet<AgentId>,
+    /// The resource catalogue: each registered provider's last update, and whether it came this round.
+    catalogue: BTreeMap<AgentId, (ResourceUpdate, bool)>,
+    /// Registered users.
+    users: BTreeSet<AgentId>,
+    /// Requests waiting for a round, by job id.
     queue: BTreeMap<JobId, JobSpec>,
-    /// Offers received in the current round, by provider index.
-    offers: Vec<Option<Vec<(f64, f64, u32)>>>,
     round_armed: bool,
-    /// Reservations asked for: job → (provider index, start, cost).
-    reserving: BTreeMap<JobId, (usize, f64, f64)>,
+    /// Reservations asked for: job → (provider, start, cost).
+    reserving: BTreeMap<JobId, (AgentId, f64, f64)>,
+    /// What each user is to pay and each provider to earn, by ticket [G$].
+    accounts: BTreeMap<AgentId, f64>,
     rounds: u64,
     tickets: u64,
     dropped: u64,
     spent: f64,
+    /// GA generations run, summed over rounds, and the rounds that ran the GA (seed 003 Fig 4.4).
+    generations: u64,
+    ga_rounds: u64,
 }
 
 impl MetaBroker {
-    /// A meta-broker over `providers` running `policy` every `interval` seconds.
-    pub fn new(policy: SchedulingPolicy, interval: f64, providers: Vec<ProviderInfo>) -> MetaBroker {
-        let offers = vec![None; providers.len()];
+    /// A meta-broker whose market holds the providers `members`, running `policy` every `interval` seconds.
+    pub fn new(policy: SchedulingPolicy, interval: f64, members: impl IntoIterator<Item = AgentId>) -> MetaBroker {
         MetaBroker {
             policy,
             interval,
-            providers,
+            members: members.into_iter().collect(),
+            catalogue: BTreeMap::new(),
+            users: BTreeSet::new(),
             queue: BTreeMap::new(),
-            offers,
             round_armed: false,
             reserving: BTreeMap::new(),
+            accounts: BTreeMap::new(),
             rounds: 0,
             tickets: 0,
             dropped: 0,
             spent: 0.0,
+            generations: 0,
+            ga_rounds: 0,
         }
+    }
+
+    /// What `agent` (a user or a provider) is to pay or earn by the tickets issued so far [G$].
+    pub fn account(&self, agent: AgentId) -> f64 {
+        self.accounts.get(&agent).copied().unwrap_or(0.0)
+    }
+
+    fn on_register_provider(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
+        let answer = if self.members.contains(&from) {
+            self.catalogue.insert(from, (update.clone(), false));
+            MarketMsg::Registered
+        } else {
+            MarketMsg::RegisterRefused { reason: format!("{} does not schedule on this provider", ctx.name()) }
+        };
+        ctx.send(from, Msg::Market(answer));
+    }
+
+    fn on_request(&mut self, job: &JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
+        if !self.users.contains(&from) {
+            tracing::warn!(metabroker = ctx.name(), job = job.id, "request from an unregistered user: dropped");
+            self.dropped += 1;
+            return ctx.send(job.owner, Msg::Market(MarketMsg::RequestDropped { job: job.id }));
+        }
+        self.queue.insert(job.id, job.clone());
+        self.arm(ctx);
     }
 
     fn arm(&mut self, ctx: &mut Ctx<'_>) {
@@ -81,16 +118,20 @@ impl MetaBroker {
         if self.queue.is_empty() {
             return;
         }
-        self.offers.iter_mut().for_each(|o| *o = None);
-        for p in &self.providers {
-            ctx.send(p.id, Msg::Market(MarketMsg::SlotsQuery { horizon: OFFER_HORIZON }));
+        // No provider in the catalogue yet: the requests wait for the round after the next request.
+        if self.catalogue.is_empty() {
+            return;
+        }
+        for (&p, entry) in &mut self.catalogue {
+            entry.1 = false;
+            ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon: OFFER_HORIZON }));
         }
     }
 
-    fn on_offer(&mut self, from: AgentId, slots: &[(f64, f64, u32)], ctx: &mut Ctx<'_>) {
-        let Some(i) = self.providers.iter().position(|p| p.id == from) else { return };
-        self.offers[i] = Some(slots.to_vec());
-        if self.offers.iter().all(Option::is_some) {
+    fn on_update(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
+        let Some(entry) = self.catalogue.get_mut(&from) else { return };
+        *entry = (update.clone(), true);
+        if self.catalogue.values().all(|e| e.1) {
             self.schedule_round(ctx);
         }
     }
@@ -98,16 +139,16 @@ impl MetaBroker {
     /// All offers are in: schedule the queue, reserve what was placed.
     fn schedule_round(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
+        let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
         let sites: Vec<Site> = self
-            .providers
-            .iter()
-            .zip(&self.offers)
+            .catalogue
+            .values()
             .enumerate()
-            .map(|(i, (p, offer))| {
+            .map(|(i, (p, _))| {
                 // The widest slot open now; none means no capacity this round.
-                let best = offer
+                let best = p
+                    .slots
                     .iter()
-                    .flatten()
                     .filter(|s| s.0 <= now)
                     .max_by(|a, b| a.2.cmp(&b.2).then(b.1.total_cmp(&a.1)))
                     .copied();
@@ -131,22 +172,27 @@ impl MetaBroker {
         let snapshot = Snapshot { now, apps, sites };
         let seed = ctx.rng().next_u64();
         let plan: Schedule = schedule(self.policy, &snapshot, seed);
+        if let Some(g) = plan.generations {
+            self.generations += g;
+            self.ga_rounds += 1;
+        }
         for (app, assignment) in snapshot.apps.iter().zip(&plan.assignments) {
             let (Some(site), [part]) = (assignment.site(), assignment.parts.as_slice()) else { continue };
-            let provider = self.providers[site].id;
+            let provider = providers[site];
             let msg = LeaseMsg::Reserve { request: app.id, start: part.start, end: part.finish, pes: part.cpus };
             ctx.send(provider, Msg::Lease(msg));
-            self.reserving.insert(app.id, (site, part.start, part.cost));
+            self.reserving.insert(app.id, (provider, part.start, part.cost));
         }
         self.arm(ctx);
     }
 
     fn on_reserved(&mut self, job: JobId, reservation: u64, ctx: &mut Ctx<'_>) {
-        let Some((site, start, cost)) = self.reserving.remove(&job) else { return };
+        let Some((provider, start, cost)) = self.reserving.remove(&job) else { return };
         let Some(spec) = self.queue.remove(&job) else { return };
         self.tickets += 1;
         self.spent += cost;
-        let provider = self.providers[site].id;
+        *self.accounts.entry(spec.owner).or_default() += cost;
+        *self.accounts.entry(provider).or_default() += cost;
         let ticket = Ticket { job, provider, reservation, start, cost };
         ctx.send(spec.owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
@@ -154,7 +200,7 @@ impl MetaBroker {
     /// Drops the requests that no provider could finish by their deadline any more, even if started now.
     fn drop_infeasible(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
-        let fastest = self.providers.iter().map(|p| p.speed).fold(0.0, f64::max);
+        let fastest = self.catalogue.values().map(|p| p.0.speed).fold(0.0, f64::max);
         let late: Vec<JobId> = self
             .queue
             .values()
@@ -173,11 +219,13 @@ impl MetaBroker {
 impl Agent for MetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Market(MarketMsg::ResourceRequest(job)) => {
-                self.queue.insert(job.id, (**job).clone());
-                self.arm(ctx);
+            Msg::Market(MarketMsg::RegisterProvider(update)) => self.on_register_provider(env.from(), update, ctx),
+            Msg::Market(MarketMsg::RegisterUser) => {
+                self.users.insert(env.from());
+                ctx.send(env.from(), Msg::Market(MarketMsg::Registered));
             }
-            Msg::Market(MarketMsg::FreeSlots { slots }) => self.on_offer(env.from(), slots, ctx),
+            Msg::Market(MarketMsg::ResourceRequest(job)) => self.on_request(job, env.from(), ctx),
+            Msg::Market(MarketMsg::ResourceUpdate(update)) => self.on_update(env.from(), update, ctx),
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
             // Refused: the request stays queued for the next round.
             Msg::Lease(LeaseMsg::ReserveRefused { request, .. }) => {
@@ -194,6 +242,13 @@ impl Agent for MetaBroker {
             ("tickets", self.tickets as f64),
             ("dropped", self.dropped as f64),
             ("spending", self.spent),
+            ("providers", self.catalogue.len() as f64),
+            ("users", self.users.len() as f64),
+            ("generations", self.generations as f64),
+            (
+                "generations_per_round",
+                if self.ga_rounds > 0 { self.generations as f64 / self.ga_rounds as f64 } else { 0.0 },
+            ),
         ]);
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Receives `Job::Submit` (from user brokers and gateways), `Job::Cancel` (from a job's owner),
 //! `Market::SlaRequest` (from personalised brokers, seed 003 ch3), `Lease::Reserve`/`Release` (advance
-//! reservations) and `Market::SlotsQuery` (free-slot advertisement); sends `Job::Accepted`/`Rejected`/`Started`/
-//! `Completed`, `Lease::Cancelled`, `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused` and
-//! `Market::FreeSlots`, and `Lease::Preempted`/`Resumed` to the owners of preempted leases.
+//! reservations), `Market::SlotsQuery` (a meta-broker's catalogue update) and `Lease::Migrate`/`Migrated`/
+//! `Resume` (lease migration through a gateway); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`,
+//! `Lease::Cancelled`, `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused`,
+//! `Market::RegisterProvider` (at start, to every meta-broker) and `Market::ResourceUpdate`, and
+//! `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of preempted leases.
 //!
 //! Leases (seed 000 ch3): a local request must start at once for its duration; when the cluster cannot hold it,
 //! the configured [`PreemptionPolicy`] (NOP, MOV, MLIP, MOML and the prototype's greedy variants, see
@@ -26,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
 use crate::protocol::{
-    JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Migration, Msg, PreemptionKind, TimerMsg,
+    JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Migration, Msg, PreemptionKind, ResourceUpdate, TimerMsg,
 };
 use crate::report::{Report, Series};
 use overhead::OverheadModel;
@@ -620,11 +622,19 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// Free-slot advertisement: the maximal free rectangles of the availability profile.
-    fn on_slots_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
-        let slots = self.scheduler.free_slots(ctx.now().secs(), horizon, None).unwrap_or_default();
+    /// What this provider is and offers; `slots` over the next `horizon` seconds (none for 0).
+    fn resource_update(&self, now: f64, horizon: f64) -> Box<ResourceUpdate> {
+        let slots =
+            if horizon > 0.0 { self.scheduler.free_slots(now, horizon, None).unwrap_or_default() } else { vec![] };
         let slots = slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect();
-        ctx.send(from, Msg::Market(MarketMsg::FreeSlots { slots }));
+        let ProviderConfig { pes: cpus, speed, price, .. } = self.config;
+        Box::new(ResourceUpdate { cpus, speed, price, slots })
+    }
+
+    /// The meta-broker's periodic catalogue update: the maximal free rectangles of the availability profile.
+    fn on_slots_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
+        let update = self.resource_update(ctx.now().secs(), horizon);
+        ctx.send(from, Msg::Market(MarketMsg::ResourceUpdate(update)));
     }
 
     fn on_wakeup(&mut self, ctx: &mut Ctx<'_>) {
@@ -652,6 +662,14 @@ impl Provider {
 }
 
 impl Agent for Provider {
+    /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
+    fn start(&mut self, ctx: &mut Ctx<'_>) {
+        for &mb in ctx.of_kind("metabroker").to_vec().iter() {
+            let me = self.resource_update(0.0, 0.0);
+            ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
+        }
+    }
+
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
@@ -669,7 +687,10 @@ impl Agent for Provider {
             }
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
             Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
-            Msg::Market(MarketMsg::Payment { .. }) => {}
+            Msg::Market(MarketMsg::Payment { .. } | MarketMsg::Registered) => {}
+            Msg::Market(MarketMsg::RegisterRefused { reason }) => {
+                tracing::debug!(provider = ctx.name(), from = ?env.from(), reason = reason.as_str(), "not registered")
+            }
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
             other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
