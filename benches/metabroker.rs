@@ -55,20 +55,22 @@ fn snapshot(apps: usize, sites: usize) -> Snapshot {
     Snapshot { now: 50.0, apps, sites }
 }
 
+/// The round's variants: (name, policy, solver of the MGN relaxation).
+const ROUND_VARIANTS: &[(&str, SchedulingPolicy, MgnSolver)] = &[
+    ("mmc", SchedulingPolicy::Mmc, MgnSolver::Transportation),
+    ("ga", SchedulingPolicy::Ga, MgnSolver::Transportation),
+    ("lpga", SchedulingPolicy::Lpga, MgnSolver::Transportation),
+    #[cfg(feature = "highs")]
+    ("mmc-highs", SchedulingPolicy::Mmc, MgnSolver::Highs),
+];
+
 /// One whole scheduling round (relaxation, rounding, GA) as the meta-broker runs it.
 fn round(c: &mut Criterion) {
     let mut group = c.benchmark_group("metabroker");
     group.sample_size(10);
-    let mut variants = vec![
-        ("mmc", SchedulingPolicy::Mmc, MgnSolver::Transportation),
-        ("ga", SchedulingPolicy::Ga, MgnSolver::Transportation),
-        ("lpga", SchedulingPolicy::Lpga, MgnSolver::Transportation),
-    ];
-    #[cfg(feature = "highs")]
-    variants.push(("mmc-highs", SchedulingPolicy::Mmc, MgnSolver::Highs));
     for (apps, sites) in [(50, 25), (100, 50), (200, 100), (500, 200), (1000, 200)] {
         let snapshot = snapshot(apps, sites);
-        for &(name, policy, mgn_solver) in &variants {
+        for &(name, policy, mgn_solver) in ROUND_VARIANTS {
             let params = Params { mgn_solver, ..Params::default() };
             group.bench_function(format!("round/{name}/{apps}x{sites}"), |b| {
                 b.iter(|| schedule_with(policy, black_box(&snapshot), SEED, &params))

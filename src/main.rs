@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
-use gridmarket::runner::{RunOptions, StudyResult, run_study};
+use gridmarket::runner::{RunOptions, StudyResult, Verdict, evaluate_versus, run_study, write_expectations};
 use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
 use gridmarket::{report, schema};
 
@@ -177,8 +177,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         command: command_line(),
                     };
                     let result = run_study(&study, &opts, &interrupt)?;
-                    failed |= result.verdicts.iter().any(|v| v.pass != Some(true)) || !result.unfinished.is_empty();
                     studies.push((study, result));
+                }
+                // Targets that compare two files of the family, now that every file has run.
+                let versus: Vec<Vec<Verdict>> =
+                    studies.iter().map(|(study, result)| evaluate_versus(study, result, &studies)).collect();
+                for ((study, result), extra) in studies.iter_mut().zip(versus) {
+                    if !extra.is_empty() {
+                        result.verdicts.extend(extra);
+                        write_expectations(result, &out.join(&study.name))?;
+                    }
+                    failed |= result.verdicts.iter().any(|v| v.pass != Some(true)) || !result.unfinished.is_empty();
                 }
                 report::write_family_report(&family, &studies, &out)?;
                 println!("== {family}");

@@ -608,6 +608,11 @@ fn reproduce_quick_runs_a_family_and_writes_its_report() {
     assert_exit(&o, 0, "reproduce tiny");
     let text = stdout(&o);
     assert!(text.contains("== tiny") && text.contains("pass") && !text.contains("FAIL"), "{text}");
+    // The target comparing the family's two files, once per sweep point of tiny.toml.
+    let versus = text.lines().filter(|l| l.starts_with("jobs.total: tiny − half ≥ 0 at providers.big.scheduler="));
+    assert_eq!(versus.filter(|l| l.trim_end().ends_with("pass")).count(), 3, "{text}");
+    let expectations = read_string(&tmp.join("tiny/tiny/expectations.csv"));
+    assert!(expectations.contains("tiny − half"), "{expectations}");
     let report = read_string(&tmp.join("tiny/report.md"));
     assert!(report.starts_with("# Reproduction: tiny"), "{report}");
     assert!(report.contains("(2 replications per point"), "--quick applies the [quick] table:\n{report}");
@@ -648,7 +653,7 @@ fn list_shows_the_families_and_schema_the_keys() {
     assert_exit(&o, 0, "list");
     let text = stdout(&o);
     assert!(
-        text.contains("  tiny (1 scenario file(s))") && text.contains("  tiny-fail (1 scenario file(s))"),
+        text.contains("  tiny (2 scenario file(s))") && text.contains("  tiny-fail (1 scenario file(s))"),
         "{text}"
     );
     assert!(text.contains("provider.scheduler:  fcfs, easy, conservative, multi-partition-easy"), "{text}");

@@ -114,6 +114,46 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
     out
 }
 
+/// Evaluates the `versus` targets of `study` against the other studies of its family, already run.
+pub fn evaluate_versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)]) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for e in &study.expects {
+        let Some(versus) = &e.versus else { continue };
+        let source = e.source.clone().unwrap_or_default();
+        let other_path = study.path.with_file_name(&versus.scenario);
+        let Some((other, other_result)) = family.iter().find(|(s, _)| s.path == other_path) else {
+            let target = format!("{} versus {}", e.metric, versus.scenario);
+            out.push(Verdict { target, source, measured: "the other scenario did not run".into(), pass: None });
+            continue;
+        };
+        let bounds = match (versus.min, versus.max) {
+            (Some(lo), Some(hi)) => format!("in [{lo}, {hi}]"),
+            (Some(lo), None) => format!("≥ {lo}"),
+            (None, Some(hi)) => format!("≤ {hi}"),
+            (None, None) => "any".into(),
+        };
+        for p in study.points.iter().filter(|p| matches_at(p, e)) {
+            // The other file's points that agree with this one on every key both files sweep.
+            let agrees =
+                |q: &&Point| q.assignments.iter().all(|(k, v)| p.assignments.iter().all(|(pk, pv)| pk != k || pv == v));
+            for q in other.points.iter().filter(agrees) {
+                let here = result.summaries[p.index].get(&e.metric).copied();
+                let there = other_result.summaries[q.index].get(&e.metric).copied();
+                let where_ = if p.label.is_empty() { String::new() } else { format!(" at {}", p.label) };
+                let target = format!("{}: {} − {} {bounds}{where_}", e.metric, study.name, other.name);
+                let diff = here.zip(there).map(|(a, b)| a.mean - b.mean);
+                let measured = match (here, there) {
+                    (Some(a), Some(b)) => format!("{} vs {}", fmt_summary(&a), fmt_summary(&b)),
+                    _ => "not measured".into(),
+                };
+                let pass = diff.map(|d| versus.min.is_none_or(|lo| d >= lo) && versus.max.is_none_or(|hi| d <= hi));
+                out.push(Verdict { target, source: source.clone(), measured, pass });
+            }
+        }
+    }
+    out
+}
+
 fn matches_at(p: &Point, e: &RawExpect) -> bool {
     e.at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v))
 }

@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-pub use expect::{Verdict, evaluate, fmt_summary};
+pub use expect::{Verdict, evaluate, evaluate_versus, fmt_summary};
+pub use outputs::write_expectations;
 pub use run::{RunError, RunResult};
 
 use crate::scenario::Study;

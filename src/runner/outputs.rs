@@ -136,7 +136,11 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
         }
     }
     write_atomic(&out.join("differences.csv"), &diff.into_bytes())?;
+    write_expectations(result, out)
+}
 
+/// `expectations.csv`: every target of the study with its verdict.
+pub fn write_expectations(result: &StudyResult, out: &Path) -> std::io::Result<()> {
     let mut exp = Csv::new(&["target", "source", "measured", "verdict"]);
     for v in &result.verdicts {
         exp.row(&[Field::Str(&v.target), Field::Str(&v.source), Field::Str(&v.measured), Field::Str(v.verdict())]);

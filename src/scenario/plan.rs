@@ -239,6 +239,11 @@ impl Study {
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
         }
         for (i, e) in base.expect.iter().enumerate() {
+            let other = e.versus.as_ref().map(|v| path.with_file_name(&v.scenario));
+            if let Some(other) = other.filter(|o| !o.is_file() || o == path) {
+                let m = format!("no other scenario {} beside this one", other.display());
+                return Err(ScenarioError::at_key(&spans, &format!("expect.{i}.versus.scenario"), m));
+            }
             check_expect(e, &sweep).map_err(|(k, m, hint)| {
                 let e = ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m);
                 match hint {
@@ -333,9 +338,10 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Checks a target against the sweep; an error is (key under the target, message, hint).
 fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (String, String, Option<String>)> {
-    let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some()];
+    let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some(), e.versus.is_some()];
     if kinds.iter().filter(|&&k| k).count() != 1 {
-        return Err(("metric".into(), "give exactly one of `value`, `range`, `order` or `relative`".into(), None));
+        let m = "give exactly one of `value`, `range`, `order`, `relative` or `versus`";
+        return Err(("metric".into(), m.into(), None));
     }
     let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let swept = || {

@@ -305,6 +305,22 @@ pub struct RawExpect {
     pub over: Option<String>,
     /// Relative difference between two values of `over`: (mean(a) − mean(b)) / |mean(b)| within [min, max].
     pub relative: Option<RawRelative>,
+    /// Difference to another scenario of the same family at every point: mean(here) − mean(there) within
+    /// [min, max], where "there" is the other file's point with the same values of the keys both sweep. Checked
+    /// by `gridmarket reproduce`, which runs both files.
+    pub versus: Option<RawVersus>,
+}
+
+/// "at least as many as the other file": `{ scenario = "personalised.toml", min = 0 }`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawVersus {
+    /// The other scenario file, in the same folder.
+    pub scenario: String,
+    /// Lowest acceptable difference.
+    pub min: Option<f64>,
+    /// Highest acceptable difference.
+    pub max: Option<f64>,
 }
 
 /// "a is at least 50% below b": `{ a = "MOML", b = "NOP", max = -0.5 }`.

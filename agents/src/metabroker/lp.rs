@@ -9,14 +9,16 @@
 //! can, at `penalty_j / m_j` per task (the (4.9) penalty spread over the tasks), so the model is always feasible
 //! and an SGN schedule rolling application j over pays exactly its penalty: the relaxation's objective is a lower
 //! bound on every SGN schedule's. The thesis solves it with Coin-OR's simplex; here it is a transportation problem,
-//! solved exactly by [`MgnSolver::Transportation`] (a network simplex) or, for comparison, as an LP by
-//! microlp through good_lp. Both return integral optima (transportation polytopes have integral vertices).
+//! solved exactly by [`MgnSolver::Transportation`] (a network simplex) or, for comparison, as an LP through good_lp
+//! by microlp or (cargo feature `highs`) HiGHS. All return integral optima (transportation polytopes have integral
+//! vertices).
 //!
-//! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound: exponential in the worst case,
-//! meant for reference optima on small instances.
+//! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound (HiGHS with the `highs` feature,
+//! [`sgn_ip_highs`]): exponential in the worst case, meant for reference optima on small instances.
 
 use good_lp::{
-    Constraint, Expression, ProblemVariables, ResolutionError, Solution, SolverModel, Variable, microlp, variable,
+    Constraint, Expression, ProblemVariables, ResolutionError, Solution, Solver, SolverModel, Variable, microlp,
+    variable,
 };
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +34,9 @@ pub enum MgnSolver {
     Transportation,
     /// The general LP solver microlp through good_lp: seconds at 200 × 100, tens of seconds at 500 × 200.
     Microlp,
+    /// HiGHS through good_lp (cargo feature `highs`; builds the C++ library, needs cmake).
+    #[cfg(feature = "highs")]
+    Highs,
 }
 
 /// The MGN relaxation of `problem` as a schedule: applications may be split across sites, and tasks no site takes
@@ -39,7 +44,9 @@ pub enum MgnSolver {
 pub fn mgn_relaxation(problem: &Problem, solver: MgnSolver) -> Result<Schedule, ResolutionError> {
     match solver {
         MgnSolver::Transportation => Ok(mgn_transportation(problem)),
-        MgnSolver::Microlp => mgn_microlp(problem),
+        MgnSolver::Microlp => mgn_lp(problem, microlp),
+        #[cfg(feature = "highs")]
+        MgnSolver::Highs => mgn_lp(problem, good_lp::highs),
     }
 }
 
@@ -84,16 +91,20 @@ fn mgn_schedule(problem: &Problem, tasks: Vec<Vec<(usize, u32)>>) -> Schedule {
     problem.schedule(assignments, None)
 }
 
-/// Minimises `objective` with microlp under each site's capacity row (`per_site`, when the site is used) and
+/// Minimises `objective` with `solver` under each site's capacity row (`per_site`, when the site is used) and
 /// `rows`; shared by the MGN relaxation and the SGN IP.
-fn solve_with_capacities(
+fn solve_with_capacities<S: Solver>(
+    solver: S,
     problem: &Problem,
     vars: ProblemVariables,
     objective: Expression,
     per_site: Vec<Option<Expression>>,
     rows: Vec<Constraint>,
-) -> Result<impl Solution, ResolutionError> {
-    let mut model = vars.minimise(objective).using(microlp);
+) -> Result<impl Solution, ResolutionError>
+where
+    S::Model: SolverModel<Error = ResolutionError>,
+{
+    let mut model = vars.minimise(objective).using(solver);
     for (site, row) in per_site.into_iter().enumerate() {
         if let Some(row) = row {
             model.add_constraint(row.leq(f64::from(problem.capacity(site))));
@@ -105,8 +116,11 @@ fn solve_with_capacities(
     model.solve()
 }
 
-/// The MGN relaxation solved as an LP by microlp.
-pub fn mgn_microlp(problem: &Problem) -> Result<Schedule, ResolutionError> {
+/// The MGN relaxation solved as an LP by a good_lp `solver`.
+fn mgn_lp<S: Solver>(problem: &Problem, solver: S) -> Result<Schedule, ResolutionError>
+where
+    S::Model: SolverModel<Error = ResolutionError>,
+{
     if (0..problem.apps()).all(|app| problem.candidates(app).is_empty()) {
         return Ok(problem.all_dummy());
     }
@@ -134,7 +148,7 @@ pub fn mgn_microlp(problem: &Problem) -> Result<Schedule, ResolutionError> {
         }
         columns.push(column);
     }
-    let solution = solve_with_capacities(problem, vars, objective, per_site, demands)?;
+    let solution = solve_with_capacities(solver, problem, vars, objective, per_site, demands)?;
     // The optimum is a vertex, hence integral; rounding only removes solver noise, and the clamps keep
     // capacities and CPU counts exact whatever comes back.
     let mut room: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
@@ -161,6 +175,19 @@ pub fn mgn_microlp(problem: &Problem) -> Result<Schedule, ResolutionError> {
 ///
 /// Exponential in the worst case: a reference optimum for small instances, not a scheduling policy.
 pub fn sgn_ip(problem: &Problem) -> Result<Schedule, ResolutionError> {
+    sgn_ip_with(problem, microlp)
+}
+
+/// [`sgn_ip`] solved by HiGHS's branch and cut, for larger instances.
+#[cfg(feature = "highs")]
+pub fn sgn_ip_highs(problem: &Problem) -> Result<Schedule, ResolutionError> {
+    sgn_ip_with(problem, good_lp::highs)
+}
+
+fn sgn_ip_with<S: Solver>(problem: &Problem, solver: S) -> Result<Schedule, ResolutionError>
+where
+    S::Model: SolverModel<Error = ResolutionError>,
+{
     let mut vars = ProblemVariables::new();
     let mut objective = Expression::default();
     let mut per_site: Vec<Option<Expression>> = vec![None; problem.sites()];
@@ -188,7 +215,7 @@ pub fn sgn_ip(problem: &Problem) -> Result<Schedule, ResolutionError> {
     if rows.is_empty() {
         return Ok(problem.all_dummy());
     }
-    let solution = solve_with_capacities(problem, vars, objective, per_site, rows)?;
+    let solution = solve_with_capacities(solver, problem, vars, objective, per_site, rows)?;
     let mut room: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
     let choice: Vec<Option<usize>> = columns
         .iter()
@@ -251,6 +278,12 @@ mod tests {
                 lp.objective
             );
             assert_eq!(exact.placed_cpus(), lp.placed_cpus(), "seed {seed}");
+            #[cfg(feature = "highs")]
+            {
+                let highs = mgn_relaxation(&problem, MgnSolver::Highs).unwrap();
+                assert_feasible(&problem, &highs, false);
+                assert!((exact.objective - highs.objective).abs() <= tolerance, "seed {seed}: HiGHS");
+            }
         }
     }
 
@@ -263,6 +296,12 @@ mod tests {
             let ip = sgn_ip(&problem).unwrap();
             assert_feasible(&problem, &ip, true);
             assert!(lp.objective <= ip.objective + 1e-9 * ip.objective, "seed {seed}");
+            #[cfg(feature = "highs")]
+            {
+                let highs = sgn_ip_highs(&problem).unwrap();
+                assert_feasible(&problem, &highs, true);
+                assert!((highs.objective - ip.objective).abs() <= 1e-6 * ip.objective, "seed {seed}: HiGHS IP");
+            }
         }
     }
 }

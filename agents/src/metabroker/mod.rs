@@ -34,6 +34,8 @@ use serde::{Deserialize, Serialize};
 
 pub use ga::{GaParams, genetic};
 pub use greedy::greedy;
+#[cfg(feature = "highs")]
+pub use lp::sgn_ip_highs;
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Candidate, Part, Problem, QosIndex, Schedule, Site, SiteId, Snapshot};
