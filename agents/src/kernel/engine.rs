@@ -1,5 +1,6 @@
 //! The future-event list and the rules of delivery, shared by every runtime.
 
+use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,7 +56,7 @@ pub struct Outcome {
 /// envelopes, the runtime may deliver it in any order or in parallel.
 pub struct Engine {
     dir: Arc<Directory>,
-    fel: BinaryHeap<Envelope>,
+    fel: Fel,
     now: SimTime,
     round: u32,
     cancelled: HashSet<(AgentId, u64)>,
@@ -75,7 +76,7 @@ impl Engine {
     pub(crate) fn new(dir: Arc<Directory>, trace: Option<TraceSink>) -> Engine {
         Engine {
             dir,
-            fel: BinaryHeap::new(),
+            fel: Fel::default(),
             now: SimTime::ZERO,
             round: 0,
             cancelled: HashSet::new(),
@@ -149,8 +150,7 @@ impl Engine {
         if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(SimError::Interrupted { at: self.now });
         }
-        while let Some(head) = self.fel.peek() {
-            let key = head.key;
+        while let Some(key) = self.fel.peek() {
             if key.at > limit {
                 break;
             }
@@ -179,7 +179,9 @@ impl Engine {
 
     /// Merges what one or more handlers produced. Call [`end_batch`](Self::end_batch) once the whole batch is in.
     pub(crate) fn absorb(&mut self, fx: &mut Effects) {
-        self.fel.extend(fx.sent.drain(..));
+        for env in fx.sent.drain(..) {
+            self.fel.push(env);
+        }
         self.cancelled.extend(fx.cancelled.drain(..));
         // Several agents of one batch may stop or fail: keep the lowest id so the outcome never depends on the
         // order in which their effects arrived.
@@ -232,5 +234,76 @@ impl End {
             End::Until(t) => t,
             End::Quiescence => SimTime::MAX,
         }
+    }
+}
+
+/// The future-event list: a binary heap of compact keys over a slab of envelopes. Sifting moves 32-byte entries,
+/// not whole envelopes, and compares three integers, not a float and three fields.
+#[derive(Default)]
+struct Fel {
+    heap: BinaryHeap<FelEntry>,
+    slab: Vec<Option<Envelope>>,
+    free: Vec<u32>,
+}
+
+/// An [`EventKey`] packed into integers that order the same way, and where its envelope waits.
+#[derive(PartialEq, Eq)]
+struct FelEntry {
+    /// The time's bits: for finite non-negative floats (the only times there are) integer order is float order.
+    at: u64,
+    round_from: u64,
+    seq: u64,
+    slot: u32,
+}
+
+// A max-heap: entries order by *reversed* key, so the earliest pops first.
+impl Ord for FelEntry {
+    fn cmp(&self, other: &Self) -> CmpOrdering {
+        (other.at, other.round_from, other.seq).cmp(&(self.at, self.round_from, self.seq))
+    }
+}
+
+impl PartialOrd for FelEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Fel {
+    fn push(&mut self, env: Envelope) {
+        let k = env.key;
+        // `+ 0.0` turns a negative zero into the zero it equals.
+        let at = (k.at.secs() + 0.0).to_bits();
+        let round_from = u64::from(k.round) << 32 | u64::from(k.from.0);
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slab[slot as usize] = Some(env);
+                slot
+            }
+            None => {
+                self.slab.push(Some(env));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.heap.push(FelEntry { at, round_from, seq: k.seq, slot });
+    }
+
+    fn peek(&self) -> Option<EventKey> {
+        let head = self.heap.peek()?;
+        self.slab[head.slot as usize].as_ref().map(|env| env.key)
+    }
+
+    fn pop(&mut self) -> Option<Envelope> {
+        let head = self.heap.pop()?;
+        self.free.push(head.slot);
+        self.slab[head.slot as usize].take()
+    }
+
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }

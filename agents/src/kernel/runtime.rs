@@ -6,8 +6,8 @@
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
@@ -319,42 +319,22 @@ impl Inline {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Actix runtime: one actor per agent, one clock actor.
+// Actix runtime: one actor per agent; the clock is shared state that the actors advance.
 
-/// Clock → agent actor: deliver these envelopes of one `(time, round)` batch, in order (or start the agent).
+/// Clock → agent actor: deliver the agent's share of one `(time, round)` batch, in order (or start the agent).
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Deliver {
     now: SimTime,
     round: u32,
-    envs: Vec<Envelope>,
-    fx: Effects,
-    start: bool,
+    share: Share,
 }
 
-/// Agent actor → clock: what the handlers of one `Deliver` produced.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Delivered {
-    fx: Effects,
-    spare: Vec<Envelope>,
-}
-
-/// Buffers handed back and forth between the clock and the agents, so a delivery allocates nothing in steady state.
-#[derive(Default)]
-struct Spares {
-    envs: Vec<Vec<Envelope>>,
-    effects: Vec<Effects>,
-}
-
-/// Runner → clock: deliver batches up to `limit`; the engine is lent for the run and given back on `done`.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct RunUntil {
-    engine: Engine,
-    limit: SimTime,
-    start: bool,
-    done: oneshot::Sender<(Engine, Result<(), SimError>)>,
+/// What one agent gets of a batch. Most batches hold a single envelope: it travels without a vector.
+enum Share {
+    Start,
+    One(Envelope),
+    Many(Vec<Envelope>),
 }
 
 /// Runner → agent actor (out of band, between runs): look at the agent.
@@ -369,12 +349,86 @@ type InspectFn = Box<dyn FnOnce(&dyn Agent) + Send>;
 #[rtype(result = "Option<Box<dyn Agent>>")]
 struct TakeAgent;
 
+/// The clock of an actix run: the engine, lent for the run, and how many deliveries of the current batch are
+/// still out. The agent actor that finishes the last delivery of a batch merges its effects and sends the next
+/// batch out, in place: one actix message per delivery, instead of a round trip through a clock actor.
+struct Clock {
+    run: Option<ClockRun>,
+    outstanding: usize,
+    batch: Vec<Envelope>,
+    agents: Vec<Addr<AgentActor>>,
+}
+
+struct ClockRun {
+    engine: Engine,
+    limit: SimTime,
+    done: oneshot::Sender<(Engine, Result<(), SimError>)>,
+}
+
+type SharedClock = Arc<Mutex<Clock>>;
+
+fn lock(clock: &SharedClock) -> MutexGuard<'_, Clock> {
+    // A panic while the lock is held would be a kernel bug; the state is still consistent enough to report it.
+    clock.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Clock {
+    /// Merges one delivery's effects; the last of a batch moves the clock on.
+    fn delivered(&mut self, fx: &mut Effects) {
+        if let Some(run) = self.run.as_mut() {
+            run.engine.absorb(fx);
+        }
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.step();
+        }
+    }
+
+    /// Sends out the next batch, each agent its share, or ends the run.
+    fn step(&mut self) {
+        let Some(run) = self.run.as_mut() else { return };
+        let engine = &mut run.engine;
+        match engine.end_batch().and_then(|()| engine.next_batch(run.limit, &mut self.batch)) {
+            Ok(true) => {}
+            Ok(false) => return self.finish(Ok(())),
+            Err(e) => return self.finish(Err(e)),
+        }
+        let (now, round) = (engine.now(), engine.round());
+        if let [_] = self.batch.as_slice() {
+            let env = self.batch.pop().expect("one envelope");
+            self.outstanding = 1;
+            return self.agents[env.to.index()].do_send(Deliver { now, round, share: Share::One(env) });
+        }
+        // The batch is in key order; a stable sort by receiver keeps that order within each agent's share.
+        self.batch.sort_by_key(|e| e.to);
+        let mut rest = self.batch.as_slice();
+        while let Some(first) = rest.first() {
+            let to = first.to;
+            let n = rest.iter().take_while(|e| e.to == to).count();
+            let share = Share::Many(rest[..n].to_vec());
+            rest = &rest[n..];
+            self.agents[to.index()].do_send(Deliver { now, round, share });
+            self.outstanding += 1;
+        }
+        self.batch.clear();
+    }
+
+    fn finish(&mut self, result: Result<(), SimError>) {
+        if let Some(run) = self.run.take() {
+            // The runner may have gone (dropped its future): then there is no one to tell.
+            let _ = run.done.send((run.engine, result));
+        }
+    }
+}
+
 /// The actix wrapper of any agent: owns the agent and its kernel state, runs its handlers on `Deliver`.
 struct AgentActor {
     agent: Option<Box<dyn Agent>>,
     state: AgentState,
     dir: Arc<Directory>,
-    clock: Addr<Clock>,
+    clock: SharedClock,
+    /// What the handlers produced, kept between deliveries so that a delivery allocates nothing.
+    fx: Effects,
 }
 
 impl Actor for AgentActor {
@@ -383,12 +437,17 @@ impl Actor for AgentActor {
 
 impl Handler<Deliver> for AgentActor {
     type Result = ();
-    fn handle(&mut self, mut msg: Deliver, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: Deliver, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref_mut() {
-            run_agent(agent, &mut self.state, &self.dir, (msg.now, msg.round), &msg.envs, msg.start, &mut msg.fx);
+            let stamp = (msg.now, msg.round);
+            let (envs, starting) = match &msg.share {
+                Share::Start => (&[][..], true),
+                Share::One(env) => (std::slice::from_ref(env), false),
+                Share::Many(envs) => (envs.as_slice(), false),
+            };
+            run_agent(agent, &mut self.state, &self.dir, stamp, envs, starting, &mut self.fx);
         }
-        msg.envs.clear();
-        self.clock.do_send(Delivered { fx: msg.fx, spare: msg.envs });
+        lock(&self.clock).delivered(&mut self.fx);
     }
 }
 
@@ -409,95 +468,9 @@ impl Handler<TakeAgent> for AgentActor {
     }
 }
 
-/// The clock actor: pops each batch from the engine, sends every agent its share, waits for all their effects,
-/// merges them, and goes on until the run ends.
-struct Clock {
-    agents: Vec<Addr<AgentActor>>,
-    run: Option<RunUntil>,
-    outstanding: usize,
-    batch: Vec<Envelope>,
-    spares: Spares,
-}
-
-impl Actor for Clock {
-    type Context = Context<Self>;
-}
-
-impl Clock {
-    fn step(&mut self) {
-        let Some(run) = self.run.as_mut() else { return };
-        let engine = &mut run.engine;
-        match engine.end_batch().and_then(|()| engine.next_batch(run.limit, &mut self.batch)) {
-            Ok(true) => {}
-            Ok(false) => return self.finish(Ok(())),
-            Err(e) => return self.finish(Err(e)),
-        }
-        let (now, round) = (engine.now(), engine.round());
-        // The batch is in key order; a stable sort by receiver keeps that order within each agent's share.
-        self.batch.sort_by_key(|e| e.to);
-        let mut rest = self.batch.as_slice();
-        while let Some(first) = rest.first() {
-            let to = first.to;
-            let n = rest.iter().take_while(|e| e.to == to).count();
-            let mut envs = self.spares.envs.pop().unwrap_or_default();
-            envs.extend_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            let fx = self.spares.effects.pop().unwrap_or_default();
-            self.agents[to.index()].do_send(Deliver { now, round, envs, fx, start: false });
-            self.outstanding += 1;
-        }
-        self.batch.clear();
-    }
-
-    fn finish(&mut self, result: Result<(), SimError>) {
-        if let Some(run) = self.run.take() {
-            // The runner may have gone (dropped its future): then there is no one to tell.
-            let _ = run.done.send((run.engine, result));
-        }
-    }
-}
-
-impl Handler<RunUntil> for Clock {
-    type Result = ();
-    fn handle(&mut self, msg: RunUntil, _: &mut Context<Self>) {
-        let start = msg.start;
-        self.run = Some(msg);
-        if start {
-            for agent in &self.agents {
-                agent.do_send(Deliver {
-                    now: SimTime::ZERO,
-                    round: 0,
-                    envs: Vec::new(),
-                    fx: Effects::default(),
-                    start: true,
-                });
-            }
-            self.outstanding = self.agents.len();
-        }
-        if self.outstanding == 0 {
-            self.step();
-        }
-    }
-}
-
-impl Handler<Delivered> for Clock {
-    type Result = ();
-    fn handle(&mut self, mut msg: Delivered, _: &mut Context<Self>) {
-        if let Some(run) = self.run.as_mut() {
-            run.engine.absorb(&mut msg.fx);
-        }
-        self.spares.envs.push(msg.spare);
-        self.spares.effects.push(msg.fx);
-        self.outstanding -= 1;
-        if self.outstanding == 0 {
-            self.step();
-        }
-    }
-}
-
 struct ActixExec {
     system: SystemRunner,
-    clock: Addr<Clock>,
+    clock: SharedClock,
     agents: Vec<Addr<AgentActor>>,
     arbiters: Vec<Arbiter>,
 }
@@ -506,23 +479,27 @@ impl ActixExec {
     fn start(dir: Arc<Directory>, agents: Vec<Box<dyn Agent>>, states: Vec<AgentState>, threads: usize) -> ActixExec {
         let system = System::new();
         let arbiters: Vec<Arbiter> = (1..threads).map(|_| Arbiter::new()).collect();
-        let (clock, agents) = system.block_on(async {
-            let clock_ctx = Context::<Clock>::new();
-            let clock_addr = clock_ctx.address();
+        let clock = Arc::new(Mutex::new(Clock { run: None, outstanding: 0, batch: Vec::new(), agents: Vec::new() }));
+        let agents = system.block_on(async {
             let mut addrs = Vec::with_capacity(agents.len());
             for (i, (agent, state)) in agents.into_iter().zip(states).enumerate() {
-                let actor = AgentActor { agent: Some(agent), state, dir: dir.clone(), clock: clock_addr.clone() };
-                // Agent i lives on arbiter i mod threads; arbiter 0 is the clock's own thread.
+                let actor = AgentActor {
+                    agent: Some(agent),
+                    state,
+                    dir: dir.clone(),
+                    clock: clock.clone(),
+                    fx: Effects::default(),
+                };
+                // Agent i lives on arbiter i mod threads; arbiter 0 is the system's own thread.
                 let addr = match i % threads {
                     0 => actor.start(),
                     k => AgentActor::start_in_arbiter(&arbiters[k - 1].handle(), move |_| actor),
                 };
                 addrs.push(addr);
             }
-            let agents = addrs.clone();
-            clock_ctx.run(Clock { agents, run: None, outstanding: 0, batch: Vec::new(), spares: Spares::default() });
-            (clock_addr, addrs)
+            addrs
         });
+        lock(&clock).agents = agents.clone();
         ActixExec { system, clock, agents, arbiters }
     }
 
@@ -530,11 +507,24 @@ impl ActixExec {
         let dir = engine.directory().clone();
         let lent = std::mem::replace(engine, Engine::new(dir, None));
         let (done, rx) = oneshot::channel();
-        self.clock.do_send(RunUntil { engine: lent, limit, start, done });
+        {
+            let mut clock = lock(&self.clock);
+            clock.run = Some(ClockRun { engine: lent, limit, done });
+            if start {
+                let now = SimTime::ZERO;
+                for agent in &clock.agents {
+                    agent.do_send(Deliver { now, round: 0, share: Share::Start });
+                }
+                clock.outstanding = clock.agents.len();
+            }
+            if clock.outstanding == 0 {
+                clock.step();
+            }
+        }
         let (back, result) = self
             .system
             .block_on(rx)
-            .map_err(|_| SimError::Runtime("the clock actor stopped before the run ended".into()))?;
+            .map_err(|_| SimError::Runtime("the agent actors stopped before the run ended".into()))?;
         *engine = back;
         result
     }
@@ -556,6 +546,8 @@ impl ActixExec {
 
     fn take_agents(&mut self) -> Vec<Box<dyn Agent>> {
         let addrs = std::mem::take(&mut self.agents);
+        // The clock holds addresses too: drop them so the actors can stop.
+        lock(&self.clock).agents.clear();
         self.system.block_on(async move {
             let mut out = Vec::with_capacity(addrs.len());
             for addr in addrs {
@@ -570,6 +562,8 @@ impl ActixExec {
 
 impl Drop for ActixExec {
     fn drop(&mut self) {
+        // The actors hold the clock and the clock their addresses: break the cycle.
+        lock(&self.clock).agents.clear();
         for arbiter in self.arbiters.drain(..) {
             arbiter.stop();
             let _ = arbiter.join();
