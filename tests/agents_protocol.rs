@@ -343,15 +343,34 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     use agents::metabroker::agent::MetaBroker;
     let mut tb = TestBed::new(1);
     let infos = cheap_and_dear(&mut tb);
-    tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [infos[0].id]));
+    let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [infos[0].id]));
     let stranger = tb.probe("stranger");
     let request = JobSpec { deadline: Some(300.0), ..job(1, stranger, 4, 100.0) };
     tb.inject(10.0, "stranger", "mb", Msg::Market(MarketMsg::ResourceRequest(Box::new(request))));
-    tb.run_to_quiescence().unwrap();
+    // A registered user whose job cannot finish by its deadline once the first round comes (50 + 100 > 120).
+    let late = JobSpec { deadline: Some(120.0), ..job(2, AgentId::ENV, 4, 100.0) };
+    let broker = UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: late }], Submission::MetaBroker { to: mb });
+    let user = tb.agent("user", "broker", broker);
+    let out = tb.run_to_quiescence().unwrap();
+    let unregistered = "the user is not registered with the meta-broker".to_string();
     tb.assert_in_order(&[
         expect("market.registered").from("mb").to("cheap").at(0.0),
         expect("market.register_refused").from("mb").to("dear").at(0.0),
-        expect("market.request_dropped").from("mb").to("stranger").at(10.0),
+        expect("market.request_dropped")
+            .to("stranger")
+            .at(10.0)
+            .msg(Msg::Market(MarketMsg::RequestDropped { job: 1, reason: unregistered })),
+        expect("market.request_dropped").to("user").at(50.0),
     ]);
     tb.assert_none(&expect("market.slots_query"));
+    // The broker's job record says why.
+    let records = tb.sim().inspect(user, move |b: &UserBroker| {
+        let mut r = Report::default();
+        b.report(out.now, &mut r);
+        r.jobs
+    });
+    let record = &records.unwrap()[0];
+    assert_eq!(record.outcome, JobOutcome::Dropped);
+    let reason = record.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("would finish at 150 > deadline 120"), "{reason}");
 }

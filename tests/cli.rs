@@ -368,7 +368,9 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     }
     let jobs = read_string(&out.join("p0/r0/jobs.csv"));
     assert!(
-        jobs.starts_with("id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response\n"),
+        jobs.starts_with(
+            "id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response,reason\n"
+        ),
         "{jobs}"
     );
     assert_eq!(jobs.lines().count(), 1 + 80, "one row per job");

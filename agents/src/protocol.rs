@@ -335,10 +335,13 @@ pub enum MarketMsg {
     /// Meta-broker → user broker (step 6): the request has a reserved slot; submit it there with
     /// `Job::SubmitReserved`.
     Ticket(Box<Ticket>),
-    /// Meta-broker → user broker: the request was dropped, its deadline can no longer be met.
+    /// Meta-broker → user broker: the request was dropped (its deadline can no longer be met, or the user is not
+    /// registered).
     RequestDropped {
         /// The job.
         job: JobId,
+        /// Why.
+        reason: String,
     },
     /// Meta-broker → registered resource provider, at the end of every scheduling interval: report your free
     /// capacity over the next `horizon` seconds. Answered by `ResourceUpdate`.

@@ -61,6 +61,8 @@ pub struct JobRecord {
     pub outcome: JobOutcome,
     /// What the owner was charged [G$].
     pub cost: f64,
+    /// Why it was rejected or dropped.
+    pub reason: Option<String>,
 }
 
 /// A piecewise-constant quantity: `(t, v)` means the value is `v` from `t` until the next point.

@@ -2,7 +2,7 @@
 //!
 //! | file | contents |
 //! |---|---|
-//! | `p<i>/r<j>/jobs.csv` | one row per job: `id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response` (times in s, cost in G$; empty = not applicable) |
+//! | `p<i>/r<j>/jobs.csv` | one row per job: `id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
 //! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
 //! | `p<i>/r<j>/run.json` | version, scenario, point, replication, seed, scenario hash, command line, end time, events; written last, so its presence marks a finished run (`--resume`) |
@@ -39,7 +39,7 @@ pub fn write_run(
     if p.plan.outputs.jobs {
         let mut csv = Csv::new(&[
             "id", "owner", "group", "submit", "start", "end", "site", "pes", "runtime", "deadline", "outcome", "cost",
-            "wait", "response",
+            "wait", "response", "reason",
         ]);
         for j in &r.measured.jobs {
             let rec = &j.record;
@@ -58,6 +58,7 @@ pub fn write_run(
                 Field::Num(rec.cost),
                 num(rec.start.map(|s| s - rec.submit)),
                 num(rec.end.filter(|_| rec.start.is_some()).map(|e| e - rec.submit)),
+                rec.reason.as_deref().map_or(Field::Empty, Field::Str),
             ]);
         }
         write_atomic(&dir.join("jobs.csv"), &csv.into_bytes())?;

@@ -96,6 +96,7 @@ impl UserBroker {
                     priority: job.spec.priority,
                     outcome: JobOutcome::Pending,
                     cost: 0.0,
+                    reason: None,
                 },
                 job,
                 refused: Vec::new(),
@@ -166,6 +167,7 @@ impl UserBroker {
             if !providers.iter().any(|p| feasible(&p)) {
                 t.record.outcome = JobOutcome::Dropped;
                 t.record.end = Some(now);
+                t.record.reason = Some("no provider can meet its deadline and budget any more".into());
                 continue;
             }
             let cheapest = |refused: &[AgentId]| {
@@ -194,9 +196,9 @@ impl UserBroker {
             JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
             JobMsg::Rejected { job, reason } => {
                 if let Some(t) = self.tracked(*job) {
-                    tracing::debug!(job, reason = reason.as_str(), "rejected");
                     t.record.outcome = JobOutcome::Rejected;
                     t.record.end = Some(now);
+                    t.record.reason = Some(reason.clone());
                 }
             }
             JobMsg::Started { job } => {
@@ -261,11 +263,12 @@ impl Agent for UserBroker {
                 tracing::warn!(broker = ctx.name(), reason = reason.as_str(), "the meta-broker refused registration")
             }
             Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t.job, t.provider, t.reservation, t.start, ctx),
-            Msg::Market(MarketMsg::RequestDropped { job }) => {
+            Msg::Market(MarketMsg::RequestDropped { job, reason }) => {
                 let now = ctx.now().secs();
                 if let Some(t) = self.tracked(*job) {
                     t.record.outcome = JobOutcome::Dropped;
                     t.record.end = Some(now);
+                    t.record.reason = Some(reason.clone());
                 }
             }
             // A migrated lease resumes at another provider, which now runs it.

@@ -1,8 +1,14 @@
-//! Runtimes: every agent an actix actor driven by a clock actor, or all agents inline on one thread.
+//! Runtimes: every agent an actix actor, or all agents inline on one thread.
 //!
 //! Both run the same [`Engine`] batch by batch, so they deliver the same envelopes in the same order and write
-//! byte-identical traces; a test checks it. The actix runtime is the one scenarios use; the inline runtime needs
-//! no actor system, which makes it the tool for unit tests of agents and for very large sweeps.
+//! byte-identical traces; a test checks it. The actix runtime is the default; the inline runtime needs no actor
+//! system, which makes it the tool for unit tests of agents and for very large sweeps.
+//!
+//! In the actix runtime the clock is not an actor of its own: it is state shared by the agent actors. The runner
+//! lends it the engine and sends out the first batch; the agent actor that finishes the last delivery of a batch
+//! merges the effects and sends out the next one, each agent its share as one actix message. So a delivery costs
+//! one actix message, not a round trip through a clock actor (2.6 M deliveries/s instead of 1.7 M on the kernel
+//! benchmark).
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -156,7 +162,7 @@ fn delay_of(from: &str, to: &str, secs: f64) -> Result<Delay, SimError> {
 
 /// A built simulation: run it to a time or to quiescence, inject messages between runs, take the agents back.
 pub struct Simulation {
-    // Lent to the clock actor during an actix run; always present between runs.
+    // Lent to the clock during an actix run; always present between runs.
     engine: Option<Engine>,
     exec: Exec,
     started: bool,

@@ -94,7 +94,8 @@ impl MetaBroker {
         if !self.users.contains(&from) {
             tracing::warn!(metabroker = ctx.name(), job = job.id, "request from an unregistered user: dropped");
             self.dropped += 1;
-            return ctx.send(job.owner, Msg::Market(MarketMsg::RequestDropped { job: job.id }));
+            let reason = "the user is not registered with the meta-broker".to_string();
+            return ctx.send(job.owner, Msg::Market(MarketMsg::RequestDropped { job: job.id, reason }));
         }
         self.queue.insert(job.id, job.clone());
         self.arm(ctx);
@@ -201,16 +202,27 @@ impl MetaBroker {
     fn drop_infeasible(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
         let fastest = self.catalogue.values().map(|p| p.0.speed).fold(0.0, f64::max);
-        let late: Vec<JobId> = self
+        let late: Vec<(JobId, String)> = self
             .queue
             .values()
-            .filter(|j| j.deadline.is_some_and(|d| fastest <= 0.0 || now + j.estimate.max(j.runtime) / fastest > d))
-            .map(|j| j.id)
+            .filter_map(|j| {
+                let deadline = j.deadline?;
+                let reason = if fastest <= 0.0 {
+                    "no provider in the catalogue".to_string()
+                } else {
+                    let finish = now + j.estimate.max(j.runtime) / fastest;
+                    if finish <= deadline {
+                        return None;
+                    }
+                    format!("unplaced at t={now}: even the fastest site would finish at {finish} > deadline {deadline}")
+                };
+                Some((j.id, reason))
+            })
             .collect();
-        for id in late {
+        for (id, reason) in late {
             if let Some(j) = self.queue.remove(&id) {
                 self.dropped += 1;
-                ctx.send(j.owner, Msg::Market(MarketMsg::RequestDropped { job: id }));
+                ctx.send(j.owner, Msg::Market(MarketMsg::RequestDropped { job: id, reason }));
             }
         }
     }
