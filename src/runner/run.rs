@@ -207,7 +207,7 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
     Ok(out)
 }
 
-/// A member's PEs and price for this replication (its own random stream), when its group draws them.
+/// A member's PEs, price and speed for this replication (its own random stream), when its group draws them.
 fn draw_provider(config: &ProviderConfig, draws: &ProviderDraws, seed: u64, name: &str) -> ProviderConfig {
     use rand::RngExt;
     let mut config = config.clone();
@@ -221,6 +221,10 @@ fn draw_provider(config: &ProviderConfig, draws: &ProviderDraws, seed: u64, name
         // The mean lies in [low, high] (checked when loading), so at least about half of the draws are kept.
         config.price =
             std::iter::repeat_with(|| rng.sample(normal)).find(|p| (lo..=hi).contains(p)).unwrap_or(config.price);
+    }
+    // Drawn last, so that adding it leaves the other draws as they were.
+    if let Some((lo, hi)) = draws.speed_range {
+        config.speed = rng.random_range(lo..=hi);
     }
     config
 }

@@ -72,6 +72,8 @@ pub struct ProviderDraws {
     pub pes_max: Option<u32>,
     /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
     pub price_range: Option<(f64, f64)>,
+    /// Speed uniform in [low, high].
+    pub speed_range: Option<(f64, f64)>,
 }
 
 /// Where a broker's jobs go.
@@ -504,8 +506,17 @@ impl Plan {
                 );
                 return Err(err(&format!("{key}.price-range"), msg));
             }
-            let draws =
-                ProviderDraws { pes_max: p.pes_max.map(|m| m.0), price_range: p.price_range.map(|[l, h]| (l, h)) };
+            if let Some([lo, hi]) = p.speed_range
+                && !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi)
+            {
+                let msg = format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]");
+                return Err(err(&format!("{key}.speed-range"), msg));
+            }
+            let draws = ProviderDraws {
+                pes_max: p.pes_max.map(|m| m.0),
+                price_range: p.price_range.map(|[l, h]| (l, h)),
+                speed_range: p.speed_range.map(|[l, h]| (l, h)),
+            };
             for name in &members[group].1 {
                 let spec = AgentSpec::Provider(config.clone(), draws);
                 agents.push(AgentPlan { name: name.clone(), kind: "provider", group: group.clone(), spec });

@@ -96,6 +96,9 @@ pub struct RawProvider {
     /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
     /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation).
     pub price_range: Option<[f64; 2]>,
+    /// Each member's speed is drawn uniformly from [low, high] at every replication (seed 003: heterogeneous MIPS
+    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]).
+    pub speed_range: Option<[f64; 2]>,
     /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1).
     pub speed: Option<Positive>,
     /// Price [G$ per PE-second] (default 0).
