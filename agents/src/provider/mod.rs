@@ -396,21 +396,22 @@ impl Provider {
         // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few ulps
         // longer, and the scheduler frees the PEs at the estimate).
         let remaining = (job.runtime - done).min(evicted.estimate);
-        match kind {
-            PreemptionKind::Cancel if self.config.cancelled == CancelledLeases::Drop => {
+        if kind == PreemptionKind::Migrate {
+            self.contention.preempted_migratable += 1;
+        }
+        match (kind, job.via) {
+            (PreemptionKind::Cancel, _) if self.config.cancelled == CancelledLeases::Drop => {
                 let job = self.jobs.remove(&evicted.id).expect("found above");
                 self.rejected += 1;
                 let reason = "cancelled by preemption".to_string();
                 ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
             }
             // The work is lost: start again from scratch.
-            PreemptionKind::Cancel => {
+            (PreemptionKind::Cancel, _) => {
                 let estimate = job.runtime.max(evicted.estimate + done);
                 self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
             }
-            PreemptionKind::Migrate if job.via.is_some() => {
-                self.contention.preempted_migratable += 1;
-                let gateway = job.via.expect("checked");
+            (PreemptionKind::Migrate, Some(gateway)) => {
                 let mut lease = job.spec.clone();
                 (lease.runtime, lease.estimate) = (remaining * speed, evicted.estimate * speed);
                 let migration = Migration { lease, source: ctx.me(), overhead };
@@ -419,11 +420,8 @@ impl Provider {
             }
             // Suspended, or migrating without a gateway to find a destination: resume here once the scheduler
             // finds room, with the overhead on its VMs.
-            PreemptionKind::Suspend | PreemptionKind::Migrate => {
-                if kind == PreemptionKind::Migrate {
-                    self.contention.preempted_migratable += 1;
-                }
-                self.resume_here(evicted, remaining, overhead, ctx);
+            (PreemptionKind::Suspend | PreemptionKind::Migrate, _) => {
+                self.resume_here(evicted, remaining, overhead, ctx)
             }
         }
     }
@@ -484,7 +482,7 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// The gateway found the migrating lease a new provider (`Some`) or none (`None`: resume it here).
+    /// The gateway found the migrating lease a new provider (`moved`) or none (resume it here).
     fn on_migration_settled(&mut self, id: JobId, moved: bool, ctx: &mut Ctx<'_>) {
         let Some((evicted, remaining, overhead)) = self.migrating.remove(&id) else { return };
         if moved {
