@@ -245,3 +245,48 @@ fn test_without_a_destination_the_lease_resumes_at_its_source_and_a_missed_deadl
     assert_eq!(provider_metric(&mut tb, "rp-a", "migrated_out"), 0.0);
     assert_eq!(provider_metric(&mut tb, "rp-a", "deadline_missed"), 1.0);
 }
+
+#[test]
+fn test_the_owner_suspends_resumes_and_cancels_its_leases() {
+    let mut tb = TestBed::new(1);
+    let config = ProviderConfig {
+        pes: 4,
+        speed: 1.0,
+        price: 0.0,
+        scheduler: SchedulerPolicy::Conservative,
+        partitioning: Partitioning::default(),
+        preemption: PreemptionPolicy::Nop,
+        overhead: OverheadModel::default(),
+        vm_memory_mb: 1024.0,
+        cancelled: CancelledLeases::Restart,
+        preemptive_priority: false,
+    };
+    let h = config.overhead.overhead(PreemptionKind::Suspend, 2, 1024.0);
+    tb.agent("rp", "provider", Provider::new(config));
+    tb.probe("user");
+    tb.probe("stranger");
+    for id in [1, 2] {
+        tb.inject(0.0, "user", "rp", lease(id, 2, 1024.0, 1000.0, LeaseType::Suspendable));
+    }
+    let lease_msg = |m| Msg::Lease(m);
+    tb.inject(50.0, "stranger", "rp", lease_msg(LeaseMsg::Suspend { lease: 1 }));
+    tb.inject(100.0, "user", "rp", lease_msg(LeaseMsg::Suspend { lease: 1 }));
+    tb.inject(200.0, "user", "rp", lease_msg(LeaseMsg::Suspend { lease: 2 }));
+    tb.inject(300.0, "user", "rp", Msg::Job(JobMsg::Cancel { job: 2 }));
+    tb.inject(400.0, "stranger", "rp", lease_msg(LeaseMsg::Resume { lease: 1 }));
+    tb.inject(500.0, "user", "rp", lease_msg(LeaseMsg::Resume { lease: 1 }));
+    tb.run_to_quiescence().unwrap();
+    let suspended = |lease, overhead| lease_msg(LeaseMsg::Preempted { lease, kind: PreemptionKind::Suspend, overhead });
+    tb.assert_in_order(&[
+        expect("lease.preempted").from("rp").to("user").at(100.0).msg(suspended(1, h)),
+        expect("lease.preempted").from("rp").to("user").at(200.0).msg(suspended(2, h)),
+        expect("lease.cancelled").from("rp").to("user").at(300.0),
+        expect("lease.resumed").from("rp").to("user").at(500.0).msg(lease_msg(LeaseMsg::Resumed { lease: 1 })),
+        // 900 s of work left, plus the suspend-and-resume overhead on its VMs.
+        expect("job.completed").from("rp").to("user").at(500.0 + 900.0 + h),
+    ]);
+    // Neither the stranger's suspend nor its resume did anything, and the cancelled lease never completes.
+    tb.assert_none(&expect("lease.preempted").at(50.0));
+    tb.assert_none(&expect("lease.resumed").at(400.0));
+    tb.assert_none(&expect("job.completed").msg(Msg::Job(JobMsg::Completed { job: 2, cost: 0.0 })));
+}

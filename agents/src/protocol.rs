@@ -226,7 +226,15 @@ pub enum LeaseMsg {
         /// Its new provider.
         to: AgentId,
     },
-    /// Gateway → source provider: no provider of the grid takes the migrating lease; resume it here.
+    /// Lease owner → resource provider: suspend this running or queued lease until `Resume` (answered by
+    /// `Preempted{kind: Suspend}`, with the overhead its VMs will spend).
+    Suspend {
+        /// The lease.
+        lease: JobId,
+    },
+    /// Resume a parked lease at its provider: gateway → source provider when no provider of the grid takes a
+    /// migrating lease, or lease owner → resource provider for a lease it suspended. The lease is queued again;
+    /// `Resumed` follows when it runs.
     Resume {
         /// The lease.
         lease: JobId,
@@ -265,6 +273,7 @@ impl LeaseMsg {
             LeaseMsg::Migrate(_) => "lease.migrate",
             LeaseMsg::MigrateRefused { .. } => "lease.migrate_refused",
             LeaseMsg::Migrated { .. } => "lease.migrated",
+            LeaseMsg::Suspend { .. } => "lease.suspend",
             LeaseMsg::Resume { .. } => "lease.resume",
             LeaseMsg::DeadlineMissed { .. } => "lease.deadline_missed",
         }

@@ -400,23 +400,28 @@ impl Clock {
             Err(e) => return self.finish(Err(e)),
         }
         let (now, round) = (engine.now(), engine.round());
-        if let [_] = self.batch.as_slice() {
+        // The common case, one envelope, skips the grouping.
+        if self.batch.len() == 1 {
             let env = self.batch.pop().expect("one envelope");
             self.outstanding = 1;
             return self.agents[env.to.index()].do_send(Deliver { now, round, share: Share::One(env) });
         }
         // The batch is in key order; a stable sort by receiver keeps that order within each agent's share.
         self.batch.sort_by_key(|e| e.to);
-        let mut rest = self.batch.as_slice();
-        while let Some(first) = rest.first() {
+        let mut envs = self.batch.drain(..).peekable();
+        while let Some(first) = envs.next() {
             let to = first.to;
-            let n = rest.iter().take_while(|e| e.to == to).count();
-            let share = Share::Many(rest[..n].to_vec());
-            rest = &rest[n..];
+            let share = match envs.next_if(|e| e.to == to) {
+                None => Share::One(first),
+                Some(second) => {
+                    let mut many = vec![first, second];
+                    many.extend(std::iter::from_fn(|| envs.next_if(|e| e.to == to)));
+                    Share::Many(many)
+                }
+            };
             self.agents[to.index()].do_send(Deliver { now, round, share });
             self.outstanding += 1;
         }
-        self.batch.clear();
     }
 
     fn finish(&mut self, result: Result<(), SimError>) {

@@ -2,8 +2,8 @@
 //!
 //! Receives `Job::Submit` (from user brokers and gateways), `Job::Cancel` (from a job's owner),
 //! `Market::SlaRequest` (from personalised brokers, seed 003 ch3), `Lease::Reserve`/`Release` (advance
-//! reservations), `Market::SlotsQuery` (a meta-broker's catalogue update) and `Lease::Migrate`/`Migrated`/
-//! `Resume` (lease migration through a gateway); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`,
+//! reservations), `Market::SlotsQuery` (a meta-broker's catalogue update), `Lease::Migrate`/`Migrated`/`Resume`
+//! (lease migration through a gateway) and `Lease::Suspend`/`Resume` (from a lease's owner); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`,
 //! `Lease::Cancelled`, `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused`,
 //! `Market::RegisterProvider` (at start, to every meta-broker) and `Market::ResourceUpdate`, and
 //! `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of preempted leases.
@@ -107,9 +107,10 @@ pub struct Provider {
     completed: u64,
     revenue: f64,
     contention: ContentionStats,
-    /// Suspended migratable leases whose gateway is looking for a destination: the lease as evicted from the
-    /// scheduler, its remaining runtime here and its overhead [s].
-    migrating: BTreeMap<JobId, (QueuedJob, f64, f64)>,
+    /// Leases out of the scheduler until someone decides: suspended migratable leases whose gateway is looking
+    /// for a destination, and leases their owner suspended. The lease as evicted from the scheduler, its remaining
+    /// runtime here and its overhead [s].
+    parked: BTreeMap<JobId, (QueuedJob, f64, f64)>,
 }
 
 /// What contention cost, for the metrics of seed 000 ch3.
@@ -135,6 +136,8 @@ struct ContentionStats {
     migrated_in: u64,
     /// Deadline-constrained leases whose plan after a preemption ends past their deadline.
     deadline_missed: u64,
+    /// Leases their owner suspended (`Lease::Suspend`).
+    owner_suspends: u64,
 }
 
 impl Provider {
@@ -158,7 +161,7 @@ impl Provider {
             completed: 0,
             revenue: 0.0,
             contention: ContentionStats::default(),
-            migrating: BTreeMap::new(),
+            parked: BTreeMap::new(),
         }
     }
 
@@ -416,7 +419,7 @@ impl Provider {
                 (lease.runtime, lease.estimate) = (remaining * speed, evicted.estimate * speed);
                 let migration = Migration { lease, source: ctx.me(), overhead };
                 ctx.send(gateway, Msg::Lease(LeaseMsg::Migrate(Box::new(migration))));
-                self.migrating.insert(evicted.id, (evicted, remaining, overhead));
+                self.parked.insert(evicted.id, (evicted, remaining, overhead));
             }
             // Suspended, or migrating without a gateway to find a destination: resume here once the scheduler
             // finds room, with the overhead on its VMs.
@@ -482,9 +485,56 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// The gateway found the migrating lease a new provider (`moved`) or none (resume it here).
-    fn on_migration_settled(&mut self, id: JobId, moved: bool, ctx: &mut Ctx<'_>) {
-        let Some((evicted, remaining, overhead)) = self.migrating.remove(&id) else { return };
+    /// The owner suspends its lease (seed 000 §3.3, the DVE's control of its leases): a running lease's VMs are
+    /// suspended, a queued lease leaves the queue, and it waits out of the scheduler until the owner sends
+    /// `Resume` (or `Job::Cancel`).
+    fn on_suspend(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        if job.spec.owner != from || job.reservation.is_some() || self.parked.contains_key(&id) {
+            tracing::warn!(
+                provider = ctx.name(),
+                lease = id,
+                "suspend refused: not a running or queued lease of the sender"
+            );
+            return;
+        }
+        let (owner, vms) = (job.spec.owner, job.spec.pes);
+        let (evicted, remaining, overhead, started) = match job.start {
+            Some(start) => {
+                let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { return };
+                if let Some(timer) = job.end_timer.take() {
+                    ctx.cancel(timer);
+                }
+                self.busy_now -= vms;
+                let memory_mb = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
+                let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory_mb);
+                let remaining = (job.runtime - (now - start.secs())).min(evicted.estimate);
+                (job.start, job.preempted) = (None, true);
+                (evicted, remaining, overhead, started)
+            }
+            None => {
+                let Ok((evicted, started)) = self.scheduler.remove(now, id) else { return };
+                self.waiting_now -= 1;
+                (evicted, job.runtime, 0.0, started)
+            }
+        };
+        self.contention.owner_suspends += 1;
+        ctx.send(owner, Msg::Lease(LeaseMsg::Preempted { lease: id, kind: PreemptionKind::Suspend, overhead }));
+        self.parked.insert(id, (evicted, remaining, overhead));
+        self.start(started, ctx);
+        self.after_event(ctx);
+    }
+
+    /// A parked lease moved to another provider (`moved`, the gateway's `Migrated`) or resumes here (`Resume`
+    /// from the gateway that found no destination, or from the owner that suspended it).
+    fn settle_parked(&mut self, id: JobId, moved: bool, from: AgentId, ctx: &mut Ctx<'_>) {
+        let entitled = self.jobs.get(&id).is_some_and(|j| j.via == Some(from) || (!moved && j.spec.owner == from));
+        if !entitled {
+            tracing::warn!(provider = ctx.name(), lease = id, "only the lease's gateway or owner settles it: ignored");
+            return;
+        }
+        let Some((evicted, remaining, overhead)) = self.parked.remove(&id) else { return };
         if moved {
             self.contention.migrated_out += 1;
             self.jobs.remove(&id);
@@ -569,6 +619,11 @@ impl Provider {
         }
         let job = self.jobs.remove(&id).expect("just found");
         let now = ctx.now();
+        if self.parked.remove(&id).is_some() {
+            // Out of the scheduler already: nothing runs or waits there.
+            ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+            return self.after_event(ctx);
+        }
         let result = match (job.start, job.reservation) {
             // Waiting for its reserved slot: give the slot back.
             (None, Some(r)) => {
@@ -672,8 +727,9 @@ impl Agent for Provider {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
-            Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.on_migration_settled(*lease, true, ctx),
-            Msg::Lease(LeaseMsg::Resume { lease }) => self.on_migration_settled(*lease, false, ctx),
+            Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.settle_parked(*lease, true, env.from(), ctx),
+            Msg::Lease(LeaseMsg::Resume { lease }) => self.settle_parked(*lease, false, env.from(), ctx),
+            Msg::Lease(LeaseMsg::Suspend { lease }) => self.on_suspend(*lease, env.from(), ctx),
             Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
             Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
             Msg::Job(JobMsg::SubmitReserved { job, reservation, start }) => {
@@ -716,6 +772,7 @@ impl Agent for Provider {
             ("migrated_out", c.migrated_out as f64),
             ("migrated_in", c.migrated_in as f64),
             ("deadline_missed", c.deadline_missed as f64),
+            ("owner_suspends", c.owner_suspends as f64),
             ("accepted", self.accepted as f64),
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
