@@ -212,7 +212,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("  provider.scheduler:  fcfs, easy, conservative, multi-partition-easy");
             println!("  provider.preemption: nop, mov, mlip, moml, greedy-mov, greedy-mlip (seed 000 ch3)");
             println!("  gateway.dispatch:    round-robin");
-            println!("  metabroker.policy:   greedy, mmc, ga, lpga, hga (seed 003 ch4)");
+            println!("  metabroker.policy:   greedy, mmc, ga, lpga, hga, lp (seed 003 ch4)");
             println!(
                 "  broker:              submit-to (direct), metabroker, personalised (cheapest feasible, seed 003 ch3)"
             );

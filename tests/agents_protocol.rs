@@ -374,3 +374,64 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     let reason = record.reason.as_deref().unwrap_or_default();
     assert!(reason.contains("would finish at 150 > deadline 120"), "{reason}");
 }
+
+#[test]
+fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
+    use agents::metabroker::SchedulingPolicy;
+    use agents::metabroker::agent::MetaBroker;
+    use agents::protocol::Ticket;
+    let mut tb = TestBed::new(1);
+    let infos = cheap_and_dear(&mut tb);
+    let members = infos.iter().map(|p| p.id);
+    let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Lp, 50.0, members));
+    // Six 100-s tasks; each provider has 4 PEs: the cheap one takes 4 tasks, the dear one the other 2.
+    let bag = JobSpec { deadline: Some(300.0), ..job(1, AgentId::ENV, 6, 100.0) };
+    let user = tb.agent(
+        "user",
+        "broker",
+        UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: bag }], Submission::MetaBroker { to: mb }),
+    );
+    let out = tb.run_to_quiescence().unwrap();
+    let part = Ticket::FIRST_PART_ID;
+    tb.assert_in_order(&[
+        expect("lease.reserve").from("mb").to("cheap").at(50.0),
+        expect("lease.reserve").from("mb").to("dear").at(50.0),
+        expect("market.ticket").from("mb").to("user").at(50.0),
+        expect("market.ticket").from("mb").to("user").at(50.0),
+        expect("job.submit_reserved").from("user").to("cheap").at(50.0),
+        expect("job.submit_reserved").from("user").to("dear").at(50.0),
+        expect("job.completed")
+            .from("cheap")
+            .to("user")
+            .at(150.0)
+            .msg(Msg::Job(JobMsg::Completed { job: 1, cost: 400.0 })),
+        expect("job.completed")
+            .from("dear")
+            .to("user")
+            .at(150.0)
+            .msg(Msg::Job(JobMsg::Completed { job: part, cost: 400.0 })),
+        expect("market.payment").from("user").to("dear").at(150.0),
+    ]);
+    let tickets: Vec<(u64, u32)> = tb
+        .deliveries()
+        .iter()
+        .filter_map(|d| match &d.msg {
+            Msg::Market(MarketMsg::Ticket(t)) => Some((t.part, t.cpus)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tickets, [(1, 4), (part, 2)]);
+    // One job in the broker's records: complete when both parts are, paying for both.
+    let records = tb.sim().inspect(user, move |b: &UserBroker| {
+        let mut r = Report::default();
+        b.report(out.now, &mut r);
+        r.jobs
+    });
+    let record = &records.unwrap()[0];
+    assert_eq!(
+        (record.outcome, record.start, record.end, record.cost),
+        (JobOutcome::Completed, Some(50.0), Some(150.0), 800.0)
+    );
+    let account = tb.sim().inspect(mb, move |m: &MetaBroker| m.account(user)).unwrap();
+    assert_eq!(account, 800.0);
+}

@@ -285,6 +285,11 @@ impl LeaseMsg {
 pub struct Ticket {
     /// The job.
     pub job: JobId,
+    /// The id to submit this part under: the job's own id for its first ticket; a bag of tasks split across sites
+    /// (the `lp` policy) gets one ticket per part, the later ones with fresh ids from [`Ticket::FIRST_PART_ID`] up.
+    pub part: JobId,
+    /// Tasks (CPUs) of the job this ticket covers.
+    pub cpus: u32,
     /// The provider holding the slot.
     pub provider: AgentId,
     /// The provider's reservation id.
@@ -293,6 +298,11 @@ pub struct Ticket {
     pub start: f64,
     /// What the user will pay [G$].
     pub cost: f64,
+}
+
+impl Ticket {
+    /// Ids of the extra parts of split jobs start here, far above any workload's job ids.
+    pub const FIRST_PART_ID: JobId = 1 << 62;
 }
 
 /// What a provider tells a meta-broker about itself (seed 003 §3.2: free slots, CPUs, MIPS, price per CPU-second).

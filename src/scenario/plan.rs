@@ -538,15 +538,6 @@ impl Plan {
         }
         for (group, m) in &raw.metabrokers {
             let key = format!("metabrokers.{group}");
-            if m.policy == agents::metabroker::SchedulingPolicy::Lp {
-                let e = err(
-                    &format!("{key}.policy"),
-                    "\"lp\" splits bags of tasks across sites; the meta-broker \
-                    schedules rigid jobs"
-                        .into(),
-                );
-                return Err(e.hint("use \"greedy\", \"mmc\", \"ga\", \"lpga\" or \"hga\""));
-            }
             let mut providers = Vec::new();
             for (i, p) in m.providers.iter().enumerate() {
                 if p == "*" {

@@ -204,7 +204,8 @@ pub struct RawGateway {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawMetaBroker {
-    /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga" or "hga".
+    /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
+    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part).
     #[serde(default = "default_mb_policy")]
     #[schemars(with = "String")]
     pub policy: agents::metabroker::SchedulingPolicy,

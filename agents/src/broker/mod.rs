@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
-use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
 use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
 
@@ -63,6 +63,8 @@ struct Tracked {
     refused: Vec<AgentId>,
     /// Waiting for an SLA answer (personalised mode).
     claiming: bool,
+    /// Meta-brokered mode: the parts of the job the tickets placed, as (id submitted under, tasks, finished).
+    parts: Vec<(JobId, u32, bool)>,
 }
 
 /// The user broker agent.
@@ -101,6 +103,7 @@ impl UserBroker {
                 job,
                 refused: Vec::new(),
                 claiming: false,
+                parts: Vec::new(),
             })
             .collect::<Vec<_>>();
         let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
@@ -202,7 +205,9 @@ impl UserBroker {
                 }
             }
             JobMsg::Started { job } => {
-                if let Some(t) = self.tracked(*job) {
+                if let Some(t) = self.tracked(*job)
+                    && t.record.start.is_none()
+                {
                     t.record.start = Some(now);
                     t.record.site = Some(from);
                     t.record.outcome = JobOutcome::Running;
@@ -210,21 +215,31 @@ impl UserBroker {
             }
             JobMsg::Completed { job, cost } => {
                 if let Some(t) = self.tracked(*job) {
-                    t.record.end = Some(now);
-                    t.record.cost = *cost;
-                    t.record.outcome = JobOutcome::Completed;
                     ctx.send(from, Msg::Market(MarketMsg::Payment { job: *job, amount: *cost }));
+                    t.record.cost += *cost;
+                    // A job split into parts is complete when all its tasks are.
+                    if let Some(part) = t.parts.iter_mut().find(|p| p.0 == *job) {
+                        part.2 = true;
+                    }
+                    let done: u32 = t.parts.iter().filter(|p| p.2).map(|p| p.1).sum();
+                    if t.parts.is_empty() || done >= t.job.spec.pes {
+                        t.record.end = Some(now);
+                        t.record.outcome = JobOutcome::Completed;
+                    }
                 }
             }
         }
     }
 
-    /// The meta-broker reserved a slot: submit the job there.
-    fn on_ticket(&mut self, job: JobId, provider: AgentId, reservation: u64, start: f64, ctx: &mut Ctx<'_>) {
-        if let Some(t) = self.tracked(job) {
-            let job = Box::new(t.job.spec.clone());
-            ctx.send(provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
-        }
+    /// The meta-broker reserved a slot for the job, or for some of its tasks: submit them there.
+    fn on_ticket(&mut self, ticket: &Ticket, ctx: &mut Ctx<'_>) {
+        let Some(&i) = self.index.get(&ticket.job) else { return };
+        self.index.insert(ticket.part, i);
+        let t = &mut self.jobs[i];
+        t.parts.push((ticket.part, ticket.cpus, false));
+        let job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
+        let (reservation, start) = (ticket.reservation, ticket.start);
+        ctx.send(ticket.provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
     }
 
     fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
@@ -262,7 +277,7 @@ impl Agent for UserBroker {
             Msg::Market(MarketMsg::RegisterRefused { reason }) => {
                 tracing::warn!(broker = ctx.name(), reason = reason.as_str(), "the meta-broker refused registration")
             }
-            Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t.job, t.provider, t.reservation, t.start, ctx),
+            Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t, ctx),
             Msg::Market(MarketMsg::RequestDropped { job, reason }) => {
                 let now = ctx.now().secs();
                 if let Some(t) = self.tracked(*job) {

@@ -12,7 +12,8 @@
 //!
 //! [INTERP] The thesis's periodic `ResourceUpdate` is pulled at the end of each interval (the same information,
 //! fresh when the decision is made); each provider offers its widest free slot starting now (the algorithms take
-//! one window per site). Bag-of-tasks splitting (the `lp` policy) is not offered to rigid jobs.
+//! one window per site). The `lp` policy (MGN) splits a bag of tasks over several sites: each part is reserved
+//! and ticketed on its own, and the tasks not placed roll over.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +26,15 @@ use crate::report::Report;
 
 /// How far ahead providers report their free slots [s].
 const OFFER_HORIZON: f64 = 86_400.0;
+
+/// A reservation asked for: for which job, where, when, at what cost, for how many of its tasks.
+struct Reserving {
+    job: JobId,
+    provider: AgentId,
+    start: f64,
+    cost: f64,
+    cpus: u32,
+}
 
 /// The meta-broker agent.
 pub struct MetaBroker {
@@ -40,8 +50,12 @@ pub struct MetaBroker {
     /// Requests waiting for a round, by job id.
     queue: BTreeMap<JobId, JobSpec>,
     round_armed: bool,
-    /// Reservations asked for: job → (provider, start, cost).
-    reserving: BTreeMap<JobId, (AgentId, f64, f64)>,
+    /// Reservations asked for, by request number.
+    reserving: BTreeMap<u64, Reserving>,
+    next_request: u64,
+    /// Jobs that have had a ticket (a later part of a split job needs an id of its own), and the next such id.
+    ticketed: BTreeSet<JobId>,
+    next_part: JobId,
     /// What each user is to pay and each provider to earn, by ticket [G$].
     accounts: BTreeMap<AgentId, f64>,
     rounds: u64,
@@ -65,6 +79,9 @@ impl MetaBroker {
             queue: BTreeMap::new(),
             round_armed: false,
             reserving: BTreeMap::new(),
+            next_request: 0,
+            ticketed: BTreeSet::new(),
+            next_part: Ticket::FIRST_PART_ID,
             accounts: BTreeMap::new(),
             rounds: 0,
             tickets: 0,
@@ -157,10 +174,12 @@ impl MetaBroker {
                 Site { id: i as u64, cpus, speed: p.speed, price: p.price, from: now, until }
             })
             .collect();
+        // A job with a reservation still unanswered waits for the answer.
+        let answering: BTreeSet<JobId> = self.reserving.values().map(|r| r.job).collect();
         let apps: Vec<App> = self
             .queue
             .values()
-            .filter(|j| !self.reserving.contains_key(&j.id))
+            .filter(|j| !answering.contains(&j.id))
             .map(|j| App {
                 id: j.id,
                 cpus: j.pes,
@@ -177,25 +196,43 @@ impl MetaBroker {
             self.generations += g;
             self.ga_rounds += 1;
         }
+        // Every part of every placement is reserved; what was not placed (`rolled_over`) stays queued. Only the
+        // `lp` policy splits an application over several sites.
         for (app, assignment) in snapshot.apps.iter().zip(&plan.assignments) {
-            let (Some(site), [part]) = (assignment.site(), assignment.parts.as_slice()) else { continue };
-            let provider = providers[site];
-            let msg = LeaseMsg::Reserve { request: app.id, start: part.start, end: part.finish, pes: part.cpus };
-            ctx.send(provider, Msg::Lease(msg));
-            self.reserving.insert(app.id, (provider, part.start, part.cost));
+            for part in &assignment.parts {
+                let provider = providers[part.site];
+                let request = self.next_request;
+                self.next_request += 1;
+                let msg = LeaseMsg::Reserve { request, start: part.start, end: part.finish, pes: part.cpus };
+                ctx.send(provider, Msg::Lease(msg));
+                let (start, cost, cpus) = (part.start, part.cost, part.cpus);
+                self.reserving.insert(request, Reserving { job: app.id, provider, start, cost, cpus });
+            }
         }
         self.arm(ctx);
     }
 
-    fn on_reserved(&mut self, job: JobId, reservation: u64, ctx: &mut Ctx<'_>) {
-        let Some((provider, start, cost)) = self.reserving.remove(&job) else { return };
-        let Some(spec) = self.queue.remove(&job) else { return };
+    fn on_reserved(&mut self, request: u64, reservation: u64, ctx: &mut Ctx<'_>) {
+        let Some(Reserving { job, provider, start, cost, cpus }) = self.reserving.remove(&request) else { return };
+        let Some(spec) = self.queue.get_mut(&job) else { return };
+        // The tasks left wait for a later round (a split job's other parts may still be answered this one).
+        spec.pes -= cpus.min(spec.pes);
+        let owner = spec.owner;
+        if spec.pes == 0 {
+            self.queue.remove(&job);
+        }
+        let part = if self.ticketed.insert(job) {
+            job
+        } else {
+            self.next_part += 1;
+            self.next_part - 1
+        };
         self.tickets += 1;
         self.spent += cost;
-        *self.accounts.entry(spec.owner).or_default() += cost;
+        *self.accounts.entry(owner).or_default() += cost;
         *self.accounts.entry(provider).or_default() += cost;
-        let ticket = Ticket { job, provider, reservation, start, cost };
-        ctx.send(spec.owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
+        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost };
+        ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 
     /// Drops the requests that no provider could finish by their deadline any more, even if started now.
