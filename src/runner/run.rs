@@ -83,9 +83,9 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
                 let providers = providers.iter().map(|p| infos[p]).collect();
                 b.add(&agent.name, agent.kind, Gateway::new(providers, *dispatch))?;
             }
-            AgentSpec::MetaBroker { providers, policy, interval } => {
+            AgentSpec::MetaBroker { providers, policy, interval, solver } => {
                 let members = providers.iter().map(|p| infos[p].id);
-                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, members))?;
+                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, members).with_solver(*solver))?;
             }
             AgentSpec::Broker { target, .. } => {
                 let submission = match target {

@@ -55,6 +55,8 @@ pub enum AgentSpec {
         policy: agents::metabroker::SchedulingPolicy,
         /// Scheduling interval [s].
         interval: f64,
+        /// Solver of the MGN relaxation.
+        solver: agents::metabroker::MgnSolver,
     },
     /// A gateway over the named providers.
     Gateway {
@@ -551,8 +553,12 @@ impl Plan {
             if providers.is_empty() {
                 return Err(err(&format!("{key}.providers"), "expected at least one provider".into()));
             }
-            let spec =
-                AgentSpec::MetaBroker { providers, policy: m.policy, interval: m.interval.map_or(50.0, |i| i.0) };
+            let spec = AgentSpec::MetaBroker {
+                providers,
+                policy: m.policy,
+                interval: m.interval.map_or(50.0, |i| i.0),
+                solver: m.solver,
+            };
             agents.push(AgentPlan { name: group.clone(), kind: "metabroker", group: group.clone(), spec });
         }
         for (group, b) in &raw.brokers {

@@ -211,6 +211,11 @@ pub struct RawMetaBroker {
     pub policy: agents::metabroker::SchedulingPolicy,
     /// Scheduling interval SI [s] (default 50).
     pub interval: Option<Positive>,
+    /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
+    /// "microlp", or "highs" (only in a build with `--features highs`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub solver: agents::metabroker::MgnSolver,
     /// The provider groups (or members) it schedules on; `["*"]` means every provider.
     pub providers: Vec<String>,
 }

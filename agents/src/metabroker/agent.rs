@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
-use super::{App, Schedule, SchedulingPolicy, Site, Snapshot, schedule};
+use super::{App, MgnSolver, Params, Schedule, SchedulingPolicy, Site, Snapshot, schedule_with};
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -39,6 +39,7 @@ struct Reserving {
 /// The meta-broker agent.
 pub struct MetaBroker {
     policy: SchedulingPolicy,
+    params: Params,
     /// Scheduling interval SI [s].
     interval: f64,
     /// The providers of this market, which may register.
@@ -65,6 +66,8 @@ pub struct MetaBroker {
     /// GA generations run, summed over rounds, and the rounds that ran the GA (seed 003 Fig 4.4).
     generations: u64,
     ga_rounds: u64,
+    /// Rounds where the configured LP solver failed and the transportation solver stood in.
+    solver_fallbacks: u64,
 }
 
 impl MetaBroker {
@@ -72,6 +75,7 @@ impl MetaBroker {
     pub fn new(policy: SchedulingPolicy, interval: f64, members: impl IntoIterator<Item = AgentId>) -> MetaBroker {
         MetaBroker {
             policy,
+            params: Params::default(),
             interval,
             members: members.into_iter().collect(),
             catalogue: BTreeMap::new(),
@@ -89,7 +93,14 @@ impl MetaBroker {
             spent: 0.0,
             generations: 0,
             ga_rounds: 0,
+            solver_fallbacks: 0,
         }
+    }
+
+    /// Solves the MGN relaxation (policies lp, mmc, lpga) with `solver` instead of the transportation solver.
+    pub fn with_solver(mut self, solver: MgnSolver) -> MetaBroker {
+        self.params.mgn_solver = solver;
+        self
     }
 
     /// What `agent` (a user or a provider) is to pay or earn by the tickets issued so far [G$].
@@ -191,7 +202,11 @@ impl MetaBroker {
             .collect();
         let snapshot = Snapshot { now, apps, sites };
         let seed = ctx.rng().next_u64();
-        let plan: Schedule = schedule(self.policy, &snapshot, seed);
+        let plan: Schedule = schedule_with(self.policy, &snapshot, seed, &self.params);
+        if let Some(why) = &plan.fallback {
+            tracing::warn!(metabroker = ctx.name(), round = self.rounds, "{why}");
+            self.solver_fallbacks += 1;
+        }
         if let Some(g) = plan.generations {
             self.generations += g;
             self.ga_rounds += 1;
@@ -294,6 +309,7 @@ impl Agent for MetaBroker {
             ("providers", self.catalogue.len() as f64),
             ("users", self.users.len() as f64),
             ("generations", self.generations as f64),
+            ("solver_fallbacks", self.solver_fallbacks as f64),
             (
                 "generations_per_round",
                 if self.ga_rounds > 0 { self.generations as f64 / self.ga_rounds as f64 } else { 0.0 },

@@ -79,12 +79,18 @@ pub fn schedule(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u64) ->
 
 /// Runs `policy` on `snapshot` with `params`; deterministic for a given `rng_seed` (only the GA policies use it).
 ///
-/// Should microlp fail on the MGN relaxation, the exact transportation solver stands in: both solve the same
-/// problem.
+/// Should the configured LP solver fail on the MGN relaxation, the exact transportation solver stands in (both
+/// solve the same problem) and the schedule says so in [`Schedule::fallback`].
 pub fn schedule_with(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u64, params: &Params) -> Schedule {
     let problem = Problem::new(snapshot, params.qos);
-    let relaxation = || mgn_relaxation(&problem, params.mgn_solver).unwrap_or_else(|_| mgn_transportation(&problem));
-    match policy {
+    let mut fallback = None;
+    let mut relaxation = || {
+        mgn_relaxation(&problem, params.mgn_solver).unwrap_or_else(|e| {
+            fallback = Some(format!("{:?} failed ({e}); the transportation solver stood in", params.mgn_solver));
+            mgn_transportation(&problem)
+        })
+    };
+    let mut schedule = match policy {
         SchedulingPolicy::Greedy => greedy(&problem),
         SchedulingPolicy::Lp => relaxation(),
         SchedulingPolicy::Mmc => modified_min_cost(&problem, &relaxation()),
@@ -94,5 +100,7 @@ pub fn schedule_with(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u6
             genetic(&problem, Some(&mmc), &params.ga, rng_seed)
         }
         SchedulingPolicy::Hga => genetic(&problem, Some(&greedy(&problem)), &params.ga, rng_seed),
-    }
+    };
+    schedule.fallback = fallback;
+    schedule
 }

@@ -196,6 +196,8 @@ pub struct Schedule {
     pub objective: f64,
     /// GA generations run (thesis Fig. 4.4), for the GA-based policies.
     pub generations: Option<u64>,
+    /// Why the configured MGN solver's answer was not used: it failed and the transportation solver stood in.
+    pub fallback: Option<String>,
 }
 
 impl Schedule {
@@ -354,7 +356,7 @@ impl<'a> Problem<'a> {
     pub(crate) fn schedule(&self, assignments: Vec<Assignment>, generations: Option<u64>) -> Schedule {
         let cost = assignments.iter().map(Assignment::cost).sum();
         let objective = assignments.iter().enumerate().map(|(app, a)| self.term(app, &a.parts, a.rolled_over)).sum();
-        Schedule { assignments, cost, objective, generations }
+        Schedule { assignments, cost, objective, generations, fallback: None }
     }
 
     /// The SGN schedule placing each application whole on `choice[app]` (a site index), or on the dummy for `None`.
