@@ -93,12 +93,7 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
             }
             if let Some(rel) = &e.relative {
                 let (a, b) = (at(&rel.a).and_then(|p| summary(p)), at(&rel.b).and_then(|p| summary(p)));
-                let bounds = match (rel.min, rel.max) {
-                    (Some(lo), Some(hi)) => format!("in [{lo}, {hi}]"),
-                    (Some(lo), None) => format!("≥ {lo}"),
-                    (None, Some(hi)) => format!("≤ {hi}"),
-                    (None, None) => "any".into(),
-                };
+                let bounds = bounds(rel.min, rel.max);
                 let target =
                     format!("{}: ({a} − {b}) / |{b}| {bounds}{where_}", e.metric, a = show(&rel.a), b = show(&rel.b));
                 let diff = a.zip(b).map(|(a, b)| (a.mean - b.mean) / b.mean.abs());
@@ -106,7 +101,7 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
                     target,
                     source: source.clone(),
                     measured: diff.map_or("not measured".into(), |d| format!("{d:.4}")),
-                    pass: diff.map(|d| rel.min.is_none_or(|lo| d >= lo) && rel.max.is_none_or(|hi| d <= hi)),
+                    pass: diff.map(|d| within(d, rel.min, rel.max)),
                 });
             }
         }
@@ -126,12 +121,7 @@ pub fn evaluate_versus(study: &Study, result: &StudyResult, family: &[(Study, St
             out.push(Verdict { target, source, measured: "the other scenario did not run".into(), pass: None });
             continue;
         };
-        let bounds = match (versus.min, versus.max) {
-            (Some(lo), Some(hi)) => format!("in [{lo}, {hi}]"),
-            (Some(lo), None) => format!("≥ {lo}"),
-            (None, Some(hi)) => format!("≤ {hi}"),
-            (None, None) => "any".into(),
-        };
+        let bounds = bounds(versus.min, versus.max);
         for p in study.points.iter().filter(|p| matches_at(p, e)) {
             // The other file's points that agree with this one on every key both files sweep.
             let agrees =
@@ -146,12 +136,26 @@ pub fn evaluate_versus(study: &Study, result: &StudyResult, family: &[(Study, St
                     (Some(a), Some(b)) => format!("{} vs {}", fmt_summary(&a), fmt_summary(&b)),
                     _ => "not measured".into(),
                 };
-                let pass = diff.map(|d| versus.min.is_none_or(|lo| d >= lo) && versus.max.is_none_or(|hi| d <= hi));
+                let pass = diff.map(|d| within(d, versus.min, versus.max));
                 out.push(Verdict { target, source: source.clone(), measured, pass });
             }
         }
     }
     out
+}
+
+/// `[min, max]` in words (either bound may be open).
+fn bounds(min: Option<f64>, max: Option<f64>) -> String {
+    match (min, max) {
+        (Some(lo), Some(hi)) => format!("in [{lo}, {hi}]"),
+        (Some(lo), None) => format!("≥ {lo}"),
+        (None, Some(hi)) => format!("≤ {hi}"),
+        (None, None) => "any".into(),
+    }
+}
+
+fn within(x: f64, min: Option<f64>, max: Option<f64>) -> bool {
+    min.is_none_or(|lo| x >= lo) && max.is_none_or(|hi| x <= hi)
 }
 
 fn matches_at(p: &Point, e: &RawExpect) -> bool {
