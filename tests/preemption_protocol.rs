@@ -27,22 +27,27 @@ fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> 
     Msg::Job(JobMsg::Submit(Box::new(spec)))
 }
 
-/// Runs the prototype example under `policy`; returns the deliveries and the provider's metrics.
-fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
-    let mut tb = TestBed::new(1);
-    tb.runtime(rt);
-    let config = ProviderConfig {
-        pes: 12,
+/// A conservative-backfilling cluster of `pes` single-VM nodes with 1,024 MB VMs.
+fn cluster(pes: u32, preemption: PreemptionPolicy, overhead: OverheadModel) -> ProviderConfig {
+    ProviderConfig {
+        pes,
         speed: 1.0,
         price: 0.0,
         scheduler: SchedulerPolicy::Conservative,
         partitioning: Partitioning::default(),
-        preemption: policy,
-        overhead: OverheadModel::SharedStorage(SharedStorage::PROTOTYPE),
+        preemption,
+        overhead,
         vm_memory_mb: 1024.0,
         cancelled: CancelledLeases::Restart,
         preemptive_priority: false,
-    };
+    }
+}
+
+/// Runs the prototype example under `policy`; returns the deliveries and the provider's metrics.
+fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    tb.runtime(rt);
+    let config = cluster(12, policy, OverheadModel::SharedStorage(SharedStorage::PROTOTYPE));
     let site = tb.agent("site", "provider", Provider::new(config));
     tb.probe("igg"); // AgentId(1): the gateway that owns the external leases
     tb.probe("local-user");
@@ -146,18 +151,7 @@ fn test_preempted_leases_resume_with_their_remaining_work_plus_overhead() {
 /// request for the whole of `rp-a` arrives at t = 100 s. `busy_b` first fills `rp-b` with a non-preemptable lease.
 fn migration(deadline: f64, busy_b: bool) -> (TestBed, f64) {
     let mut tb = TestBed::new(1);
-    let config = ProviderConfig {
-        pes: 4,
-        speed: 1.0,
-        price: 0.0,
-        scheduler: SchedulerPolicy::Conservative,
-        partitioning: Partitioning::default(),
-        preemption: PreemptionPolicy::Mov,
-        overhead: OverheadModel::default(),
-        vm_memory_mb: 1024.0,
-        cancelled: CancelledLeases::Restart,
-        preemptive_priority: false,
-    };
+    let config = cluster(4, PreemptionPolicy::Mov, OverheadModel::default());
     let a = tb.agent("rp-a", "provider", Provider::new(config.clone()));
     let b = tb.agent("rp-b", "provider", Provider::new(config.clone()));
     let info = |id| ProviderInfo { id, pes: 4, speed: 1.0, price: 0.0 };
@@ -249,18 +243,7 @@ fn test_without_a_destination_the_lease_resumes_at_its_source_and_a_missed_deadl
 #[test]
 fn test_the_owner_suspends_resumes_and_cancels_its_leases() {
     let mut tb = TestBed::new(1);
-    let config = ProviderConfig {
-        pes: 4,
-        speed: 1.0,
-        price: 0.0,
-        scheduler: SchedulerPolicy::Conservative,
-        partitioning: Partitioning::default(),
-        preemption: PreemptionPolicy::Nop,
-        overhead: OverheadModel::default(),
-        vm_memory_mb: 1024.0,
-        cancelled: CancelledLeases::Restart,
-        preemptive_priority: false,
-    };
+    let config = cluster(4, PreemptionPolicy::Nop, OverheadModel::default());
     let h = config.overhead.overhead(PreemptionKind::Suspend, 2, 1024.0);
     tb.agent("rp", "provider", Provider::new(config));
     tb.probe("user");
