@@ -3,13 +3,13 @@
 
 use agents::broker::{Submission, UserBroker, WorkloadJob};
 use agents::gateway::{Dispatch, Gateway};
-use agents::kernel::{Agent, AgentId, Runtime};
+use agents::kernel::{AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
-use agents::report::{JobOutcome, Report};
+use agents::report::JobOutcome;
 use agents::testbed::{TestBed, expect};
 
 fn provider(pes: u32, speed: f64, price: f64) -> Provider {
@@ -171,7 +171,7 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         );
         users.push(tb.agent(&format!("user-{u}"), "broker", b));
     }
-    let out = tb.run_to_quiescence().unwrap();
+    tb.run_to_quiescence().unwrap();
     // user-1 is refused at t=0; at t=50 the job would end at 150 > 120: dropped, no further claim.
     tb.assert_exact(&[
         expect("timer.submit").to("user-0").at(0.0),
@@ -186,15 +186,8 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         expect("job.completed").to("user-0").at(100.0),
         expect("market.payment").from("user-0").at(100.0),
     ]);
-    let outcome = |tb: &mut TestBed, id| {
-        tb.sim()
-            .inspect(id, move |b: &UserBroker| {
-                let mut r = Report::default();
-                b.report(out.now, &mut r);
-                r.jobs.iter().map(|j| (j.outcome, j.end)).collect::<Vec<_>>()
-            })
-            .unwrap()
-    };
+    let outcome =
+        |tb: &mut TestBed, id| tb.sim().report(id).unwrap().jobs.iter().map(|j| (j.outcome, j.end)).collect::<Vec<_>>();
     assert_eq!(outcome(&mut tb, users[0]), vec![(JobOutcome::Completed, Some(100.0))]);
     assert_eq!(outcome(&mut tb, users[1]), vec![(JobOutcome::Dropped, Some(50.0))]);
 }
@@ -217,12 +210,8 @@ fn test_cancel_a_queued_and_a_running_job() {
     tb.assert_none(&expect("timer.job_end"));
     tb.assert_none(&expect("job.started").msg(Msg::Job(JobMsg::Started { job: 2 })));
     assert_eq!(out.now.secs(), 10.0);
-    let revenue = tb.sim().inspect(AgentId(0), move |p: &Provider| {
-        let mut r = Report::default();
-        p.report(out.now, &mut r);
-        r.metrics.iter().find(|m| m.0 == "revenue").map(|m| m.1)
-    });
-    assert_eq!(revenue.flatten(), Some(40.0), "4 PEs × 10 s × 1 G$");
+    let revenue = tb.sim().report(AgentId(0)).unwrap().metrics.into_iter().find(|m| m.0 == "revenue");
+    assert_eq!(revenue, Some(("revenue", 40.0)), "4 PEs × 10 s × 1 G$");
 }
 
 #[test]
@@ -270,7 +259,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
                 UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: j }], Submission::MetaBroker { to: mb });
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
-        let out = tb.run_to_quiescence().unwrap();
+        tb.run_to_quiescence().unwrap();
         tb.assert_in_order(&[
             expect("market.register_provider").from("cheap").to("mb").at(0.0),
             expect("market.register_provider").from("dear").to("mb").at(0.0),
@@ -297,12 +286,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
             expect("market.ticket").to("user-2").at(150.0),
             expect("job.completed").to("user-2").at(250.0),
         ]);
-        let spent = tb.sim().inspect(mb, move |m: &MetaBroker| {
-            let mut r = Report::default();
-            m.report(out.now, &mut r);
-            r.metrics
-        });
-        let spent = spent.unwrap();
+        let spent = tb.sim().report(mb).unwrap().metrics;
         let get = |k: &str| spent.iter().find(|m| m.0 == k).map(|m| m.1);
         assert_eq!(get("tickets"), Some(3.0));
         // 4 CPUs × 100 s at 1 G$ (twice, user-0 and user-2 on the cheap site) and at 2 G$ (user-1).
@@ -317,13 +301,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
             })
             .sum();
         let revenue = |tb: &mut TestBed, id| {
-            tb.sim()
-                .inspect(id, move |p: &Provider| {
-                    let mut r = Report::default();
-                    p.report(out.now, &mut r);
-                    r.metrics.iter().find(|m| m.0 == "revenue").map_or(0.0, |m| m.1)
-                })
-                .unwrap()
+            tb.sim().report(id).unwrap().metrics.iter().find(|m| m.0 == "revenue").map_or(0.0, |m| m.1)
         };
         let earned = revenue(&mut tb, infos[0].id) + revenue(&mut tb, infos[1].id);
         assert_eq!((paid, earned), (1600.0, 1600.0));
@@ -351,7 +329,7 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     let late = JobSpec { deadline: Some(120.0), ..job(2, AgentId::ENV, 4, 100.0) };
     let broker = UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: late }], Submission::MetaBroker { to: mb });
     let user = tb.agent("user", "broker", broker);
-    let out = tb.run_to_quiescence().unwrap();
+    tb.run_to_quiescence().unwrap();
     let unregistered = "the user is not registered with the meta-broker".to_string();
     tb.assert_in_order(&[
         expect("market.registered").from("mb").to("cheap").at(0.0),
@@ -364,12 +342,7 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     ]);
     tb.assert_none(&expect("market.slots_query"));
     // The broker's job record says why.
-    let records = tb.sim().inspect(user, move |b: &UserBroker| {
-        let mut r = Report::default();
-        b.report(out.now, &mut r);
-        r.jobs
-    });
-    let record = &records.unwrap()[0];
+    let record = &tb.sim().report(user).unwrap().jobs[0];
     assert_eq!(record.outcome, JobOutcome::Dropped);
     let reason = record.reason.as_deref().unwrap_or_default();
     assert!(reason.contains("would finish at 150 > deadline 120"), "{reason}");
@@ -391,7 +364,7 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
         "broker",
         UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: bag }], Submission::MetaBroker { to: mb }),
     );
-    let out = tb.run_to_quiescence().unwrap();
+    tb.run_to_quiescence().unwrap();
     let part = Ticket::FIRST_PART_ID;
     tb.assert_in_order(&[
         expect("lease.reserve").from("mb").to("cheap").at(50.0),
@@ -422,12 +395,7 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
         .collect();
     assert_eq!(tickets, [(1, 4), (part, 2)]);
     // One job in the broker's records: complete when both parts are, paying for both.
-    let records = tb.sim().inspect(user, move |b: &UserBroker| {
-        let mut r = Report::default();
-        b.report(out.now, &mut r);
-        r.jobs
-    });
-    let record = &records.unwrap()[0];
+    let record = &tb.sim().report(user).unwrap().jobs[0];
     assert_eq!(
         (record.outcome, record.start, record.end, record.cost),
         (JobOutcome::Completed, Some(50.0), Some(150.0), 800.0)

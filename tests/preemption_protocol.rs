@@ -2,13 +2,12 @@
 //! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
 use agents::gateway::{Dispatch, Gateway};
-use agents::kernel::{Agent, AgentId, Runtime};
+use agents::kernel::{AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
 use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
-use agents::report::Report;
 use agents::testbed::{Delivery, TestBed, expect};
 
 /// Table 7.1: (lease, arrival [s], VMs, MB per VM, duration [s]).
@@ -59,15 +58,8 @@ fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'st
         spec.owner = AgentId(2);
     }
     tb.inject(720.0, "local-user", "site", local);
-    let out = tb.run_to_quiescence().unwrap();
-    let metrics = tb
-        .sim()
-        .inspect(site, move |p: &Provider| {
-            let mut r = Report::default();
-            p.report(out.now, &mut r);
-            r.metrics
-        })
-        .unwrap();
+    tb.run_to_quiescence().unwrap();
+    let metrics = tb.sim().report(site).unwrap().metrics;
     (tb.deliveries(), metrics)
 }
 
@@ -176,14 +168,7 @@ fn migration(deadline: f64, busy_b: bool) -> (TestBed, f64) {
 
 fn provider_metric(tb: &mut TestBed, name: &str, key: &'static str) -> f64 {
     let id = tb.sim().directory().lookup(name).unwrap();
-    let now = tb.sim().now();
-    tb.sim()
-        .inspect(id, move |p: &Provider| {
-            let mut r = Report::default();
-            p.report(now, &mut r);
-            metric(&r.metrics, key)
-        })
-        .unwrap()
+    metric(&tb.sim().report(id).unwrap().metrics, key)
 }
 
 #[test]

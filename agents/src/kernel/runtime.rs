@@ -22,6 +22,7 @@ use super::ctx::{AgentState, Effects};
 use super::trace::TraceSink;
 use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime};
 use crate::protocol::Msg;
+use crate::report::Report;
 
 /// How agents are executed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,12 +222,27 @@ impl Simulation {
         id: AgentId,
         f: impl FnOnce(&A) -> R + Send + 'static,
     ) -> Option<R> {
+        self.visit(id, move |agent| {
+            let agent: &dyn Any = agent;
+            agent.downcast_ref::<A>().map(f)
+        })
+        .flatten()
+    }
+
+    /// What agent `id` reports at the current time (metrics, job records, series), between runs.
+    pub fn report(&mut self, id: AgentId) -> Option<Report> {
+        let now = self.now();
+        self.visit(id, move |agent| {
+            let mut report = Report::default();
+            agent.report(now, &mut report);
+            report
+        })
+    }
+
+    fn visit<R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&dyn Agent) -> R + Send + 'static) -> Option<R> {
         match &mut self.exec {
-            Exec::Inline(inline) => {
-                let agent: &dyn Any = &**inline.agents.get(id.index())?;
-                agent.downcast_ref::<A>().map(f)
-            }
-            Exec::Actix(actix) => actix.inspect(id, f),
+            Exec::Inline(inline) => Some(f(&**inline.agents.get(id.index())?)),
+            Exec::Actix(actix) => actix.visit(id, f),
         }
     }
 
@@ -540,19 +556,13 @@ impl ActixExec {
         result
     }
 
-    fn inspect<A: Agent, R: Send + 'static>(
-        &mut self,
-        id: AgentId,
-        f: impl FnOnce(&A) -> R + Send + 'static,
-    ) -> Option<R> {
+    fn visit<R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&dyn Agent) -> R + Send + 'static) -> Option<R> {
         let addr = self.agents.get(id.index())?;
         let (tx, rx) = oneshot::channel();
-        let probe = move |agent: &dyn Agent| {
-            let agent: &dyn Any = agent;
-            let _ = tx.send(agent.downcast_ref::<A>().map(f));
-        };
-        addr.do_send(Inspect(Box::new(probe)));
-        self.system.block_on(rx).ok().flatten()
+        addr.do_send(Inspect(Box::new(move |agent: &dyn Agent| {
+            let _ = tx.send(f(agent));
+        })));
+        self.system.block_on(rx).ok()
     }
 
     fn take_agents(&mut self) -> Vec<Box<dyn Agent>> {
