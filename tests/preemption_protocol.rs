@@ -5,20 +5,10 @@ use agents::gateway::{Dispatch, Gateway};
 use agents::kernel::{AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
 use agents::provider::overhead::{OverheadModel, SharedStorage};
-use agents::provider::preemption::PreemptionPolicy;
+use agents::provider::preemption::{PROTOTYPE_LEASES, PreemptionPolicy};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::testbed::{Delivery, TestBed, expect};
-
-/// Table 7.1: (lease, arrival [s], VMs, MB per VM, duration [s]).
-const LEASES: [(u64, f64, u32, f64, f64); 6] = [
-    (1, 0.0, 3, 256.0, 3600.0),
-    (2, 300.0, 1, 128.0, 5400.0),
-    (3, 360.0, 2, 128.0, 5400.0),
-    (4, 480.0, 1, 256.0, 5400.0),
-    (5, 530.0, 2, 64.0, 2400.0),
-    (6, 580.0, 3, 128.0, 3600.0),
-];
 
 fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {
     let spec =
@@ -50,7 +40,7 @@ fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'st
     let site = tb.agent("site", "provider", Provider::new(config));
     tb.probe("igg"); // AgentId(1): the gateway that owns the external leases
     tb.probe("local-user");
-    for (id, at, vms, mb, duration) in LEASES {
+    for (id, at, vms, mb, duration) in PROTOTYPE_LEASES {
         tb.inject(at, "igg", "site", lease(id, vms, mb, duration, LeaseType::Suspendable));
     }
     let mut local = lease(7, 5, 1024.0, 3600.0, LeaseType::Local);

@@ -40,6 +40,18 @@ use super::scheduler::{JobId, LocalScheduler, ReservationRequest};
 /// last bits, and ties must not depend on that.
 const OVERHEAD_TIE: f64 = 1e-6;
 
+/// The prototype example's external leases (seed 000 Table 7.1), all suspendable, on a 12-PE cluster: (lease,
+/// arrival [s], VMs, MB per VM, duration [s]). At 00:12:00 a local request for 5 VMs over one hour finds every PE
+/// busy; the policies' choices among these leases are the thesis's worked example (Table 7.2).
+pub const PROTOTYPE_LEASES: [(JobId, f64, u32, f64, f64); 6] = [
+    (1, 0.0, 3, 256.0, 3600.0),
+    (2, 300.0, 1, 128.0, 5400.0),
+    (3, 360.0, 2, 128.0, 5400.0),
+    (4, 480.0, 1, 256.0, 5400.0),
+    (5, 530.0, 2, 64.0, 2400.0),
+    (6, 580.0, 3, 128.0, 3600.0),
+];
+
 /// Lease type `τ(L)` (thesis Ch 3 §3.2.1); deserialises from "local", "cancellable", "suspendable", "migratable" and
 /// "non-preemptable".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -525,15 +537,7 @@ mod tests {
     /// Table 7.1 on the prototype's 12 PEs: leases 1–6 (external, suspendable) at their arrival times, then the
     /// local request 7 for 5 VMs over [00:12:00, +3600 s), with the GlusterFS overhead model.
     fn table_7_1() -> (LocalScheduler, ReservationRequest, Contention) {
-        // (id, arrival [s], VMs, MB per VM, duration [s])
-        let leases = [
-            (1, 0.0, 3, 256.0, 3600.0),
-            (2, 300.0, 1, 128.0, 5400.0),
-            (3, 360.0, 2, 128.0, 5400.0),
-            (4, 480.0, 1, 256.0, 5400.0),
-            (5, 530.0, 2, 64.0, 2400.0),
-            (6, 580.0, 3, 128.0, 3600.0),
-        ];
+        let leases = PROTOTYPE_LEASES;
         let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 12);
         for &(id, arrival, vms, _, duration) in &leases {
             let started = scheduler.submit(arrival, job(id, vms, duration)).unwrap();
