@@ -1,5 +1,6 @@
 //! Kernel throughput: the ring model on gridmarket (actix and inline runtimes) and, side by side in the same run,
-//! on the peers simcore (formerly dslab-core) and nexosim.
+//! on the peers simcore (formerly dslab-core) and nexosim; `actix-floor` is the bare actix messaging that the actix
+//! runtime cannot go below (see `actix_floor.rs`).
 //!
 //! Ring of 1,000 agents; every delivery forwards the token to the next agent with a delay uniform in [1, 2) s; 1,000
 //! tokens in flight; 1,000,000 deliveries per iteration. Run:
@@ -11,6 +12,7 @@ use agents::kernel::{Agent, AgentId, Ctx, End, Envelope, Runtime, SimBuilder};
 use agents::protocol::{Msg, ProbeMsg};
 use rand::RngExt;
 
+mod actix_floor;
 mod peers;
 
 const AGENTS: u32 = 1_000;
@@ -67,6 +69,7 @@ fn kernel(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("gridmarket", |b| b.iter(|| ring_gridmarket(Runtime::Actix { threads: 1 })));
     g.bench_function("gridmarket-inline", |b| b.iter(|| ring_gridmarket(Runtime::Inline)));
+    g.bench_function("actix-floor", |b| b.iter(|| actix_floor::chain(AGENTS as usize, DELIVERIES)));
     g.bench_function("simcore", |b| b.iter(|| peers::ring_simcore(AGENTS as usize, TOKENS as usize, DELIVERIES, SEED)));
     g.bench_function("nexosim", |b| {
         b.iter(|| peers::ring_nexosim(AGENTS as usize, TOKENS as usize, DELIVERIES, SEED, None))
