@@ -4,7 +4,7 @@
 //! That is all the actix runtime must do per delivery when the model gives it nothing to deliver concurrently (the
 //! ring's continuous delays make every `(time, round)` batch a single envelope, and the next receiver is whichever
 //! agent the event list names): no clock, no event list, no handler work. A kernel that delivers each event as one
-//! actix message cannot be faster than this.
+//! actix message cannot be faster than this. Like the gridmarket ids, an iteration includes starting the actors.
 
 use std::sync::{Arc, OnceLock};
 

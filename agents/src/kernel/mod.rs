@@ -2,8 +2,8 @@
 //!
 //! An agent is plain Rust ([`Agent::handle`]) that reacts to one [`Envelope`] at a time and writes what it sends
 //! into a [`Ctx`]. The [`Engine`] keeps the future-event list ordered by a deterministic [`EventKey`]; a
-//! [`Simulation`] drives it either on actix (every agent an actor, the clock state they share) or inline on the calling
-//! thread. Both deliver the same envelopes in the same order, so a run is a pure function of (agents, seed).
+//! [`Simulation`] drives it either on actix (every agent an actor, the clock state they share) or inline on the
+//! calling thread. Both deliver the same envelopes in the same order, so a run is a pure function of (agents, seed).
 
 mod ctx;
 mod directory;
