@@ -22,7 +22,7 @@ const SEED: u64 = 2001;
 
 /// The jobs (in submission order) and their actual runtimes, indexed by job id.
 fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
-    let mut rng = agents::kernel::rng::stream(SEED, "backfill-bench", 0);
+    let mut rng = agents::sim::rng::stream(SEED, "backfill-bench", 0);
     let mut jobs = Vec::with_capacity(JOBS);
     let mut runtimes = Vec::with_capacity(JOBS);
     let mut work = 0.0;

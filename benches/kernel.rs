@@ -8,8 +8,8 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use agents::kernel::{Agent, AgentId, Ctx, End, Envelope, Runtime, SimBuilder};
 use agents::protocol::{Msg, ProbeMsg};
+use agents::sim::{Agent, AgentId, Ctx, End, Envelope, GridMarket, Runtime, SimBuilder};
 use rand::RngExt;
 
 mod actix_floor;
@@ -34,7 +34,7 @@ impl RingAgent {
     }
 }
 
-impl Agent for RingAgent {
+impl Agent<GridMarket> for RingAgent {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(id) = self.token {
             self.forward(ctx, id, (DELIVERIES / u64::from(TOKENS)) as u32);

@@ -25,7 +25,7 @@ const SEED: u64 = 2010;
 
 /// A chapter 4 round with `apps` applications and `sites` sites.
 fn snapshot(apps: usize, sites: usize) -> Snapshot {
-    let mut rng = agents::kernel::rng::stream(SEED, "metabroker-bench", (apps as u64) << 32 ^ sites as u64);
+    let mut rng = agents::sim::rng::stream(SEED, "metabroker-bench", (apps as u64) << 32 ^ sites as u64);
     let apps = (0..apps as u64)
         .map(|id| {
             let runtime = 400.0 * (1.0 + 0.1 * rng.sample::<f64, _>(StandardNormal)).clamp(0.8, 1.2);

@@ -13,16 +13,16 @@
 //!
 //! Run: `cargo run --example 01_ping`
 
-use agents::kernel::trace::{TraceFilter, TraceSink};
-use agents::kernel::{Agent, Ctx, End, Envelope, SimBuilder, SimTime};
 use agents::protocol::{JobMsg, JobSpec, Msg, TimerMsg};
+use agents::sim::trace::{TraceFilter, TraceSink};
+use agents::sim::{Agent, Ctx, End, Envelope, GridMarket, SimBuilder, SimTime};
 
 /// Submits one 4-PE job of 120 s at start and records when it completes.
 struct Broker {
     done_at: Option<f64>,
 }
 
-impl Agent for Broker {
+impl Agent<GridMarket> for Broker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         let provider = ctx.lookup("provider").expect("provider registered");
         let job = JobSpec { estimate: 150.0, ..JobSpec::new(1, ctx.me(), 4, 120.0) };
@@ -41,7 +41,7 @@ struct Provider {
     running: Vec<JobSpec>,
 }
 
-impl Agent for Provider {
+impl Agent<GridMarket> for Provider {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => {

@@ -7,12 +7,12 @@
 //!
 //! Run: `cargo run --release --example idle_agents [-- N]`
 
-use agents::kernel::{Agent, Ctx, End, Envelope, Runtime, SimBuilder, SimTime};
+use agents::sim::{Agent, Ctx, End, Envelope, GridMarket, Runtime, SimBuilder, SimTime};
 
 /// Does nothing: the cost measured is the kernel's per-agent overhead.
 struct Idle;
 
-impl Agent for Idle {
+impl Agent<GridMarket> for Idle {
     fn handle(&mut self, _: &Envelope, _: &mut Ctx<'_>) {}
 }
 

@@ -70,7 +70,7 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             let raw = RawWorkload::deserialize(toml::Value::Table(table)).context("workload parameters")?;
             let plan =
                 WorkloadPlan::check(&raw, std::path::Path::new(".")).map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;
-            let mut rng = agents::kernel::rng::stream(seed, &format!("workload:{model}"), 0);
+            let mut rng = agents::sim::rng::stream(seed, &format!("workload:{model}"), 0);
             let w = plan.generate(&mut rng).map_err(anyhow::Error::msg)?;
             write(&w, &output)?;
             println!("{} jobs written to {}", w.jobs.len(), output.display());

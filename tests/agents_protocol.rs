@@ -3,13 +3,13 @@
 
 use agents::broker::{Submission, UserBroker, WorkloadJob};
 use agents::gateway::{Dispatch, Gateway};
-use agents::kernel::{AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::report::JobOutcome;
+use agents::sim::{AgentId, Runtime};
 use agents::testbed::{TestBed, expect};
 
 fn provider(pes: u32, speed: f64, price: f64) -> Provider {

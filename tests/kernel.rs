@@ -4,9 +4,12 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use agents::kernel::trace::{self, TraceFilter, TraceSink};
-use agents::kernel::{Agent, AgentId, Ctx, End, EndReason, Envelope, Runtime, SimBuilder, SimError, SimTime, TimerId};
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
+use agents::sim::trace::{self, TraceFilter, TraceSink};
+use agents::sim::{
+    Agent, AgentId, Ctx, End, EndReason, Envelope, GridMarket, Runtime, SimBuilder, SimError, SimTime, TimerId,
+    TraceRecord,
+};
 use rand::RngExt;
 
 /// An in-memory trace destination shared with the test.
@@ -29,7 +32,7 @@ struct Chaos {
     timer: Option<TimerId>,
 }
 
-impl Agent for Chaos {
+impl Agent<GridMarket> for Chaos {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         let n = ctx.directory().len() as u32;
         for id in 0..3 {
@@ -74,7 +77,7 @@ fn chaos_trace(seed: u64, rt: Runtime) -> (Vec<u8>, u64) {
 fn test_same_seed_same_trace_on_every_runtime_and_thread_count() {
     let (reference, delivered) = chaos_trace(11, Runtime::Inline);
     assert!(delivered > 5_000, "the model must be busy enough to mean something: {delivered}");
-    let records = trace::read(&reference[..]).unwrap();
+    let records: Vec<TraceRecord> = trace::read(&reference[..]).unwrap();
     assert_eq!(records.len() as u64, delivered);
     assert!(records.iter().any(|r| r.round >= 2), "zero-delay cascades occur");
     assert!(records.iter().any(|r| r.kind == "timer.timeout"), "timers fire");
@@ -98,7 +101,7 @@ fn test_trace_filter_by_agent_and_kind() {
     b.trace(TraceSink::new(Box::new(buf.clone()), filter));
     let mut sim = b.build().unwrap();
     sim.run(End::Until(SimTime::new(20.0).unwrap())).unwrap();
-    let records = trace::read(&buf.0.lock().unwrap()[..]).unwrap();
+    let records: Vec<TraceRecord> = trace::read(&buf.0.lock().unwrap()[..]).unwrap();
     assert!(!records.is_empty());
     assert!(records.iter().all(|r| (r.from == "agent-3" || r.to == "agent-3") && r.kind == "probe.token"));
 }
@@ -112,7 +115,7 @@ enum Bad {
     Panic,
 }
 
-impl Agent for Bad {
+impl Agent<GridMarket> for Bad {
     fn handle(&mut self, _: &Envelope, ctx: &mut Ctx<'_>) {
         let msg = Msg::Probe(ProbeMsg::Reply { id: 1 });
         match self {
@@ -157,7 +160,7 @@ fn test_bad_sends_are_errors_naming_sender_time_and_kind() {
 /// Stops the run when it receives anything.
 struct Stopper;
 
-impl Agent for Stopper {
+impl Agent<GridMarket> for Stopper {
     fn handle(&mut self, _: &Envelope, ctx: &mut Ctx<'_>) {
         ctx.stop("enough");
     }

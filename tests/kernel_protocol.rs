@@ -1,8 +1,8 @@
 //! Message-level protocol tests of the kernel on the test bed: a request/reply protocol with a processing timer
 //! and a cancellable client timeout, on both runtimes.
 
-use agents::kernel::{Agent, AgentId, Ctx, EndReason, Envelope, Runtime, SimError};
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
+use agents::sim::{Agent, AgentId, Ctx, EndReason, Envelope, GridMarket, Runtime, SimError};
 use agents::testbed::{TestBed, expect};
 
 /// Answers `Request { id }` with `Reply { id }` after `service` seconds of processing (a timer).
@@ -11,7 +11,7 @@ struct Server {
     waiting: Vec<(u64, AgentId)>,
 }
 
-impl Agent for Server {
+impl Agent<GridMarket> for Server {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match env.msg {
             Msg::Probe(ProbeMsg::Request { id }) => {
@@ -33,7 +33,7 @@ impl Agent for Server {
 struct Client {
     server: &'static str,
     timeout: f64,
-    timer: Option<agents::kernel::TimerId>,
+    timer: Option<agents::sim::TimerId>,
     answered: Option<f64>,
     timed_out: Option<f64>,
 }
@@ -44,7 +44,7 @@ impl Client {
     }
 }
 
-impl Agent for Client {
+impl Agent<GridMarket> for Client {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         let server = ctx.lookup(self.server).expect("server registered");
         ctx.send(server, Msg::Probe(ProbeMsg::Request { id: 1 }));
@@ -138,18 +138,18 @@ fn test_scripted_probe_and_injection() {
 #[test]
 fn test_latency_per_kind_and_pair() {
     for rt in runtimes() {
-        let mut b = agents::kernel::SimBuilder::new(1);
+        let mut b = agents::sim::SimBuilder::new(1);
         b.runtime(rt);
         b.add("client", "broker", Client::new("server", 5.0)).unwrap();
         b.add("server", "provider", Server { service: 2.0, waiting: vec![] }).unwrap();
         b.latency_kinds("broker", "provider", 0.5).unwrap();
         b.latency_pair("server", "client", 0.25).unwrap();
         let mut sim = b.build().unwrap();
-        let out = sim.run(agents::kernel::End::Quiescence).unwrap();
+        let out = sim.run(agents::sim::End::Quiescence).unwrap();
         // request 0.5 s, processing 2 s (timers have no latency), reply 0.25 s.
         assert_eq!(out.now.secs(), 2.75, "{rt:?}");
     }
-    let mut b = agents::kernel::SimBuilder::new(1);
+    let mut b = agents::sim::SimBuilder::new(1);
     assert!(matches!(b.latency_default(f64::NAN), Err(SimError::BadLatency { .. })));
     assert!(matches!(b.latency_pair("a", "b", 1.0), Err(SimError::NoSuchName { .. })));
 }

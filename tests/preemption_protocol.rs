@@ -2,12 +2,12 @@
 //! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
 use agents::gateway::{Dispatch, Gateway};
-use agents::kernel::{AgentId, Runtime};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
 use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::{PROTOTYPE_LEASES, PreemptionPolicy};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use agents::sim::{AgentId, Runtime};
 use agents::testbed::{Delivery, TestBed, expect};
 
 fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {

@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::AgentId;
 pub use crate::provider::overhead::PreemptionKind;
 pub use crate::provider::preemption::LeaseType;
+use crate::sim::AgentId;
 
 /// Identifies a job (or a lease, or a request) across agents; unique within a run.
 pub type JobId = u64;
@@ -32,9 +32,9 @@ pub enum Msg {
     Probe(ProbeMsg),
 }
 
-impl Msg {
+impl gridmarket_kernel::Message for Msg {
     /// The message kind as written in the trace, `"sub_protocol.variant"` (e.g. `"job.submit"`).
-    pub fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         match self {
             Msg::Job(m) => m.kind(),
             Msg::Lease(m) => m.kind(),
@@ -45,6 +45,26 @@ impl Msg {
         }
     }
 }
+
+impl Msg {
+    /// The message kind as written in the trace, `"sub_protocol.variant"` (e.g. `"job.submit"`).
+    pub fn kind(&self) -> &'static str {
+        gridmarket_kernel::Message::kind(self)
+    }
+}
+
+/// Each sub-protocol's messages are messages: `ctx.send(to, JobMsg::Accepted { job })`.
+macro_rules! sub_protocols {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        $(impl From<$ty> for Msg {
+            fn from(m: $ty) -> Msg {
+                Msg::$variant(m)
+            }
+        })*
+    };
+}
+
+sub_protocols!(Job(JobMsg), Lease(LeaseMsg), Market(MarketMsg), Energy(EnergyMsg), Timer(TimerMsg), Probe(ProbeMsg),);
 
 /// A job as it travels between user broker, gateway, meta-broker and provider.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::kernel::{AgentId, SimTime};
 use crate::protocol::JobId;
+use crate::sim::{AgentId, SimTime};
 
 /// How a job ended (or where it stood when the run ended). Every job has exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

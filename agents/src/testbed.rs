@@ -12,8 +12,10 @@
 
 use std::fmt::Write as _;
 
-use crate::kernel::{Agent, AgentId, Ctx, End, Envelope, Outcome, Runtime, SimBuilder, SimError, SimTime, Simulation};
 use crate::protocol::Msg;
+use crate::sim::{
+    Agent, AgentId, Ctx, End, Envelope, GridMarket, Outcome, Runtime, SimBuilder, SimError, SimTime, Simulation,
+};
 
 /// A probe's scripted reaction to what it receives.
 pub type Script = Box<dyn FnMut(&Envelope, &mut Ctx<'_>) + Send>;
@@ -23,7 +25,7 @@ pub struct Probe {
     script: Option<Script>,
 }
 
-impl Agent for Probe {
+impl Agent<GridMarket> for Probe {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         if let Some(script) = &mut self.script {
             script(env, ctx);
@@ -140,7 +142,7 @@ impl TestBed {
     }
 
     /// Adds an agent under test. Panics on a duplicate name (a mistake in the test itself).
-    pub fn agent(&mut self, name: &str, kind: &str, agent: impl Agent) -> AgentId {
+    pub fn agent(&mut self, name: &str, kind: &str, agent: impl Agent<GridMarket>) -> AgentId {
         self.builder().add(name, kind, agent).unwrap_or_else(|e| panic!("{e}"))
     }
 

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use agents::kernel::{AgentId, Outcome};
 use agents::report::{JobOutcome, JobRecord, Report};
+use agents::sim::{AgentId, Outcome};
 
 use crate::scenario::plan::{AgentSpec, Plan};
 

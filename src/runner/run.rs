@@ -8,12 +8,12 @@ use std::sync::atomic::AtomicBool;
 
 use agents::broker::{Submission, UserBroker, WorkloadJob as BrokerJob};
 use agents::gateway::Gateway;
-use agents::kernel::trace::{TraceFilter, TraceSink};
-use agents::kernel::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
 use agents::metabroker::agent::MetaBroker;
 use agents::protocol::JobSpec;
 use agents::provider::{Provider, ProviderConfig, ProviderInfo};
 use agents::report::Report;
+use agents::sim::trace::{TraceFilter, TraceSink};
+use agents::sim::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
 
 use super::metrics::{self, Measured};
 use crate::scenario::plan::{AgentSpec, BrokerTarget, LatencyRule, Plan, ProviderDraws};

@@ -159,7 +159,7 @@ impl WorkloadPlan {
     }
 
     /// The jobs of one run, drawn with `rng` (the workload's own stream).
-    pub fn generate(&self, rng: &mut agents::kernel::rng::SimRng) -> Result<Workload, String> {
+    pub fn generate(&self, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
         let raw = &self.raw;
         let limit = match (raw.jobs, raw.until) {
             (Some(n), _) => Limit::Jobs(n.0 as usize),
@@ -310,7 +310,7 @@ fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
 }
 
 /// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.
-fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::kernel::rng::SimRng) -> Result<Workload, String> {
+fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
     let rate = raw.rate.map_or(1.0, |r| r.0);
     let gaps = Dist::poisson_arrivals(rate).sampler().map_err(|e| e.to_string())?;
     let runtimes = raw.runtime.as_ref().ok_or("`runtime` is required")?.sampler().map_err(|e| e.to_string())?;
@@ -332,7 +332,7 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::kernel::rng::SimRn
 
 /// Seed 000 ch3: "types are assigned uniformly at random": local with probability `local`, else external, best
 /// effort or deadline-constrained by `best-effort-fraction`, each class split evenly between its two types.
-fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::kernel::rng::SimRng) {
+fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::sim::rng::SimRng) {
     use agents::protocol::LeaseType;
     use rand::RngExt;
     let best_effort = raw.best_effort_fraction.map_or(0.5, |f| f.0);

@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
 use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
+use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
 /// One job of the broker's workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -258,7 +258,7 @@ impl UserBroker {
     }
 }
 
-impl Agent for UserBroker {
+impl Agent<GridMarket> for UserBroker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         if let Submission::MetaBroker { to } = self.submission {
             ctx.send(to, Msg::Market(MarketMsg::RegisterUser));

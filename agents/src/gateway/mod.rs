@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, Migration, Msg};
 use crate::provider::ProviderInfo;
 use crate::report::Report;
+use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
 /// How the gateway picks a provider for each request.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +108,7 @@ impl Gateway {
     }
 }
 
-impl Agent for Gateway {
+impl Agent<GridMarket> for Gateway {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit(job, &env.msg, ctx),

@@ -20,9 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand::Rng;
 
 use super::{App, MgnSolver, Params, Schedule, SchedulingPolicy, Site, Snapshot, schedule_with};
-use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
+use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
 /// How far ahead providers report their free slots [s].
 const OFFER_HORIZON: f64 = 86_400.0;
@@ -280,7 +280,7 @@ impl MetaBroker {
     }
 }
 
-impl Agent for MetaBroker {
+impl Agent<GridMarket> for MetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Market(MarketMsg::RegisterProvider(update)) => self.on_register_provider(env.from(), update, ctx),

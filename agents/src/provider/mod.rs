@@ -26,11 +26,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
 use crate::protocol::{
     JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Migration, Msg, PreemptionKind, ResourceUpdate, TimerMsg,
 };
 use crate::report::{Report, Series};
+use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use overhead::OverheadModel;
 use preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
 use scheduler::{
@@ -714,7 +714,7 @@ impl Provider {
     }
 }
 
-impl Agent for Provider {
+impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         for &mb in ctx.of_kind("metabroker").to_vec().iter() {

@@ -78,6 +78,17 @@ pub enum SimError {
         /// The refused value.
         value: f64,
     },
+    /// Occurs when zero-delay messages keep answering each other at one instant: past `rounds` rounds the run
+    /// stops, naming the agents of the last round. The run cannot continue.
+    #[error("at t={at}: more than {rounds} rounds of zero-delay messages at one instant (a loop?) among {}", .agents.join(", "))]
+    ZeroDelayLoop {
+        /// The instant.
+        at: SimTime,
+        /// The cap.
+        rounds: u32,
+        /// Senders and receivers of the round past the cap, by name.
+        agents: Vec<String>,
+    },
     /// Occurs when the run was interrupted from outside (Ctrl-C). The run cannot continue.
     #[error("interrupted at t={at}")]
     Interrupted {

@@ -2,10 +2,9 @@
 
 use super::directory::Directory;
 use super::rng::{self, SimRng};
-use super::{AgentId, Envelope, EventKey, SimError, SimTime};
-use crate::protocol::{Msg, TimerMsg};
+use super::{AgentId, Envelope, EventKey, Message, SimError, SimTime};
 
-/// Handle to a pending timer, for [`Ctx::cancel`].
+/// Handle to a timer, for [`Ctx::cancel`]: the agent's own sequence number of the timer's envelope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TimerId(pub(crate) u64);
 
@@ -25,15 +24,21 @@ impl AgentState {
 }
 
 /// What the handlers of one delivery batch produced, merged into the event queue by the clock.
-#[derive(Debug, Default)]
-pub struct Effects {
-    pub(crate) sent: Vec<Envelope>,
+#[derive(Debug)]
+pub struct Effects<M> {
+    pub(crate) sent: Vec<Envelope<M>>,
     pub(crate) cancelled: Vec<(AgentId, u64)>,
     pub(crate) stop: Option<(AgentId, String)>,
     pub(crate) error: Option<(AgentId, SimError)>,
 }
 
-impl Effects {
+impl<M> Default for Effects<M> {
+    fn default() -> Self {
+        Effects { sent: Vec::new(), cancelled: Vec::new(), stop: None, error: None }
+    }
+}
+
+impl<M> Effects<M> {
     pub(crate) fn fail(&mut self, by: AgentId, e: SimError) {
         // Keep the first error only: later ones are usually consequences.
         self.error.get_or_insert((by, e));
@@ -41,22 +46,22 @@ impl Effects {
 }
 
 /// The context of one delivery: the agent's window on the simulation.
-pub struct Ctx<'a> {
+pub struct Ctx<'a, M> {
     now: SimTime,
     round: u32,
     dir: &'a Directory,
     state: &'a mut AgentState,
-    fx: &'a mut Effects,
+    fx: &'a mut Effects<M>,
 }
 
-impl<'a> Ctx<'a> {
+impl<'a, M: Message> Ctx<'a, M> {
     pub(crate) fn new(
         now: SimTime,
         round: u32,
         dir: &'a Directory,
         state: &'a mut AgentState,
-        fx: &'a mut Effects,
-    ) -> Ctx<'a> {
+        fx: &'a mut Effects<M>,
+    ) -> Ctx<'a, M> {
         Ctx { now, round, dir, state, fx }
     }
 
@@ -91,26 +96,28 @@ impl<'a> Ctx<'a> {
     }
 
     /// Sends `msg` to `to`, delivered after the link latency (zero by default: in the next round of this instant).
-    pub fn send(&mut self, to: AgentId, msg: Msg) {
-        self.push(0.0, to, msg);
+    pub fn send(&mut self, to: AgentId, msg: impl Into<M>) {
+        self.push(0.0, to, msg.into());
     }
 
     /// Sends `msg` to `to`, delivered `delay` seconds from now plus the link latency. `delay` must be finite and
     /// non-negative; otherwise the run stops with [`SimError::BadDelay`].
-    pub fn send_in(&mut self, delay: f64, to: AgentId, msg: Msg) {
-        self.push(delay, to, msg);
+    pub fn send_in(&mut self, delay: f64, to: AgentId, msg: impl Into<M>) {
+        self.push(delay, to, msg.into());
     }
 
     /// Sets a timer: `timer` comes back to this agent `delay` seconds from now, unless cancelled.
-    pub fn wake_in(&mut self, delay: f64, timer: TimerMsg) -> TimerId {
-        let msg = Msg::Timer(timer);
+    ///
+    /// The id always names this timer. If it cannot be set (a bad delay, or the agent stopped the run in this
+    /// delivery), the run fails with that error and the id names a timer that never fires.
+    pub fn wake_in(&mut self, delay: f64, timer: impl Into<M>) -> TimerId {
+        let msg = timer.into();
         if self.fx.stop.is_some() {
             let e = SimError::Stopped { sender: self.name().to_string(), at: self.now, kind: msg.kind() };
             self.fx.fail(self.state.id, e);
         }
         let me = self.state.id;
-        self.push(delay, me, msg);
-        TimerId(self.state.seq - 1)
+        TimerId(self.push(delay, me, msg))
     }
 
     /// Cancels a pending timer; cancelling one that already fired (or was cancelled) does nothing.
@@ -142,24 +149,29 @@ impl<'a> Ctx<'a> {
         self.fx.stop.get_or_insert((self.state.id, reason.into()));
     }
 
-    fn push(&mut self, delay: f64, to: AgentId, msg: Msg) {
+    /// Puts `msg` on its way and returns its sequence number (taken even when the message is refused, so that
+    /// an id handed out never names another message).
+    fn push(&mut self, delay: f64, to: AgentId, msg: M) -> u64 {
         let me = self.state.id;
+        let seq = self.state.seq;
+        self.state.seq += 1;
         if !(delay.is_finite() && delay >= 0.0) {
             let e = SimError::BadDelay { sender: self.name().to_string(), at: self.now, kind: msg.kind(), delay };
-            return self.fx.fail(self.state.id, e);
+            self.fx.fail(self.state.id, e);
+            return seq;
         }
         if !self.dir.contains(to) {
             let e =
                 SimError::UnknownAgent { sender: self.name().to_string(), at: self.now, kind: msg.kind(), to: to.0 };
-            return self.fx.fail(self.state.id, e);
+            self.fx.fail(self.state.id, e);
+            return seq;
         }
         let total = delay + self.dir.latency_between(me, to);
         // Finite and >= 0 (checked above), so only overflow could leave the valid range: saturate.
         let at = SimTime::new((self.now.secs() + total).min(f64::MAX)).unwrap_or(SimTime::MAX);
         // A delay too small to move the clock (rounding) is a zero-delay message: next round, same instant.
-        let round = if at == self.now { self.round + 1 } else { 0 };
-        let seq = self.state.seq;
-        self.state.seq += 1;
+        let round = if at == self.now { self.round.saturating_add(1) } else { 0 };
         self.fx.sent.push(Envelope { key: EventKey { at, round, from: me, seq }, to, msg });
+        seq
     }
 }

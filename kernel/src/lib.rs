@@ -1,9 +1,13 @@
-//! The simulated clock on actix: agents, envelopes, the event queue and the runtimes that drive them.
+//! gridmarket's simulated clock on actix: agents, envelopes, the event queue and the runtimes that drive them.
 //!
 //! An agent is plain Rust ([`Agent::handle`]) that reacts to one [`Envelope`] at a time and writes what it sends
 //! into a [`Ctx`]. The [`Engine`] keeps the future-event list ordered by a deterministic [`EventKey`]; a
 //! [`Simulation`] drives it either on actix (every agent an actor, the clock state they share) or inline on the
 //! calling thread. Both deliver the same envelopes in the same order, so a run is a pure function of (agents, seed).
+//!
+//! The kernel knows no market: what agents exchange and report is a [`World`] of the user's choosing (gridmarket's
+//! own is `agents::sim::GridMarket`). It depends on no domain crate, so the clock cannot grow domain rules.
+#![warn(missing_docs)]
 
 mod ctx;
 mod directory;
@@ -19,13 +23,28 @@ use std::any::Any;
 
 pub use ctx::{Ctx, TimerId};
 pub use directory::{Directory, Latency};
-pub use engine::{End, EndReason, Engine, Outcome};
+pub use engine::{End, EndReason, Engine, MAX_ROUNDS, Outcome};
 pub use envelope::{Envelope, EventKey};
 pub use error::SimError;
-pub use runtime::{Runtime, SimBuilder, Simulation};
+pub use runtime::{BoxedAgent, Runtime, SimBuilder, Simulation};
 pub use time::{Delay, SimTime, TimeError};
 
 use serde::{Deserialize, Serialize};
+
+/// A message agents exchange: any serialisable value that names its kind for the trace and for errors.
+pub trait Message: Clone + std::fmt::Debug + Send + Unpin + Serialize + 'static {
+    /// The kind as written in the trace (e.g. `"job.submit"`): a `"sub_protocol.variant"` name that trace filters
+    /// match by prefix.
+    fn kind(&self) -> &'static str;
+}
+
+/// What the agents of one simulation exchange and what they report: the one type parameter of a simulation.
+pub trait World: 'static {
+    /// The messages.
+    type Msg: Message;
+    /// What an agent reports between and after runs ([`Agent::report`], [`Simulation::report`]).
+    type Report: Default + Send + 'static;
+}
 
 /// Identifies an agent within one simulation: its index in the [`Directory`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -47,13 +66,13 @@ impl AgentId {
 ///
 /// The runtime wraps it into an actix actor. Everything the agent learns arrives as an [`Envelope`]; everything it
 /// does leaves through the [`Ctx`] (messages, timers, random numbers, stop). It shares no state with other agents.
-pub trait Agent: Any + Send {
+pub trait Agent<W: World>: Any + Send {
     /// Called once at time 0 before any message is delivered; schedule the first events here.
-    fn start(&mut self, _ctx: &mut Ctx<'_>) {}
+    fn start(&mut self, _ctx: &mut Ctx<'_, W::Msg>) {}
 
     /// Reacts to one delivered message.
-    fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>);
+    fn handle(&mut self, env: &Envelope<W::Msg>, ctx: &mut Ctx<'_, W::Msg>);
 
-    /// Reports jobs, metrics and series at the end of a run that ended at `now`.
-    fn report(&self, _now: SimTime, _out: &mut crate::report::Report) {}
+    /// Reports what the agent measured (jobs, metrics, series...) at `now`, the end of a run or between runs.
+    fn report(&self, _now: SimTime, _out: &mut W::Report) {}
 }

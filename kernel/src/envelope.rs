@@ -1,11 +1,8 @@
 //! Envelopes and the deterministic order of the future-event list.
 
-use std::cmp::Ordering;
-
 use serde::Serialize;
 
 use super::{AgentId, SimTime};
-use crate::protocol::Msg;
 
 /// The total order of events: time, then round, then sender, then the sender's sequence number.
 ///
@@ -28,16 +25,16 @@ pub struct EventKey {
 
 /// One message on its way: who sends it to whom, when it is delivered, and its key in the event order.
 #[derive(Clone, Debug)]
-pub struct Envelope {
+pub struct Envelope<M> {
     /// Delivery time, round, sender and sequence number.
     pub key: EventKey,
     /// Receiver.
     pub to: AgentId,
     /// Payload.
-    pub msg: Msg,
+    pub msg: M,
 }
 
-impl Envelope {
+impl<M> Envelope<M> {
     /// Delivery time.
     pub fn at(&self) -> SimTime {
         self.key.at
@@ -48,26 +45,8 @@ impl Envelope {
         self.key.from
     }
 
-    /// Whether this is a timer an agent set for itself.
-    pub fn is_timer(&self) -> bool {
-        matches!(self.msg, Msg::Timer(_)) && self.key.from == self.to
-    }
-}
-
-// The future-event list is a max-heap, so envelopes order by *reversed* key: the earliest pops first.
-impl PartialEq for Envelope {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Envelope {}
-impl PartialOrd for Envelope {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Envelope {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+    /// Whether an agent sent this to itself (a timer, or a message to itself), which it may cancel.
+    pub fn is_own(&self) -> bool {
+        self.key.from == self.to
     }
 }

@@ -1,14 +1,13 @@
 //! The future-event list and the rules of delivery, shared by every runtime.
 
 use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::ctx::Effects;
 use super::trace::TraceSink;
-use super::{AgentId, Directory, Envelope, EventKey, SimError, SimTime};
-use crate::protocol::Msg;
+use super::{AgentId, Directory, Envelope, EventKey, Message, SimError, SimTime};
 
 /// When a run ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,7 +44,7 @@ pub struct Outcome {
     pub reason: EndReason,
     /// Envelopes delivered since the simulation was built.
     pub delivered: u64,
-    /// Envelopes still pending (cancelled timers not yet reached included).
+    /// Envelopes still pending.
     pub pending: usize,
 }
 
@@ -54,32 +53,36 @@ pub struct Outcome {
 /// A runtime asks for the next batch (every envelope of the earliest `(time, round)`), delivers it, hands back
 /// what the handlers produced, and asks for the next. Because a batch never contains two causally related
 /// envelopes, the runtime may deliver it in any order or in parallel.
-pub struct Engine {
+pub struct Engine<M> {
     dir: Arc<Directory>,
-    fel: Fel,
+    fel: Fel<M>,
     now: SimTime,
     round: u32,
-    cancelled: HashSet<(AgentId, u64)>,
+    max_rounds: u32,
     delivered: u64,
     injected: u64,
     stopped: Option<(AgentId, String)>,
     failed: Option<(AgentId, SimError)>,
     trace: Option<TraceSink>,
-    record: Option<Vec<Envelope>>,
+    record: Option<Vec<Envelope<M>>>,
     interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// Injected messages count from here, above any agent's own counter, so their keys never collide.
 const INJECTED_SEQ: u64 = 1 << 63;
 
-impl Engine {
-    pub(crate) fn new(dir: Arc<Directory>, trace: Option<TraceSink>) -> Engine {
+/// Zero-delay rounds allowed at one instant before the run stops with [`SimError::ZeroDelayLoop`]: far more than
+/// any protocol's cascade, few enough to stop a loop in well under a second.
+pub const MAX_ROUNDS: u32 = 100_000;
+
+impl<M: Message> Engine<M> {
+    pub(crate) fn new(dir: Arc<Directory>, trace: Option<TraceSink>) -> Engine<M> {
         Engine {
             dir,
             fel: Fel::default(),
             now: SimTime::ZERO,
             round: 0,
-            cancelled: HashSet::new(),
+            max_rounds: MAX_ROUNDS,
             delivered: 0,
             injected: 0,
             stopped: None,
@@ -110,18 +113,23 @@ impl Engine {
         self.interrupt = Some(flag);
     }
 
+    /// Caps the zero-delay rounds at one instant (default [`MAX_ROUNDS`]).
+    pub(crate) fn set_max_rounds(&mut self, rounds: u32) {
+        self.max_rounds = rounds;
+    }
+
     /// Keeps a copy of every delivered envelope, for the test bed.
     pub(crate) fn record_deliveries(&mut self) {
         self.record.get_or_insert_with(Vec::new);
     }
 
     /// The recorded deliveries, in delivery order.
-    pub(crate) fn deliveries(&self) -> &[Envelope] {
+    pub(crate) fn deliveries(&self) -> &[Envelope<M>] {
         self.record.as_deref().unwrap_or(&[])
     }
 
     /// Puts a message from outside (`from` may be [`AgentId::ENV`] or any agent) on the event list.
-    pub fn inject(&mut self, at: SimTime, from: AgentId, to: AgentId, msg: Msg) -> Result<(), SimError> {
+    pub fn inject(&mut self, at: SimTime, from: AgentId, to: AgentId, msg: M) -> Result<(), SimError> {
         let sender = SimError::name_of(&self.dir, from);
         if self.stopped.is_some() || self.failed.is_some() {
             return Err(SimError::Stopped { sender, at: self.now, kind: msg.kind() });
@@ -140,9 +148,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Fills `batch` with the next `(time, round)` group dated at or before `limit`, in key order, skipping
-    /// cancelled timers. Returns `false` when there is none (or the run is stopped).
-    pub(crate) fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope>) -> Result<bool, SimError> {
+    /// Fills `batch` with the next `(time, round)` group dated at or before `limit`, in key order (cancelled
+    /// timers are gone already). Returns `false` when there is none (or the run is stopped).
+    pub(crate) fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<bool, SimError> {
         batch.clear();
         if self.stopped.is_some() || self.failed.is_some() {
             return Ok(false);
@@ -157,10 +165,10 @@ impl Engine {
             if !batch.is_empty() && (key.at, key.round) != (self.now, self.round) {
                 break;
             }
-            let env = self.fel.pop().expect("peeked");
-            if !self.cancelled.is_empty() && env.is_timer() && self.cancelled.remove(&(env.to, key.seq)) {
-                continue;
+            if batch.is_empty() && key.round > self.max_rounds {
+                return Err(self.zero_delay_loop(key));
             }
+            let env = self.fel.pop().expect("peeked");
             if batch.is_empty() {
                 self.now = key.at;
                 self.round = key.round;
@@ -177,12 +185,25 @@ impl Engine {
         Ok(!batch.is_empty())
     }
 
+    /// The error for a cascade of zero-delay messages that does not end: the agents of the batch past the cap.
+    fn zero_delay_loop(&self, key: EventKey) -> SimError {
+        let mut agents = BTreeSet::new();
+        for env in self.fel.batch_at(key) {
+            agents.insert(env.from());
+            agents.insert(env.to);
+        }
+        let agents = agents.into_iter().map(|id| SimError::name_of(&self.dir, id)).collect();
+        SimError::ZeroDelayLoop { at: key.at, rounds: self.max_rounds, agents }
+    }
+
     /// Merges what one or more handlers produced. Call [`end_batch`](Self::end_batch) once the whole batch is in.
-    pub(crate) fn absorb(&mut self, fx: &mut Effects) {
+    pub(crate) fn absorb(&mut self, fx: &mut Effects<M>) {
         for env in fx.sent.drain(..) {
             self.fel.push(env);
         }
-        self.cancelled.extend(fx.cancelled.drain(..));
+        for (agent, seq) in fx.cancelled.drain(..) {
+            self.fel.cancel(agent, seq);
+        }
         // Several agents of one batch may stop or fail: keep the lowest id so the outcome never depends on the
         // order in which their effects arrived.
         if let Some(stop) = fx.stop.take()
@@ -239,11 +260,24 @@ impl End {
 
 /// The future-event list: a binary heap of compact keys over a slab of envelopes. Sifting moves 32-byte entries,
 /// not whole envelopes, and compares three integers, not a float and three fields.
-#[derive(Default)]
-struct Fel {
+///
+/// An agent may cancel what it sent itself (timers): `own` finds such an envelope's slot by (agent, sequence
+/// number), and cancelling drops the envelope at once. Its heap entry stays until it reaches the top (or a sweep
+/// when most entries are dead), where the empty slot says to skip it; only then is the slot reused. Nothing is
+/// kept for a timer that already fired.
+struct Fel<M> {
     heap: BinaryHeap<FelEntry>,
-    slab: Vec<Option<Envelope>>,
+    slab: Vec<Option<Envelope<M>>>,
     free: Vec<u32>,
+    own: HashMap<(AgentId, u64), u32>,
+    /// Heap entries whose envelope was cancelled.
+    dead: usize,
+}
+
+impl<M> Default for Fel<M> {
+    fn default() -> Self {
+        Fel { heap: BinaryHeap::new(), slab: Vec::new(), free: Vec::new(), own: HashMap::new(), dead: 0 }
+    }
 }
 
 /// An [`EventKey`] packed into integers that order the same way, and where its envelope waits.
@@ -269,9 +303,10 @@ impl PartialOrd for FelEntry {
     }
 }
 
-impl Fel {
-    fn push(&mut self, env: Envelope) {
+impl<M> Fel<M> {
+    fn push(&mut self, env: Envelope<M>) {
         let k = env.key;
+        let own = env.is_own();
         // `+ 0.0` turns a negative zero into the zero it equals.
         let at = (k.at.secs() + 0.0).to_bits();
         let round_from = u64::from(k.round) << 32 | u64::from(k.from.0);
@@ -285,25 +320,107 @@ impl Fel {
                 (self.slab.len() - 1) as u32
             }
         };
+        if own {
+            self.own.insert((k.from, k.seq), slot);
+        }
         self.heap.push(FelEntry { at, round_from, seq: k.seq, slot });
     }
 
-    fn peek(&self) -> Option<EventKey> {
-        let head = self.heap.peek()?;
-        self.slab[head.slot as usize].as_ref().map(|env| env.key)
+    /// Drops `agent`'s own pending envelope number `seq`, if it is still pending.
+    fn cancel(&mut self, agent: AgentId, seq: u64) {
+        if let Some(slot) = self.own.remove(&(agent, seq)) {
+            self.slab[slot as usize] = None;
+            self.dead += 1;
+            // Far-future timers cancelled over and over would pile up: sweep when most entries are dead.
+            if self.dead > 1024 && self.dead > self.heap.len() / 2 {
+                let (slab, free) = (&self.slab, &mut self.free);
+                self.heap.retain(|e| {
+                    let live = slab[e.slot as usize].is_some();
+                    if !live {
+                        free.push(e.slot);
+                    }
+                    live
+                });
+                self.dead = 0;
+            }
+        }
     }
 
-    fn pop(&mut self) -> Option<Envelope> {
+    /// The earliest pending key (removing cancelled entries that reached the top).
+    fn peek(&mut self) -> Option<EventKey> {
+        loop {
+            let head = self.heap.peek()?;
+            match &self.slab[head.slot as usize] {
+                Some(env) => return Some(env.key),
+                None => {
+                    let slot = head.slot;
+                    self.heap.pop();
+                    self.free.push(slot);
+                    self.dead -= 1;
+                }
+            }
+        }
+    }
+
+    /// Takes the earliest envelope; call after [`peek`](Self::peek), which leaves a live one on top.
+    fn pop(&mut self) -> Option<Envelope<M>> {
         let head = self.heap.pop()?;
         self.free.push(head.slot);
-        self.slab[head.slot as usize].take()
+        let env = self.slab[head.slot as usize].take()?;
+        if env.is_own() {
+            self.own.remove(&(env.key.from, env.key.seq));
+        }
+        Some(env)
+    }
+
+    /// The pending envelopes of the `(time, round)` of `key`, in no particular order (for error reports).
+    fn batch_at(&self, key: EventKey) -> impl Iterator<Item = &Envelope<M>> {
+        self.slab.iter().flatten().filter(move |e| (e.key.at, e.key.round) == (key.at, key.round))
     }
 
     fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.dead
     }
 
     fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(at: f64, from: u32, to: u32, seq: u64) -> Envelope<()> {
+        let key = EventKey { at: SimTime::new(at).unwrap(), round: 0, from: AgentId(from), seq };
+        Envelope { key, to: AgentId(to), msg: () }
+    }
+
+    #[test]
+    fn cancelling_keeps_nothing_for_fired_or_cancelled_timers() {
+        let mut fel = Fel::default();
+        for seq in 0..5_000 {
+            fel.push(env(seq as f64, 0, 0, seq)); // a timer
+            fel.push(env(1e9, 0, 0, 100_000 + seq)); // a timer cancelled at once
+            fel.cancel(AgentId(0), 100_000 + seq);
+            fel.peek();
+            let fired = fel.pop().unwrap();
+            fel.cancel(AgentId(0), fired.key.seq); // cancelled after it fired: nothing to do
+            assert!(fel.own.is_empty() && fel.is_empty());
+        }
+        // Dead heap entries go as they reach the top or in a sweep; their slots are reused only then.
+        assert!(fel.heap.len() <= 2 * 1_025, "{} heap entries", fel.heap.len());
+        assert_eq!(fel.peek(), None);
+        assert_eq!((fel.heap.len(), fel.dead, fel.free.len()), (0, 0, fel.slab.len()));
+    }
+
+    #[test]
+    fn only_own_messages_can_be_cancelled() {
+        let mut fel = Fel::default();
+        fel.push(env(1.0, 0, 1, 7));
+        fel.cancel(AgentId(0), 7);
+        fel.cancel(AgentId(1), 7);
+        assert_eq!(fel.len(), 1);
+        assert_eq!(fel.peek().map(|k| k.seq), Some(7));
     }
 }

@@ -18,11 +18,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
+use super::Message as _;
 use super::ctx::{AgentState, Effects};
 use super::trace::TraceSink;
-use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime};
-use crate::protocol::Msg;
-use crate::report::Report;
+use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime, World};
 
 /// How agents are executed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,20 +43,24 @@ impl Default for Runtime {
     }
 }
 
+/// An agent of world `W`, boxed.
+pub type BoxedAgent<W> = Box<dyn Agent<W>>;
+
 /// Assembles a simulation: agents with names and kinds, latencies, trace, runtime.
-pub struct SimBuilder {
+pub struct SimBuilder<W: World> {
     seed: u64,
     dir: Directory,
-    agents: Vec<Box<dyn Agent>>,
+    agents: Vec<BoxedAgent<W>>,
     trace: Option<TraceSink>,
     runtime: Runtime,
     record: bool,
     interrupt: Option<Arc<AtomicBool>>,
+    max_rounds: u32,
 }
 
-impl SimBuilder {
+impl<W: World> SimBuilder<W> {
     /// A simulation whose random streams all derive from `seed`.
-    pub fn new(seed: u64) -> SimBuilder {
+    pub fn new(seed: u64) -> SimBuilder<W> {
         SimBuilder {
             seed,
             dir: Directory::default(),
@@ -66,16 +69,17 @@ impl SimBuilder {
             runtime: Runtime::default(),
             record: false,
             interrupt: None,
+            max_rounds: super::engine::MAX_ROUNDS,
         }
     }
 
     /// Registers an agent under a unique `name`, with its `kind` (`"provider"`, `"broker"`...).
-    pub fn add(&mut self, name: &str, kind: &str, agent: impl Agent) -> Result<AgentId, SimError> {
+    pub fn add(&mut self, name: &str, kind: &str, agent: impl Agent<W>) -> Result<AgentId, SimError> {
         self.add_boxed(name, kind, Box::new(agent))
     }
 
     /// Registers an already boxed agent.
-    pub fn add_boxed(&mut self, name: &str, kind: &str, agent: Box<dyn Agent>) -> Result<AgentId, SimError> {
+    pub fn add_boxed(&mut self, name: &str, kind: &str, agent: BoxedAgent<W>) -> Result<AgentId, SimError> {
         let id = self.dir.add(name, kind)?;
         self.agents.push(agent);
         Ok(id)
@@ -125,9 +129,16 @@ impl SimBuilder {
         self
     }
 
-    /// Keeps every delivered envelope in memory (the test bed's view).
-    pub(crate) fn record(&mut self) -> &mut Self {
+    /// Keeps every delivered envelope in memory, for test beds ([`Simulation::deliveries`]).
+    pub fn record(&mut self) -> &mut Self {
         self.record = true;
+        self
+    }
+
+    /// Stops the run with [`SimError::ZeroDelayLoop`] past `rounds` zero-delay rounds at one instant (default
+    /// 100,000).
+    pub fn max_rounds(&mut self, rounds: u32) -> &mut Self {
+        self.max_rounds = rounds;
         self
     }
 
@@ -137,14 +148,15 @@ impl SimBuilder {
     }
 
     /// Builds the simulation; actors (if any) are started, agents' `start` runs at the first `run`.
-    pub fn build(self) -> Result<Simulation, SimError> {
-        let SimBuilder { seed, dir, agents, mut trace, runtime, record, interrupt } = self;
+    pub fn build(self) -> Result<Simulation<W>, SimError> {
+        let SimBuilder { seed, dir, agents, mut trace, runtime, record, interrupt, max_rounds } = self;
         if let Some(t) = &mut trace {
             t.resolve(&dir)?;
         }
         let dir = Arc::new(dir);
         let states = (0..agents.len()).map(|i| AgentState::new(AgentId(i as u32), seed)).collect();
         let mut engine = Engine::new(dir.clone(), trace);
+        engine.set_max_rounds(max_rounds);
         if record {
             engine.record_deliveries();
         }
@@ -164,24 +176,24 @@ fn delay_of(from: &str, to: &str, secs: f64) -> Result<Delay, SimError> {
 }
 
 /// A built simulation: run it to a time or to quiescence, inject messages between runs, take the agents back.
-pub struct Simulation {
+pub struct Simulation<W: World> {
     // Lent to the clock during an actix run; always present between runs.
-    engine: Option<Engine>,
-    exec: Exec,
+    engine: Option<Engine<W::Msg>>,
+    exec: Exec<W>,
     started: bool,
 }
 
-enum Exec {
-    Inline(Inline),
-    Actix(ActixExec),
+enum Exec<W: World> {
+    Inline(Inline<W>),
+    Actix(ActixExec<W>),
 }
 
-impl Simulation {
-    fn engine(&self) -> &Engine {
+impl<W: World> Simulation<W> {
+    fn engine(&self) -> &Engine<W::Msg> {
         self.engine.as_ref().expect("the engine is only lent out during a run")
     }
 
-    fn engine_mut(&mut self) -> &mut Engine {
+    fn engine_mut(&mut self) -> &mut Engine<W::Msg> {
         self.engine.as_mut().expect("the engine is only lent out during a run")
     }
 
@@ -195,14 +207,20 @@ impl Simulation {
         self.engine().directory()
     }
 
-    /// Envelopes delivered so far, when the builder asked to record them.
-    pub(crate) fn deliveries(&self) -> &[Envelope] {
+    /// Envelopes delivered so far, when the builder asked to [`record`](SimBuilder::record) them.
+    pub fn deliveries(&self) -> &[Envelope<W::Msg>] {
         self.engine().deliveries()
     }
 
     /// Puts a message on the event list from outside: `from` is an agent name or `None` for the environment.
-    pub fn inject(&mut self, at: SimTime, from: Option<AgentId>, to: AgentId, msg: Msg) -> Result<(), SimError> {
-        self.engine_mut().inject(at, from.unwrap_or(AgentId::ENV), to, msg)
+    pub fn inject(
+        &mut self,
+        at: SimTime,
+        from: Option<AgentId>,
+        to: AgentId,
+        msg: impl Into<W::Msg>,
+    ) -> Result<(), SimError> {
+        self.engine_mut().inject(at, from.unwrap_or(AgentId::ENV), to, msg.into())
     }
 
     /// Runs until `end`, an agent's stop request, or the first error.
@@ -210,7 +228,10 @@ impl Simulation {
         let mut engine = self.engine.take().expect("the engine is only lent out during a run");
         let start = !std::mem::replace(&mut self.started, true);
         let result = match &mut self.exec {
-            Exec::Inline(inline) => inline.run(&mut engine, start, end.limit()),
+            // Handlers' panics are caught per delivery; one that gets here happened in the clock itself (the
+            // trace writer, say) and is reported as the actix runtime reports it.
+            Exec::Inline(inline) => catch_unwind(AssertUnwindSafe(|| inline.run(&mut engine, start, end.limit())))
+                .unwrap_or_else(|p| Err(clock_panicked(&p))),
             Exec::Actix(actix) => actix.run(&mut engine, start, end.limit()),
         };
         let outcome = result.and_then(|()| engine.finish(end));
@@ -219,7 +240,7 @@ impl Simulation {
     }
 
     /// Looks at an agent's state between runs (`None` if `id` is not an agent of type `A`).
-    pub fn inspect<A: Agent, R: Send + 'static>(
+    pub fn inspect<A: Agent<W>, R: Send + 'static>(
         &mut self,
         id: AgentId,
         f: impl FnOnce(&A) -> R + Send + 'static,
@@ -231,17 +252,21 @@ impl Simulation {
         .flatten()
     }
 
-    /// What agent `id` reports at the current time (metrics, job records, series), between runs.
-    pub fn report(&mut self, id: AgentId) -> Option<Report> {
+    /// What agent `id` reports at the current time ([`Agent::report`]), between runs.
+    pub fn report(&mut self, id: AgentId) -> Option<W::Report> {
         let now = self.now();
         self.visit(id, move |agent| {
-            let mut report = Report::default();
+            let mut report = W::Report::default();
             agent.report(now, &mut report);
             report
         })
     }
 
-    fn visit<R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&dyn Agent) -> R + Send + 'static) -> Option<R> {
+    fn visit<R: Send + 'static>(
+        &mut self,
+        id: AgentId,
+        f: impl FnOnce(&dyn Agent<W>) -> R + Send + 'static,
+    ) -> Option<R> {
         match &mut self.exec {
             Exec::Inline(inline) => Some(f(&**inline.agents.get(id.index())?)),
             Exec::Actix(actix) => actix.visit(id, f),
@@ -249,7 +274,7 @@ impl Simulation {
     }
 
     /// Ends the simulation and hands the agents back, in registration order.
-    pub fn into_agents(mut self) -> Vec<Box<dyn Agent>> {
+    pub fn into_agents(mut self) -> Vec<BoxedAgent<W>> {
         match &mut self.exec {
             Exec::Inline(inline) => std::mem::take(&mut inline.agents),
             Exec::Actix(actix) => actix.take_agents(),
@@ -258,7 +283,12 @@ impl Simulation {
 }
 
 /// Calls one handler, turning a panic into an error that names the agent, the time and the message.
-fn deliver(agent: &mut dyn Agent, env: &Envelope, ctx: &mut Ctx<'_>, fx_fail: &mut Option<SimError>) {
+fn deliver<W: World>(
+    agent: &mut dyn Agent<W>,
+    env: &Envelope<W::Msg>,
+    ctx: &mut Ctx<'_, W::Msg>,
+    fx_fail: &mut Option<SimError>,
+) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| agent.handle(env, ctx))) {
         let what = panic_text(&p);
         *fx_fail = Some(SimError::Runtime(format!(
@@ -270,10 +300,14 @@ fn deliver(agent: &mut dyn Agent, env: &Envelope, ctx: &mut Ctx<'_>, fx_fail: &m
     }
 }
 
-fn start(agent: &mut dyn Agent, ctx: &mut Ctx<'_>, fx_fail: &mut Option<SimError>) {
+fn start<W: World>(agent: &mut dyn Agent<W>, ctx: &mut Ctx<'_, W::Msg>, fx_fail: &mut Option<SimError>) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| agent.start(ctx))) {
         *fx_fail = Some(SimError::Runtime(format!("agent {} panicked at start: {}", ctx.name(), panic_text(&p))));
     }
+}
+
+fn clock_panicked(p: &Box<dyn Any + Send>) -> SimError {
+    SimError::Runtime(format!("the clock panicked: {}", panic_text(p)))
 }
 
 fn panic_text(p: &Box<dyn Any + Send>) -> String {
@@ -281,14 +315,14 @@ fn panic_text(p: &Box<dyn Any + Send>) -> String {
 }
 
 /// Runs the handlers of one agent for its share of a batch (or its start), collecting effects.
-fn run_agent(
-    agent: &mut dyn Agent,
+fn run_agent<W: World>(
+    agent: &mut dyn Agent<W>,
     state: &mut AgentState,
     dir: &Directory,
     (now, round): (SimTime, u32),
-    envs: &[Envelope],
+    envs: &[Envelope<W::Msg>],
     starting: bool,
-    fx: &mut Effects,
+    fx: &mut Effects<W::Msg>,
 ) {
     let mut panicked = None;
     {
@@ -311,31 +345,38 @@ fn run_agent(
 // ---------------------------------------------------------------------------------------------------------------
 // Inline runtime.
 
-struct Inline {
-    agents: Vec<Box<dyn Agent>>,
+struct Inline<W: World> {
+    agents: Vec<BoxedAgent<W>>,
     states: Vec<AgentState>,
 }
 
-impl Inline {
-    fn run(&mut self, engine: &mut Engine, start: bool, limit: SimTime) -> Result<(), SimError> {
+impl<W: World> Inline<W> {
+    /// Delivers batch by batch exactly as the actix runtime does: each agent gets its share of a batch (its
+    /// envelopes in key order) with an effects buffer of its own, merged before the next agent runs, so one agent's
+    /// stop or failure is never seen by another agent of the same batch.
+    fn run(&mut self, engine: &mut Engine<W::Msg>, start: bool, limit: SimTime) -> Result<(), SimError> {
         let dir = engine.directory().clone();
         let mut fx = Effects::default();
         if start {
             for (agent, state) in self.agents.iter_mut().zip(&mut self.states) {
                 run_agent(&mut **agent, state, &dir, (SimTime::ZERO, 0), &[], true, &mut fx);
+                engine.absorb(&mut fx);
             }
-            engine.absorb(&mut fx);
             engine.end_batch()?;
         }
         let mut batch = Vec::new();
         while engine.next_batch(limit, &mut batch)? {
             let stamp = (engine.now(), engine.round());
-            for env in &batch {
-                let i = env.to.index();
-                let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
-                run_agent(agent, state, &dir, stamp, std::slice::from_ref(env), false, &mut fx);
+            if batch.len() > 1 {
+                // Stable: each agent's share stays in key order.
+                batch.sort_by_key(|e| e.to);
             }
-            engine.absorb(&mut fx);
+            for share in batch.chunk_by(|a, b| a.to == b.to) {
+                let i = share[0].to.index();
+                let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
+                run_agent(agent, state, &dir, stamp, share, false, &mut fx);
+                engine.absorb(&mut fx);
+            }
             engine.end_batch()?;
         }
         Ok(())
@@ -346,59 +387,66 @@ impl Inline {
 // Actix runtime: one actor per agent; the clock is shared state that the actors advance.
 
 /// Clock → agent actor: deliver the agent's share of one `(time, round)` batch, in order (or start the agent).
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Deliver {
+struct Deliver<M> {
     now: SimTime,
     round: u32,
-    share: Share,
+    share: Share<M>,
+}
+
+impl<M: 'static> actix::Message for Deliver<M> {
+    type Result = ();
 }
 
 /// What one agent gets of a batch. Most batches hold a single envelope: it travels without a vector.
-enum Share {
+enum Share<M> {
     Start,
-    One(Envelope),
-    Many(Vec<Envelope>),
+    One(Envelope<M>),
+    Many(Vec<Envelope<M>>),
 }
 
 /// Runner → agent actor (out of band, between runs): look at the agent.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Inspect(InspectFn);
+struct Inspect<W: World>(InspectFn<W>);
 
-type InspectFn = Box<dyn FnOnce(&dyn Agent) + Send>;
+type InspectFn<W> = Box<dyn FnOnce(&dyn Agent<W>) + Send>;
+
+impl<W: World> actix::Message for Inspect<W> {
+    type Result = ();
+}
 
 /// Runner → agent actor (at the end): hand the agent back.
-#[derive(Message)]
-#[rtype(result = "Option<Box<dyn Agent>>")]
-struct TakeAgent;
+struct TakeAgent<W>(std::marker::PhantomData<fn() -> W>);
+
+impl<W: World> actix::Message for TakeAgent<W> {
+    type Result = Option<BoxedAgent<W>>;
+}
 
 /// The clock of an actix run: the engine, lent for the run, and how many deliveries of the current batch are
 /// still out. The agent actor that finishes the last delivery of a batch merges its effects and sends the next
 /// batch out, in place: one actix message per delivery, instead of a round trip through a clock actor.
-struct Clock {
-    run: Option<ClockRun>,
+struct Clock<W: World> {
+    run: Option<ClockRun<W::Msg>>,
     outstanding: usize,
-    batch: Vec<Envelope>,
-    agents: Vec<Addr<AgentActor>>,
+    batch: Vec<Envelope<W::Msg>>,
+    agents: Vec<Addr<AgentActor<W>>>,
 }
 
-struct ClockRun {
-    engine: Engine,
+struct ClockRun<M> {
+    engine: Engine<M>,
     limit: SimTime,
-    done: oneshot::Sender<(Engine, Result<(), SimError>)>,
+    done: oneshot::Sender<(Engine<M>, Result<(), SimError>)>,
 }
 
-type SharedClock = Arc<Mutex<Clock>>;
+type SharedClock<W> = Arc<Mutex<Clock<W>>>;
 
-fn lock(clock: &SharedClock) -> MutexGuard<'_, Clock> {
-    // A panic while the lock is held would be a kernel bug; the state is still consistent enough to report it.
+fn lock<W: World>(clock: &SharedClock<W>) -> MutexGuard<'_, Clock<W>> {
+    // A panic while the lock is held is caught and reported (see `AgentActor::handle`); the state is still
+    // consistent enough for that.
     clock.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Clock {
+impl<W: World> Clock<W> {
     /// Merges one delivery's effects; the last of a batch moves the clock on.
-    fn delivered(&mut self, fx: &mut Effects) {
+    fn delivered(&mut self, fx: &mut Effects<W::Msg>) {
         if let Some(run) = self.run.as_mut() {
             run.engine.absorb(fx);
         }
@@ -451,22 +499,22 @@ impl Clock {
 }
 
 /// The actix wrapper of any agent: owns the agent and its kernel state, runs its handlers on `Deliver`.
-struct AgentActor {
-    agent: Option<Box<dyn Agent>>,
+struct AgentActor<W: World> {
+    agent: Option<BoxedAgent<W>>,
     state: AgentState,
     dir: Arc<Directory>,
-    clock: SharedClock,
+    clock: SharedClock<W>,
     /// What the handlers produced, kept between deliveries so that a delivery allocates nothing.
-    fx: Effects,
+    fx: Effects<W::Msg>,
 }
 
-impl Actor for AgentActor {
+impl<W: World> Actor for AgentActor<W> {
     type Context = Context<Self>;
 }
 
-impl Handler<Deliver> for AgentActor {
+impl<W: World> Handler<Deliver<W::Msg>> for AgentActor<W> {
     type Result = ();
-    fn handle(&mut self, msg: Deliver, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: Deliver<W::Msg>, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref_mut() {
             let stamp = (msg.now, msg.round);
             let (envs, starting) = match &msg.share {
@@ -476,36 +524,41 @@ impl Handler<Deliver> for AgentActor {
             };
             run_agent(agent, &mut self.state, &self.dir, stamp, envs, starting, &mut self.fx);
         }
-        lock(&self.clock).delivered(&mut self.fx);
+        // The clock's own work (merging, the next batch, the trace) runs here with the lock held: a panic in it
+        // must end the run with an error, not leave the runner waiting for a batch that never comes.
+        let fx = &mut self.fx;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| lock(&self.clock).delivered(fx))) {
+            lock(&self.clock).finish(Err(clock_panicked(&p)));
+        }
     }
 }
 
-impl Handler<Inspect> for AgentActor {
+impl<W: World> Handler<Inspect<W>> for AgentActor<W> {
     type Result = ();
-    fn handle(&mut self, Inspect(f): Inspect, _: &mut Context<Self>) {
+    fn handle(&mut self, Inspect(f): Inspect<W>, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref() {
             f(agent);
         }
     }
 }
 
-impl Handler<TakeAgent> for AgentActor {
-    type Result = Option<Box<dyn Agent>>;
-    fn handle(&mut self, _: TakeAgent, ctx: &mut Context<Self>) -> Self::Result {
+impl<W: World> Handler<TakeAgent<W>> for AgentActor<W> {
+    type Result = Option<BoxedAgent<W>>;
+    fn handle(&mut self, _: TakeAgent<W>, ctx: &mut Context<Self>) -> Self::Result {
         ctx.stop();
         self.agent.take()
     }
 }
 
-struct ActixExec {
+struct ActixExec<W: World> {
     system: SystemRunner,
-    clock: SharedClock,
-    agents: Vec<Addr<AgentActor>>,
+    clock: SharedClock<W>,
+    agents: Vec<Addr<AgentActor<W>>>,
     arbiters: Vec<Arbiter>,
 }
 
-impl ActixExec {
-    fn start(dir: Arc<Directory>, agents: Vec<Box<dyn Agent>>, states: Vec<AgentState>, threads: usize) -> ActixExec {
+impl<W: World> ActixExec<W> {
+    fn start(dir: Arc<Directory>, agents: Vec<BoxedAgent<W>>, states: Vec<AgentState>, threads: usize) -> Self {
         let system = System::new();
         let arbiters: Vec<Arbiter> = (1..threads).map(|_| Arbiter::new()).collect();
         let clock = Arc::new(Mutex::new(Clock { run: None, outstanding: 0, batch: Vec::new(), agents: Vec::new() }));
@@ -532,7 +585,7 @@ impl ActixExec {
         ActixExec { system, clock, agents, arbiters }
     }
 
-    fn run(&mut self, engine: &mut Engine, start: bool, limit: SimTime) -> Result<(), SimError> {
+    fn run(&mut self, engine: &mut Engine<W::Msg>, start: bool, limit: SimTime) -> Result<(), SimError> {
         let dir = engine.directory().clone();
         let lent = std::mem::replace(engine, Engine::new(dir, None));
         let (done, rx) = oneshot::channel();
@@ -558,23 +611,27 @@ impl ActixExec {
         result
     }
 
-    fn visit<R: Send + 'static>(&mut self, id: AgentId, f: impl FnOnce(&dyn Agent) -> R + Send + 'static) -> Option<R> {
+    fn visit<R: Send + 'static>(
+        &mut self,
+        id: AgentId,
+        f: impl FnOnce(&dyn Agent<W>) -> R + Send + 'static,
+    ) -> Option<R> {
         let addr = self.agents.get(id.index())?;
         let (tx, rx) = oneshot::channel();
-        addr.do_send(Inspect(Box::new(move |agent: &dyn Agent| {
+        addr.do_send(Inspect(Box::new(move |agent: &dyn Agent<W>| {
             let _ = tx.send(f(agent));
         })));
         self.system.block_on(rx).ok()
     }
 
-    fn take_agents(&mut self) -> Vec<Box<dyn Agent>> {
+    fn take_agents(&mut self) -> Vec<BoxedAgent<W>> {
         let addrs = std::mem::take(&mut self.agents);
         // The clock holds addresses too: drop them so the actors can stop.
         lock(&self.clock).agents.clear();
         self.system.block_on(async move {
             let mut out = Vec::with_capacity(addrs.len());
             for addr in addrs {
-                if let Ok(Some(agent)) = addr.send(TakeAgent).await {
+                if let Ok(Some(agent)) = addr.send(TakeAgent(std::marker::PhantomData)).await {
                     out.push(agent);
                 }
             }
@@ -583,7 +640,7 @@ impl ActixExec {
     }
 }
 
-impl Drop for ActixExec {
+impl<W: World> Drop for ActixExec<W> {
     fn drop(&mut self) {
         // The actors hold the clock and the clock their addresses: break the cycle.
         lock(&self.clock).agents.clear();

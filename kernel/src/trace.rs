@@ -3,14 +3,14 @@
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, Write};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Directory, Envelope, SimError};
-use crate::protocol::Msg;
+use super::{Directory, Envelope, Message, SimError};
 
 /// One line of the trace, as read back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TraceRecord {
+pub struct TraceRecord<M> {
     /// Delivery time [s].
     pub t: f64,
     /// Zero-delay round within the instant.
@@ -21,19 +21,19 @@ pub struct TraceRecord {
     pub to: String,
     /// Message kind, `sub_protocol.variant`.
     pub kind: String,
-    /// The message as serialised by [`Msg`]'s serde form.
-    pub msg: Msg,
+    /// The message in its serde form.
+    pub msg: M,
 }
 
 /// The same record, borrowed, for writing without copies.
 #[derive(Serialize)]
-struct RecordRef<'a> {
+struct RecordRef<'a, M> {
     t: f64,
     round: u32,
     from: &'a str,
     to: &'a str,
     kind: &'a str,
-    msg: &'a Msg,
+    msg: &'a M,
 }
 
 /// Which deliveries the trace keeps: those that involve one of `agents` (as sender or receiver) and whose kind
@@ -75,7 +75,7 @@ impl TraceSink {
         Ok(())
     }
 
-    pub(crate) fn record(&mut self, dir: &Directory, env: &Envelope) -> Result<(), SimError> {
+    pub(crate) fn record<M: Message>(&mut self, dir: &Directory, env: &Envelope<M>) -> Result<(), SimError> {
         let kind = env.msg.kind();
         if let Some(keep) = &self.agents {
             let hit = |id: super::AgentId| keep.get(id.index()).copied().unwrap_or(false);
@@ -106,7 +106,7 @@ impl TraceSink {
 }
 
 /// Reads a trace back; an unreadable line is an error naming its number.
-pub fn read(input: impl BufRead) -> io::Result<Vec<TraceRecord>> {
+pub fn read<M: DeserializeOwned>(input: impl BufRead) -> io::Result<Vec<TraceRecord<M>>> {
     let mut out = Vec::new();
     for (i, line) in input.lines().enumerate() {
         let line = line?;
