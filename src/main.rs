@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use agents::registry::Registry;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
@@ -125,7 +126,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
                 .collect::<Option<Vec<_>>>()
                 .context("--set takes KEY=VALUE")?;
-            let study = Study::load(&file, &LoadOptions { quick, set, seed, replications })?;
+            let study = Study::load(&file, &LoadOptions { quick, set, seed, replications, ..LoadOptions::default() })?;
             let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
             let opts = RunOptions {
                 out: out.clone(),
@@ -208,18 +209,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let n = scenario_files(&scenarios.join(&f))?.len();
                 println!("  {f} ({n} scenario file(s))");
             }
-            println!("\npolicies by agent kind:");
-            println!("  provider.scheduler:  fcfs, easy, conservative, multi-partition-easy");
-            println!("  provider.preemption: nop, mov, mlip, moml, greedy-mov, greedy-mlip (seed 000 ch3)");
-            println!("  gateway.dispatch:    round-robin");
-            println!("  metabroker.policy:   greedy, mmc, ga, lpga, hga, lp (seed 003 ch4)");
-            println!(
-                "  broker:              submit-to (direct), metabroker, personalised (cheapest feasible, seed 003 ch3)"
-            );
+            print!("\n{}", schema::kinds_text(&Registry::standard()));
             Ok(ExitCode::SUCCESS)
         }
         Command::Schema => {
-            print!("{}", schema::markdown());
+            print!("{}", schema::markdown(&Registry::standard()));
             Ok(ExitCode::SUCCESS)
         }
         Command::Workload(cmd) => workload_cmd::run(cmd),

@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use agents::provider::kind::KIND as PROVIDER;
+
 use crate::output::write_atomic;
 use crate::plot::{self, BarSeries, Series};
 use crate::runner::StudyResult;
@@ -36,7 +38,7 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         .collect();
     // Per provider, when there are few enough to read.
     let providers: Vec<&str> =
-        study.points[0].plan.agents.iter().filter(|a| a.kind == "provider").map(|a| a.name.as_str()).collect();
+        study.points[0].plan.agents.iter().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name.as_str()).collect();
     if providers.len() <= 8 {
         for p in providers {
             for (metric, label) in [("utilisation", "utilisation"), ("revenue", "revenue [G$]")] {

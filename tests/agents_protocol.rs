@@ -1,7 +1,7 @@
 //! Message-level tests of the provider, user broker and gateway on the test bed: the job life cycle, refusals,
 //! round-robin dispatch and the personalised brokers' SLA claims (seed 003 ch3).
 
-use agents::broker::{Submission, UserBroker, WorkloadJob};
+use agents::broker::{Submission, UserBroker, UserJob};
 use agents::gateway::{Dispatch, Gateway};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
@@ -128,7 +128,7 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
         for u in 0..3u64 {
             let j = JobSpec { deadline: Some(250.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
             let broker = UserBroker::new(
-                vec![WorkloadJob { submit: 0.0, spec: j }],
+                vec![UserJob { submit: 0.0, spec: j }],
                 Submission::Personalised { providers: infos.clone(), round: 50.0 },
             );
             tb.agent(&format!("user-{u}"), "broker", broker);
@@ -166,7 +166,7 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
     for u in 0..2u64 {
         let j = JobSpec { deadline: Some(120.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
         let b = UserBroker::new(
-            vec![WorkloadJob { submit: 0.0, spec: j }],
+            vec![UserJob { submit: 0.0, spec: j }],
             Submission::Personalised { providers: infos.clone(), round: 50.0 },
         );
         users.push(tb.agent(&format!("user-{u}"), "broker", b));
@@ -255,8 +255,7 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         // first); the third rolls over until a site frees at 150.
         for u in 0..3u64 {
             let j = JobSpec { deadline: Some(300.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
-            let broker =
-                UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: j }], Submission::MetaBroker { to: mb });
+            let broker = UserBroker::new(vec![UserJob { submit: 10.0, spec: j }], Submission::MetaBroker { to: mb });
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
         tb.run_to_quiescence().unwrap();
@@ -327,7 +326,7 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     tb.inject(10.0, "stranger", "mb", Msg::Market(MarketMsg::ResourceRequest(Box::new(request))));
     // A registered user whose job cannot finish by its deadline once the first round comes (50 + 100 > 120).
     let late = JobSpec { deadline: Some(120.0), ..job(2, AgentId::ENV, 4, 100.0) };
-    let broker = UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: late }], Submission::MetaBroker { to: mb });
+    let broker = UserBroker::new(vec![UserJob { submit: 10.0, spec: late }], Submission::MetaBroker { to: mb });
     let user = tb.agent("user", "broker", broker);
     tb.run_to_quiescence().unwrap();
     let unregistered = "the user is not registered with the meta-broker".to_string();
@@ -362,7 +361,7 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
     let user = tb.agent(
         "user",
         "broker",
-        UserBroker::new(vec![WorkloadJob { submit: 10.0, spec: bag }], Submission::MetaBroker { to: mb }),
+        UserBroker::new(vec![UserJob { submit: 10.0, spec: bag }], Submission::MetaBroker { to: mb }),
     );
     tb.run_to_quiescence().unwrap();
     let part = Ticket::FIRST_PART_ID;

@@ -658,8 +658,9 @@ fn list_shows_the_families_and_schema_the_keys() {
         text.contains("  tiny (2 scenario file(s))") && text.contains("  tiny-fail (1 scenario file(s))"),
         "{text}"
     );
-    assert!(text.contains("provider.scheduler:  fcfs, easy, conservative, multi-partition-easy"), "{text}");
-    assert!(text.contains("provider.preemption: nop, mov, mlip, moml"), "{text}");
+    assert!(text.contains("provider [providers.<name>]"), "{text}");
+    assert!(text.contains("scheduler: fcfs, easy, conservative, multi-partition-easy"), "{text}");
+    assert!(text.contains("preemption: nop, mov, mlip, moml"), "{text}");
 
     let o = run(&["schema"]);
     assert_exit(&o, 0, "schema");

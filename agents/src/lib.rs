@@ -11,6 +11,7 @@ pub mod gateway;
 pub mod metabroker;
 pub mod protocol;
 pub mod provider;
+pub mod registry;
 pub mod report;
 pub mod sim;
 pub mod testbed;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
-use crate::scenario::plan::{AgentSpec, Plan};
+use crate::scenario::plan::Plan;
 
 /// Bound of the bounded slowdown [s].
 pub const SLOWDOWN_BOUND: f64 = 10.0;
@@ -93,39 +93,30 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
         job_metrics(&format!("brokers.{group}"), jobs, &mut m.metrics);
     }
 
-    // Providers: their own metrics, per member and per group, and the overall utilisation.
+    // Every agent's own metrics, and for agents with PEs utilisation per member, per group and overall.
     let mut busy_total = 0.0;
     let mut capacity_total = 0.0;
-    let mut groups: BTreeMap<&str, (f64, f64, usize)> = BTreeMap::new();
+    let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
     let period = plan.sample_period.unwrap_or(if end > 0.0 { end / 100.0 } else { 1.0 });
     for (agent, report) in plan.agents.iter().zip(reports) {
-        let prefix = match agent.kind {
-            "provider" => "providers",
-            "gateway" => "gateways",
-            "metabroker" => "metabrokers",
-            _ => continue,
-        };
+        let prefix = agent.kind.table();
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
         }
-        if !matches!(agent.spec, AgentSpec::Provider(..)) {
-            continue;
-        }
+        // Agents with PEs (what reports a `busy_pes` series) count towards utilisation and the time series.
+        let Some(busy) = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s) else { continue };
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
-        let busy = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s);
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
-        if let Some(s) = busy
-            && let Some(&(t, v)) = s.points().iter().find(|p| p.1 > pes || p.1 < 0.0)
-        {
+        if let Some(&(t, v)) = busy.points().iter().find(|p| p.1 > pes || p.1 < 0.0) {
             return Err(format!("{} has {v} busy PEs of {pes} at t={t}", agent.name));
         }
         // Overhead keeps PEs busy but is not computation (seed 000 Eq 3.10).
         let overhead = report.metrics.iter().find(|(k, _)| *k == "overhead_pe_seconds").map_or(0.0, |m| m.1);
-        let busy_secs = (busy.map_or(0.0, |s| s.integral(end)) - overhead).max(0.0);
+        let busy_secs = (busy.integral(end) - overhead).max(0.0);
         busy_total += busy_secs;
         capacity_total += pes * end;
-        let g = groups.entry(&agent.group).or_default();
+        let g = groups.entry((prefix, &agent.group)).or_default();
         g.0 += busy_secs;
         g.1 += pes * end;
         g.2 += 1;
@@ -133,7 +124,7 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
             let samples = if end > 0.0 { (end / period).floor() as usize } else { 0 };
             for k in 0..=samples {
                 let t = k as f64 * period;
-                let b = busy.map_or(0.0, |s| s.at(t));
+                let b = busy.at(t);
                 m.samples.push(SampleRow {
                     t,
                     agent: agent.name.clone(),
@@ -144,34 +135,26 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
             }
         }
     }
-    for (group, (busy, capacity, members)) in groups {
+    for ((prefix, group), (busy, capacity, members)) in groups {
         if members > 1 {
-            m.metrics.insert(format!("providers.{group}.utilisation"), ratio(busy, capacity));
+            m.metrics.insert(format!("{prefix}.{group}.utilisation"), ratio(busy, capacity));
         }
     }
     if capacity_total > 0.0 {
         m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
     }
-    for k in [
-        "preempted_leases",
-        "preempted_vms",
-        "preemption_overhead",
-        "preempted_migratable",
-        "migrated_out",
-        "deadline_missed",
-    ] {
-        let sum: f64 = plan
-            .agents
-            .iter()
-            .filter(|a| a.kind == "provider")
-            .filter_map(|a| m.metrics.get(&format!("providers.{}.{k}", a.name)))
-            .sum();
-        m.metrics.insert(k.into(), sum);
-    }
-    // Seed 000 ch4: the share of preempted migratable leases that moved to another provider.
-    let migratable = m.metrics["preempted_migratable"];
-    if migratable > 0.0 {
-        m.metrics.insert("migration_rate".into(), m.metrics["migrated_out"] / migratable);
+    // Run-wide sums of what each kind's members report, and what the kinds derive from them.
+    for kind in plan.registry.kinds() {
+        for k in kind.summed_metrics() {
+            let sum: f64 = plan
+                .agents
+                .iter()
+                .filter(|a| a.kind.name() == kind.name())
+                .filter_map(|a| m.metrics.get(&format!("{}.{}.{k}", kind.table(), a.name)))
+                .sum();
+            m.metrics.insert(k.to_string(), sum);
+        }
+        kind.derive_metrics(&mut m.metrics);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
     Ok(m)

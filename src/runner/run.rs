@@ -6,18 +6,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agents::broker::{Submission, UserBroker, WorkloadJob as BrokerJob};
-use agents::gateway::Gateway;
-use agents::metabroker::agent::MetaBroker;
+use agents::broker::UserJob;
 use agents::protocol::JobSpec;
-use agents::provider::{Provider, ProviderConfig, ProviderInfo};
+use agents::registry::{BuildCx, Deal, Member};
 use agents::report::Report;
 use agents::sim::trace::{TraceFilter, TraceSink};
 use agents::sim::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
 
 use super::metrics::{self, Measured};
-use crate::scenario::plan::{AgentSpec, BrokerTarget, LatencyRule, Plan, ProviderDraws};
-use crate::scenario::raw::{RawRuntime, RawSplit};
+use crate::scenario::plan::{LatencyRule, Plan};
+use crate::scenario::raw::RawRuntime;
 use crate::workload::Workload;
 
 /// What went wrong in one run.
@@ -61,45 +59,20 @@ pub struct RunResult {
 /// Runs `plan` with replication `rep` (seed `plan.seed + rep`); writes the trace into `trace_to` if asked.
 pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<&Path>) -> Result<RunResult, RunError> {
     let seed = seed_of(plan, rep);
-    let mut jobs = deal_jobs(plan, seed)?;
     let mut b = SimBuilder::new(seed);
     b.runtime(match plan.runtime {
         RawRuntime::Actix => Runtime::Actix { threads: 1 },
         RawRuntime::Inline => Runtime::Inline,
     });
     b.interrupt(interrupt.clone());
-    let mut infos: BTreeMap<String, ProviderInfo> = BTreeMap::new();
-    let id_of =
-        |b: &SimBuilder, name: &str| b.directory().lookup(name).ok_or(SimError::NoSuchName { name: name.into() });
-    for agent in &plan.agents {
-        match &agent.spec {
-            AgentSpec::Provider(config, draws) => {
-                let config = draw_provider(config, draws, seed, &agent.name);
-                let id = b.add(&agent.name, agent.kind, Provider::new(config.clone()))?;
-                let info = ProviderInfo { id, pes: config.pes, speed: config.speed, price: config.price };
-                infos.insert(agent.name.clone(), info);
-            }
-            AgentSpec::Gateway { providers, dispatch } => {
-                let providers = providers.iter().map(|p| infos[p]).collect();
-                b.add(&agent.name, agent.kind, Gateway::new(providers, *dispatch))?;
-            }
-            AgentSpec::MetaBroker { providers, policy, interval, solver } => {
-                let members = providers.iter().map(|p| infos[p].id);
-                b.add(&agent.name, agent.kind, MetaBroker::new(*policy, *interval, members).with_solver(*solver))?;
-            }
-            AgentSpec::Broker { target, .. } => {
-                let submission = match target {
-                    BrokerTarget::Direct(to) => Submission::Direct { to: id_of(&b, to)? },
-                    BrokerTarget::MetaBroker(to) => Submission::MetaBroker { to: id_of(&b, to)? },
-                    BrokerTarget::Personalised { providers, round } => Submission::Personalised {
-                        providers: providers.iter().map(|p| infos[p]).collect(),
-                        round: *round,
-                    },
-                };
-                let workload = jobs.remove(&agent.name).unwrap_or_default();
-                b.add(&agent.name, agent.kind, UserBroker::new(workload, submission))?;
-            }
-        }
+    // Agents are registered in plan order, so their ids are known before any is built.
+    let ids = plan.agents.iter().enumerate().map(|(i, a)| (a.name.clone(), AgentId(i as u32))).collect();
+    let mut cx = BuildCx { seed, ids, jobs: deal_jobs(plan, seed)?, ..BuildCx::default() };
+    for (i, agent) in plan.agents.iter().enumerate() {
+        let member = Member { name: &agent.name, id: AgentId(i as u32), index: agent.index, count: agent.count };
+        let built =
+            agent.spec.build(&member, &mut cx).map_err(|e| SimError::Runtime(format!("{}: {e}", agent.name)))?;
+        b.add_boxed(&agent.name, agent.kind.name(), built)?;
     }
     for rule in &plan.latency {
         match rule {
@@ -142,50 +115,50 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
 /// Draws each broker group's copy of its workload (a stream per workload and group, so two groups that name
 /// one workload get independent draws of it) and deals the jobs among the group's brokers. Job ids are numbered
 /// from 1 across the run, in broker order.
-fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>, RunError> {
+fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<UserJob>>, RunError> {
     let mut generated: BTreeMap<&str, Workload> = BTreeMap::new();
     for agent in &plan.agents {
-        let AgentSpec::Broker { workload: name, .. } = &agent.spec else { continue };
+        let Some((name, _)) = agent.spec.workload() else { continue };
         if generated.contains_key(agent.group.as_str()) {
             continue;
         }
         let mut r = rng::stream(seed, &format!("workload:{name}:{}", agent.group), 0);
         let w = plan.workloads[name]
             .generate(&mut r)
-            .map_err(|message| RunError::Workload { name: name.clone(), message })?;
+            .map_err(|message| RunError::Workload { name: name.to_string(), message })?;
         if w.jobs.is_empty() {
             let message = "no jobs (check `jobs`, `until`, `window` and `max-pes`)".to_string();
-            return Err(RunError::Workload { name: name.clone(), message });
+            return Err(RunError::Workload { name: name.to_string(), message });
         }
         generated.insert(&agent.group, w);
     }
-    // Deal each group's jobs among its members in one pass, then number them in broker order.
+    // Deal each group's jobs among its members in one pass, then number them in member order.
     let mut dealt: BTreeMap<&str, Vec<Vec<&crate::workload::WorkloadJob>>> = BTreeMap::new();
     for agent in &plan.agents {
-        let AgentSpec::Broker { count, split, .. } = &agent.spec else { continue };
+        let Some((_, deal)) = agent.spec.workload() else { continue };
         if dealt.contains_key(agent.group.as_str()) {
             continue;
         }
-        let mut hands = vec![Vec::new(); *count];
+        let mut hands = vec![Vec::new(); agent.count];
         for (i, j) in generated[agent.group.as_str()].jobs.iter().enumerate() {
-            let key = match split {
-                RawSplit::RoundRobin => i as u64,
-                RawSplit::ByUser => j.user.map_or(i as u64, u64::from),
+            let key = match deal {
+                Deal::RoundRobin => i as u64,
+                Deal::ByUser => j.user.map_or(i as u64, u64::from),
             };
-            hands[(key % *count as u64) as usize].push(j);
+            hands[(key % agent.count as u64) as usize].push(j);
         }
         dealt.insert(&agent.group, hands);
     }
     let mut out = BTreeMap::new();
     let mut next_id = 1;
     for agent in &plan.agents {
-        let AgentSpec::Broker { index, .. } = &agent.spec else { continue };
-        let jobs: Vec<BrokerJob> = dealt[agent.group.as_str()][*index]
+        let Some(hands) = dealt.get(agent.group.as_str()) else { continue };
+        let jobs: Vec<UserJob> = hands[agent.index]
             .iter()
             .map(|j| {
                 let id = next_id;
                 next_id += 1;
-                BrokerJob {
+                UserJob {
                     submit: j.submit,
                     spec: JobSpec {
                         id,
@@ -205,28 +178,6 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<BrokerJob>>,
         out.insert(agent.name.clone(), jobs);
     }
     Ok(out)
-}
-
-/// A member's PEs, price and speed for this replication (its own random stream), when its group draws them.
-fn draw_provider(config: &ProviderConfig, draws: &ProviderDraws, seed: u64, name: &str) -> ProviderConfig {
-    use rand::RngExt;
-    let mut config = config.clone();
-    let mut rng = rng::stream(seed, &format!("provider:{name}"), 0);
-    if let Some(max) = draws.pes_max {
-        config.pes = rng.random_range(config.pes..=max);
-    }
-    if let Some((lo, hi)) = draws.price_range
-        && let Ok(normal) = rand_distr::Normal::new(config.price, (hi - lo) / 4.0)
-    {
-        // The mean lies in [low, high] (checked when loading), so at least about half of the draws are kept.
-        config.price =
-            std::iter::repeat_with(|| rng.sample(normal)).find(|p| (lo..=hi).contains(p)).unwrap_or(config.price);
-    }
-    // Drawn last, so that adding it leaves the other draws as they were.
-    if let Some((lo, hi)) = draws.speed_range {
-        config.speed = rng.random_range(lo..=hi);
-    }
-    config
 }
 
 /// A run's seed as the outputs report it.

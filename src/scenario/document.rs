@@ -3,13 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use agents::registry::Registry;
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 use super::error::{ScenarioError, Spans, hint_for};
-
-/// Agent sections whose groups may name a `profile` file of shared defaults.
-pub const AGENT_SECTIONS: [&str; 4] = ["providers", "brokers", "gateways", "metabrokers"];
 
 /// A scenario file parsed into a TOML tree, with the index of where each key is.
 #[derive(Clone, Debug)]
@@ -23,25 +21,25 @@ pub struct Document {
 }
 
 impl Document {
-    /// Reads and parses `path`, merging the profiles its agent groups name.
-    pub fn load(path: &Path) -> Result<Document, ScenarioError> {
+    /// Reads and parses `path`, merging the profiles its agent groups (the tables of `registry`'s kinds) name.
+    pub fn load(path: &Path, registry: &Registry) -> Result<Document, ScenarioError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ScenarioError::file(path, format!("cannot read the scenario: {e}")))?;
-        Document::parse(path, &text)
+        Document::parse(path, &text, registry)
     }
 
     /// Parses `text` as if read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Document, ScenarioError> {
+    pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Document, ScenarioError> {
         let (table, spans) = parse_table(path, text)?;
         let mut doc = Document { path: path.to_path_buf(), table, spans };
-        doc.merge_profiles()?;
+        doc.merge_profiles(registry)?;
         Ok(doc)
     }
 
     /// Replaces each group's `profile = "file"` by the file's keys, the group's own keys taking precedence.
-    fn merge_profiles(&mut self) -> Result<(), ScenarioError> {
+    fn merge_profiles(&mut self, registry: &Registry) -> Result<(), ScenarioError> {
         let base = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        for section in AGENT_SECTIONS {
+        for section in registry.kinds().iter().map(|k| k.table()) {
             let Some(Value::Table(groups)) = self.table.get_mut(section) else { continue };
             for (name, group) in groups.iter_mut() {
                 let Value::Table(group) = group else { continue };
@@ -88,32 +86,38 @@ impl Document {
 
     /// Deserialises the tree; a type, range or unknown-key error names the key and its place in the file.
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, ScenarioError> {
-        let de = toml::Value::Table(self.table.clone());
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = segments(e.path());
-            let mut key = path.join(".");
-            // The bare message: the error's `Display` adds its own "in `key`" line, which we locate better.
-            let mut message = e.inner().message().to_string();
-            // "missing field `x`" at a table: name the missing key itself.
-            if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
-                key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
-                message = "required key is missing".into();
-            }
-            let hint = hint_for(&message);
-            let found = value_at(&self.table, &path).map(describe);
-            let about_the_key = message.starts_with("unknown field") || message == "required key is missing";
-            let mut err = ScenarioError::at_key(&self.spans, &key, plain(&message, found));
-            if !about_the_key {
-                err.at = self.spans.locate_value(&key);
-            }
-            if key.is_empty() {
-                err.key = None;
-            }
-            if let Some(h) = hint {
-                err = err.hint(h);
-            }
-            err
-        })
+        self.deserialize_table(self.table.clone())
+    }
+
+    /// Deserialises `table`, a part of the tree, as [`deserialize`](Self::deserialize) does the whole.
+    pub fn deserialize_table<T: DeserializeOwned>(&self, table: Table) -> Result<T, ScenarioError> {
+        agents::registry::parse(Value::Table(table)).map_err(|e| self.error_at(e.path, e.message))
+    }
+
+    /// A deserialisation error at `path` (keys and array indices from the top of the tree), located and worded for
+    /// the user.
+    pub fn error_at(&self, path: Vec<String>, message: String) -> ScenarioError {
+        let mut key = path.join(".");
+        let mut message = message;
+        // "missing field `x`" at a table: name the missing key itself.
+        if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
+            message = "required key is missing".into();
+        }
+        let hint = hint_for(&message);
+        let found = value_at(&self.table, &path).map(describe);
+        let about_the_key = message.starts_with("unknown field") || message == "required key is missing";
+        let mut err = ScenarioError::at_key(&self.spans, &key, plain(&message, found));
+        if !about_the_key {
+            err.at = self.spans.locate_value(&key);
+        }
+        if key.is_empty() {
+            err.key = None;
+        }
+        if let Some(h) = hint {
+            err = err.hint(h);
+        }
+        err
     }
 }
 
@@ -178,21 +182,6 @@ fn value_at<'a>(table: &'a Table, path: &[String]) -> Option<&'a Value> {
     Some(v)
 }
 
-/// A deserialisation error's path as keys and array indices: joined with `.` it is the dotted key
-/// (`expect.1.metric`, not serde's `expect[1].metric`) that [`Spans`] indexes and the user writes in `--set` and
-/// `[sweep]`.
-fn segments(path: &serde_path_to_error::Path) -> Vec<String> {
-    use serde_path_to_error::Segment;
-    path.iter()
-        .filter_map(|s| match s {
-            Segment::Seq { index } => Some(index.to_string()),
-            Segment::Map { key } => Some(key.clone()),
-            Segment::Enum { variant } => Some(variant.clone()),
-            Segment::Unknown => None,
-        })
-        .collect()
-}
-
 /// Parses TOML text into a table and its key index; a syntax error is located by line and column.
 fn parse_table(path: &Path, text: &str) -> Result<(Table, Spans), ScenarioError> {
     let spans = Spans::index(path, text);
@@ -234,7 +223,7 @@ mod tests {
 
     #[test]
     fn set_creates_leaves_but_not_tables() {
-        let mut d = Document::parse(Path::new("t.toml"), "[providers.fast]\npes = 4\n").unwrap();
+        let mut d = Document::parse(Path::new("t.toml"), "[providers.fast]\npes = 4\n", &Registry::standard()).unwrap();
         d.set("providers.fast.pes", Value::Integer(8)).unwrap();
         d.set("providers.fast.mips", Value::Float(2.0)).unwrap();
         assert_eq!(d.table["providers"]["fast"]["pes"].as_integer(), Some(8));
@@ -252,7 +241,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_have_line_and_column() {
-        let e = Document::parse(Path::new("bad.toml"), "seed = 1\npes = = 3\n").unwrap_err();
+        let e = Document::parse(Path::new("bad.toml"), "seed = 1\npes = = 3\n", &Registry::standard()).unwrap_err();
         assert_eq!(e.at.map(|a| a.0), Some(2));
         assert!(e.to_string().starts_with("bad.toml:2:"), "{e}");
     }

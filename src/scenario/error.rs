@@ -143,30 +143,7 @@ fn walk_value(v: &DeValue<'_>, path: &str, out: &mut KeySpans) {
     }
 }
 
-/// The closest of `candidates` to `word` within edit distance 2, for "did you mean" hints.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (levenshtein(word, c), c))
-        .filter(|&(d, _)| d <= 2)
-        .min_by_key(|&(d, c)| (d, c))
-        .map(|(_, c)| c)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
+pub use agents::registry::did_you_mean;
 
 /// Turns serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant ...") into a hint.
 pub fn hint_for(message: &str) -> Option<String> {

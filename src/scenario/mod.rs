@@ -8,7 +8,6 @@ mod document;
 pub mod error;
 pub mod plan;
 pub mod raw;
-mod values;
 pub mod workload;
 
 pub use document::{Document, parse_value};

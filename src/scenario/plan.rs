@@ -2,96 +2,31 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use agents::gateway::Dispatch;
-use agents::provider::ProviderConfig;
-use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
+use agents::registry::{AgentKind, CheckCx, GroupMembers, GroupSpec, RawGroup, Registry};
 use toml::Value;
 
 use super::error::{ScenarioError, Spans, did_you_mean};
-use super::raw::{RawBroker, RawExpect, RawOutputs, RawRuntime, RawScenario, RawSplit};
+use super::raw::{RawExpect, RawOutputs, RawRuntime, RawScenario};
 use super::workload::WorkloadPlan;
 use super::{Document, parse_value};
-
-/// Agent kinds, as the latency table and the trace name them.
-pub const KINDS: [&str; 4] = ["provider", "broker", "gateway", "metabroker"];
 
 /// One agent to build.
 #[derive(Clone, Debug)]
 pub struct AgentPlan {
     /// Unique name.
     pub name: String,
-    /// Kind: one of [`KINDS`].
-    pub kind: &'static str,
+    /// Its kind.
+    pub kind: &'static dyn AgentKind,
     /// The group (table) it comes from.
     pub group: String,
-    /// What to build.
-    pub spec: AgentSpec,
-}
-
-/// The parameters of one agent.
-#[derive(Clone, Debug)]
-pub enum AgentSpec {
-    /// A resource provider, with what is drawn anew for each replication.
-    Provider(ProviderConfig, ProviderDraws),
-    /// A user broker: member `index` of `count` sharing `workload`.
-    Broker {
-        /// Workload name.
-        workload: String,
-        /// This broker's index in its group.
-        index: usize,
-        /// Brokers in the group.
-        count: usize,
-        /// How jobs are dealt.
-        split: RawSplit,
-        /// Where jobs go.
-        target: BrokerTarget,
-    },
-    /// A meta-broker over the named providers.
-    MetaBroker {
-        /// Provider names.
-        providers: Vec<String>,
-        /// Scheduling policy.
-        policy: agents::metabroker::SchedulingPolicy,
-        /// Scheduling interval [s].
-        interval: f64,
-        /// Solver of the MGN relaxation.
-        solver: agents::metabroker::MgnSolver,
-    },
-    /// A gateway over the named providers.
-    Gateway {
-        /// Provider names.
-        providers: Vec<String>,
-        /// Dispatch policy.
-        dispatch: Dispatch,
-    },
-}
-
-/// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ProviderDraws {
-    /// PEs uniform in [config.pes, pes_max].
-    pub pes_max: Option<u32>,
-    /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
-    pub price_range: Option<(f64, f64)>,
-    /// Speed uniform in [low, high].
-    pub speed_range: Option<(f64, f64)>,
-}
-
-/// Where a broker's jobs go.
-#[derive(Clone, Debug)]
-pub enum BrokerTarget {
-    /// To this provider or gateway.
-    Direct(String),
-    /// Through this meta-broker.
-    MetaBroker(String),
-    /// Cheapest feasible of these providers, claimed every `round` seconds.
-    Personalised {
-        /// Provider names.
-        providers: Vec<String>,
-        /// Round length [s].
-        round: f64,
-    },
+    /// Its index in the group.
+    pub index: usize,
+    /// The group's size.
+    pub count: usize,
+    /// What builds it (shared by the group).
+    pub spec: Arc<dyn GroupSpec>,
 }
 
 /// One latency setting, names resolved.
@@ -108,6 +43,8 @@ pub enum LatencyRule {
 /// A runnable scenario: one sweep point, checked.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// The agent kinds it was read with.
+    pub registry: Registry,
     /// Seed of replication 0.
     pub seed: u64,
     /// Replications.
@@ -162,9 +99,11 @@ pub struct Study {
     pub expects: Vec<RawExpect>,
 }
 
-/// How to load: `--quick` and `--set` overrides.
+/// How to load: the agent kinds, `--quick` and `--set` overrides.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
+    /// The agent kinds scenarios may use (default: gridmarket's own).
+    pub registry: Registry,
     /// Apply the scenario's `[quick]` overrides.
     pub quick: bool,
     /// `--set key=value` overrides, in order.
@@ -178,7 +117,8 @@ pub struct LoadOptions {
 impl Study {
     /// Loads `path` and checks every sweep point.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
-        let mut doc = Document::load(path)?;
+        let registry = &opts.registry;
+        let mut doc = Document::load(path, registry)?;
         let spans = doc.spans.clone();
         // Keys given a value outside their own table, in the order applied: their errors are reported there.
         let mut overrides: Vec<(String, Override)> = Vec::new();
@@ -202,7 +142,7 @@ impl Study {
             doc.table.insert("replications".into(), Value::Integer(i64::from(r)));
         }
         // Check the base document first: its errors point at the file.
-        let base: RawScenario = doc.deserialize().map_err(|e| relocate(e, &overrides, &spans))?;
+        let (base, _) = read(&doc, registry).map_err(|e| relocate(e, &overrides, &spans))?;
         // In the order written (the tree keeps file order): the first key varies slowest.
         let sweep: Vec<(String, Vec<Value>)> = match doc.table.get("sweep") {
             Some(Value::Table(t)) => {
@@ -237,8 +177,8 @@ impl Study {
                 }
                 e
             };
-            let raw: RawScenario = point_doc.deserialize().map_err(at_point)?;
-            let plan = Plan::build(&raw, &spans).map_err(at_point)?;
+            let (raw, groups) = read(&point_doc, registry).map_err(at_point)?;
+            let plan = Plan::build(&raw, groups, registry, &spans).map_err(at_point)?;
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
         }
@@ -384,9 +324,66 @@ fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (St
     Ok(())
 }
 
+/// One agent group as written: its kind, its name, and its table read by the kind.
+pub struct Group {
+    /// Its kind.
+    pub kind: &'static dyn AgentKind,
+    /// Its name (the key under the kind's table).
+    pub name: String,
+    /// Its table, read.
+    pub raw: Box<dyn RawGroup>,
+}
+
+/// Reads the scenario's own keys and, for each kind of `registry`, its groups (in name order).
+fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>), ScenarioError> {
+    let mut own = doc.table.clone();
+    let mut groups = Vec::new();
+    for &kind in registry.kinds() {
+        let table = kind.table();
+        let Some(section) = own.remove(table) else { continue };
+        let Value::Table(section) = section else {
+            return Err(ScenarioError::at_key(&doc.spans, table, "expected a table of groups"));
+        };
+        let mut section: Vec<(String, Value)> = section.into_iter().collect();
+        section.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, value) in section {
+            let raw = kind.parse(value).map_err(|mut e| {
+                // Merged away before parsing, `profile` is a key of every group all the same.
+                if e.path.len() == 1 && e.message.starts_with("unknown field") {
+                    e.message.push_str(", `profile`");
+                }
+                let path = [table.to_string(), name.clone()].into_iter().chain(e.path).collect();
+                doc.error_at(path, e.message)
+            })?;
+            groups.push(Group { kind, name, raw });
+        }
+    }
+    let raw = doc.deserialize_table(own).map_err(|mut e| {
+        // The kinds' tables are keys of the scenario too.
+        if e.key.as_ref().is_some_and(|k| !k.contains('.')) && e.message.starts_with("unknown key") {
+            for kind in registry.kinds() {
+                e.message.push_str(&format!(", `{}`", kind.table()));
+            }
+            let word = e.key.clone().unwrap_or_default();
+            if e.hint.is_none()
+                && let Some(m) = did_you_mean(&word, registry.kinds().iter().map(|k| k.table()))
+            {
+                e = e.hint(format!("did you mean `{m}`?"));
+            }
+        }
+        e
+    })?;
+    Ok((raw, groups))
+}
+
 impl Plan {
     /// Fills defaults and resolves names; `spans` locates errors in the scenario file.
-    pub fn build(raw: &RawScenario, spans: &Spans) -> Result<Plan, ScenarioError> {
+    pub fn build(
+        raw: &RawScenario,
+        groups: Vec<Group>,
+        registry: &Registry,
+        spans: &Spans,
+    ) -> Result<Plan, ScenarioError> {
         // Every error here is about a value (a name, a reference, an option): point at it.
         let err = |key: &str, msg: String| ScenarioError {
             at: spans.locate_value(key),
@@ -401,23 +398,18 @@ impl Plan {
         }
 
         // Names: a group of one is named after the group, larger groups get `-0`, `-1`...
-        let mut members: BTreeMap<String, (&'static str, Vec<String>)> = BTreeMap::new();
-        let groups = raw
-            .providers
-            .iter()
-            .map(|(g, p)| ("providers", "provider", g, p.count.0))
-            .chain(raw.brokers.iter().map(|(g, b)| ("brokers", "broker", g, b.count.0)))
-            .chain(raw.gateways.iter().map(|(g, w)| ("gateways", "gateway", g, w.count.0)))
-            .chain(raw.metabrokers.keys().map(|g| ("metabrokers", "metabroker", g, 1)));
+        let mut members: Vec<GroupMembers> = Vec::new();
         let mut all_names = BTreeSet::new();
-        for (section, kind, group, count) in groups {
-            let key = format!("{section}.{group}");
+        for g in &groups {
+            let key = format!("{}.{}", g.kind.table(), g.name);
+            let group = &g.name;
             if group.is_empty() || !group.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
                 return Err(err(&key, format!("group name `{group}`: use letters, digits, `-` and `_` only")));
             }
-            if members.contains_key(group) {
+            if members.iter().any(|m| m.group == *group) {
                 return Err(err(&key, format!("`{group}` names two groups; group names must be unique")));
             }
+            let count = g.raw.count();
             let names: Vec<String> =
                 if count == 1 { vec![group.clone()] } else { (0..count).map(|i| format!("{group}-{i}")).collect() };
             for n in &names {
@@ -425,161 +417,36 @@ impl Plan {
                     return Err(err(&key, format!("agent name `{n}` is used twice")));
                 }
             }
-            members.insert(group.clone(), (kind, names));
+            members.push(GroupMembers { kind: g.kind.name(), group: group.clone(), members: names });
         }
-        let resolve = |key: &str, reference: &str, kinds: &[&str]| -> Result<Vec<String>, ScenarioError> {
-            if let Some((kind, names)) = members.get(reference)
-                && kinds.contains(kind)
-            {
-                return Ok(names.clone());
-            }
-            if let Some((_, (kind, _))) = members.iter().find(|(_, (_, ns))| ns.iter().any(|n| n == reference))
-                && kinds.contains(kind)
-            {
-                return Ok(vec![reference.to_string()]);
-            }
-            let candidates = members
-                .iter()
-                .filter(|(_, (k, _))| kinds.contains(k))
-                .flat_map(|(g, (_, ns))| std::iter::once(g.as_str()).chain(ns.iter().map(String::as_str)));
-            let mut e = err(key, format!("no {} named `{reference}`", kinds.join(" or ")));
-            if let Some(m) = did_you_mean(reference, candidates) {
-                e = e.hint(format!("did you mean `{m}`?"));
-            }
-            Err(e)
-        };
 
+        let workload_names: Vec<String> = raw.workloads.keys().cloned().collect();
         let mut agents = Vec::new();
-        for (group, p) in &raw.providers {
-            let key = format!("providers.{group}");
-            let multi = p.scheduler == SchedulerPolicy::MultiPartitionEasy;
-            let option = [("partitions", p.partitions.is_some()), ("borrowing", p.borrowing.is_some())]
-                .into_iter()
-                .find_map(|(o, given)| given.then_some(o));
-            if let Some(option) = option
-                && !multi
-            {
-                let scheduler = serde_json::to_value(p.scheduler).ok().and_then(|v| v.as_str().map(String::from));
-                let e = err(
-                    &format!("{key}.{option}"),
-                    format!(
-                        "an option of the \"multi-partition-easy\" scheduler only, but this provider's scheduler is \"{}\"",
-                        scheduler.unwrap_or_default()
-                    ),
-                );
-                return Err(e.hint(format!("set `scheduler = \"multi-partition-easy\"` or remove `{option}`")));
-            }
-            let mut partitioning = Partitioning::default();
-            if let Some(ratios) = &p.partitions {
-                if ratios.is_empty() {
-                    return Err(err(&format!("{key}.partitions"), "expected at least one partition".into()));
-                }
-                partitioning.ratios = ratios.iter().map(|r| r.0).collect();
-            }
-            if let Some(b) = p.borrowing {
-                partitioning.borrowing = b;
-            }
-            let config = ProviderConfig {
-                pes: p.pes.0,
-                speed: p.speed.map_or(1.0, |s| s.0),
-                price: p.price.map_or(0.0, |s| s.0),
-                scheduler: p.scheduler,
-                partitioning,
-                preemption: p.preemption,
-                overhead: p.overhead.unwrap_or_default(),
-                vm_memory_mb: p.vm_memory.map_or(1024.0, |m| m.0),
-                cancelled: p.cancelled,
-                preemptive_priority: p.preemptive_priority,
-            };
-            if let Some(max) = p.pes_max
-                && max.0 < p.pes.0
-            {
-                return Err(err(
-                    &format!("{key}.pes-max"),
-                    format!("expected at least `pes` ({}), found {}", p.pes.0, max.0),
-                ));
-            }
-            if let Some([lo, hi]) = p.price_range
-                && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= config.price && config.price <= hi)
-            {
-                let msg = format!(
-                    "expected [low, high] with 0 <= low <= price ({}) <= high, found [{lo}, {hi}]",
-                    config.price
-                );
-                return Err(err(&format!("{key}.price-range"), msg));
-            }
-            if let Some([lo, hi]) = p.speed_range
-                && !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi)
-            {
-                let msg = format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]");
-                return Err(err(&format!("{key}.speed-range"), msg));
-            }
-            let draws = ProviderDraws {
-                pes_max: p.pes_max.map(|m| m.0),
-                price_range: p.price_range.map(|[l, h]| (l, h)),
-                speed_range: p.speed_range.map(|[l, h]| (l, h)),
-            };
-            for name in &members[group].1 {
-                let spec = AgentSpec::Provider(config.clone(), draws);
-                agents.push(AgentPlan { name: name.clone(), kind: "provider", group: group.clone(), spec });
-            }
-        }
-        for (group, g) in &raw.gateways {
-            let key = format!("gateways.{group}.providers");
-            if g.providers.is_empty() {
-                return Err(err(&key, "expected at least one provider".into()));
-            }
-            let mut providers = Vec::new();
-            for (i, p) in g.providers.iter().enumerate() {
-                providers.extend(resolve(&format!("{key}.{i}"), p, &["provider"])?);
-            }
-            for name in &members[group].1 {
-                let spec = AgentSpec::Gateway { providers: providers.clone(), dispatch: g.dispatch };
-                agents.push(AgentPlan { name: name.clone(), kind: "gateway", group: group.clone(), spec });
-            }
-        }
-        for (group, m) in &raw.metabrokers {
-            let key = format!("metabrokers.{group}");
-            let mut providers = Vec::new();
-            for (i, p) in m.providers.iter().enumerate() {
-                if p == "*" {
-                    for g in raw.providers.keys() {
-                        providers.extend(resolve(&format!("{key}.providers"), g, &["provider"])?);
+        for (g, names) in groups.iter().zip(&members) {
+            let cx = CheckCx { group: &g.name, groups: &members, workloads: &workload_names };
+            let spec: Arc<dyn GroupSpec> = g
+                .raw
+                .check(&cx)
+                .map_err(|p| {
+                    let key = [g.kind.table(), g.name.as_str(), p.key.as_str()].into_iter().filter(|k| !k.is_empty());
+                    let e = err(&key.collect::<Vec<_>>().join("."), p.message);
+                    match p.hint {
+                        Some(h) => e.hint(h),
+                        None => e,
                     }
-                } else {
-                    providers.extend(resolve(&format!("{key}.providers.{i}"), p, &["provider"])?);
-                }
-            }
-            if providers.is_empty() {
-                return Err(err(&format!("{key}.providers"), "expected at least one provider".into()));
-            }
-            let spec = AgentSpec::MetaBroker {
-                providers,
-                policy: m.policy,
-                interval: m.interval.map_or(50.0, |i| i.0),
-                solver: m.solver,
-            };
-            agents.push(AgentPlan { name: group.clone(), kind: "metabroker", group: group.clone(), spec });
-        }
-        for (group, b) in &raw.brokers {
-            let target = broker_target(group, b, &raw.providers, &resolve, &err)?;
-            if !raw.workloads.contains_key(&b.workload) {
-                let mut e = err(&format!("brokers.{group}.workload"), format!("no workload named `{}`", b.workload));
-                if let Some(m) = did_you_mean(&b.workload, raw.workloads.keys().map(String::as_str)) {
-                    e = e.hint(format!("did you mean `{m}`?"));
-                }
-                return Err(e);
-            }
-            let names = &members[group].1;
-            for (index, name) in names.iter().enumerate() {
-                let spec = AgentSpec::Broker {
-                    workload: b.workload.clone(),
+                })?
+                .into();
+            let count = names.members.len();
+            for (index, name) in names.members.iter().enumerate() {
+                let plan = AgentPlan {
+                    name: name.clone(),
+                    kind: g.kind,
+                    group: g.name.clone(),
                     index,
-                    count: names.len(),
-                    split: b.split,
-                    target: target.clone(),
+                    count,
+                    spec: spec.clone(),
                 };
-                agents.push(AgentPlan { name: name.clone(), kind: "broker", group: group.clone(), spec });
+                agents.push(plan);
             }
         }
 
@@ -587,18 +454,19 @@ impl Plan {
         if let Some(d) = raw.latency.default {
             latency.push(LatencyRule::Default(d.0));
         }
+        let kinds: Vec<&str> = registry.kinds().iter().map(|k| k.name()).collect();
         for (i, l) in raw.latency.kinds.iter().enumerate() {
             for (end, field) in [(&l.from, "from"), (&l.to, "to")] {
-                if !KINDS.contains(&end.as_str()) {
+                if !kinds.contains(&end.as_str()) {
                     let e = err(&format!("latency.kinds.{i}.{field}"), format!("`{end}` is not an agent kind"));
-                    let kinds = format!("the kinds are {}", KINDS.join(", "));
-                    return Err(e.hint(match did_you_mean(end, KINDS) {
-                        Some(m) => format!("did you mean `{m}`? ({kinds})"),
-                        None => kinds,
+                    let all = format!("the kinds are {}", kinds.join(", "));
+                    return Err(e.hint(match did_you_mean(end, kinds.iter().copied()) {
+                        Some(m) => format!("did you mean `{m}`? ({all})"),
+                        None => all,
                     }));
                 }
             }
-            if agents.iter().any(|a| a.kind == l.from) && agents.iter().any(|a| a.kind == l.to) {
+            if agents.iter().any(|a| a.kind.name() == l.from) && agents.iter().any(|a| a.kind.name() == l.to) {
                 latency.push(LatencyRule::Kinds(l.from.clone(), l.to.clone(), l.secs.0));
             }
         }
@@ -624,6 +492,7 @@ impl Plan {
             }
         }
         Ok(Plan {
+            registry: registry.clone(),
             seed: raw.seed,
             replications: raw.replications.0,
             horizon: raw.horizon.map(|h| h.0),
@@ -634,54 +503,5 @@ impl Plan {
             latency,
             outputs: raw.outputs.clone(),
         })
-    }
-}
-
-type Resolve<'a> = dyn Fn(&str, &str, &[&str]) -> Result<Vec<String>, ScenarioError> + 'a;
-
-fn broker_target(
-    group: &str,
-    b: &RawBroker,
-    providers: &BTreeMap<String, super::raw::RawProvider>,
-    resolve: &Resolve<'_>,
-    err: &dyn Fn(&str, String) -> ScenarioError,
-) -> Result<BrokerTarget, ScenarioError> {
-    let key = format!("brokers.{group}");
-    if let Some(mb) = &b.metabroker {
-        if b.submit_to.is_some() || b.personalised.is_some() {
-            return Err(err(&key, "give one of `submit-to`, `personalised` or `metabroker`".into()));
-        }
-        let names = resolve(&format!("{key}.metabroker"), mb, &["metabroker"])?;
-        return Ok(BrokerTarget::MetaBroker(names[0].clone()));
-    }
-    match (&b.submit_to, &b.personalised) {
-        (Some(to), None) => {
-            let key = format!("{key}.submit-to");
-            let names = resolve(&key, to, &["provider", "gateway"])?;
-            match names.as_slice() {
-                [one] => Ok(BrokerTarget::Direct(one.clone())),
-                _ => Err(err(&key, format!("`{to}` is a group of {}; name one member", names.len()))
-                    .hint(format!("e.g. `{}`", names[0]))),
-            }
-        }
-        (None, Some(list)) => {
-            let key = format!("{key}.personalised");
-            let mut names = Vec::new();
-            for (i, p) in list.iter().enumerate() {
-                if p == "*" {
-                    for g in providers.keys() {
-                        names.extend(resolve(&key, g, &["provider"])?);
-                    }
-                } else {
-                    names.extend(resolve(&format!("{key}.{i}"), p, &["provider"])?);
-                }
-            }
-            if names.is_empty() {
-                return Err(err(&key, "expected at least one provider".into()));
-            }
-            Ok(BrokerTarget::Personalised { providers: names, round: b.round.map_or(50.0, |r| r.0) })
-        }
-        (Some(_), Some(_)) => Err(err(&key, "give either `submit-to` or `personalised`, not both".into())),
-        (None, None) => Err(err(&key, "say where jobs go: `submit-to`, `personalised` or `metabroker`".into())),
     }
 }

@@ -1,13 +1,14 @@
-//! The scenario file, key by key, exactly as written (`RawScenario`). Every field's doc is what
-//! `gridmarket schema` prints; defaults are filled in and names resolved by [`super::Scenario::build`].
+//! The scenario file, key by key, exactly as written (`RawScenario`), but for the agent groups, whose tables belong
+//! to their kinds (`agents::registry`). Every field's doc is what `gridmarket schema` prints; defaults are filled in
+//! and names resolved by [`super::Plan::build`].
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::values::{NonNegative, Positive, PositiveInt};
 use super::workload::RawWorkload;
+use agents::registry::values::{NonNegative, Positive, PositiveInt};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -23,7 +24,7 @@ pub struct RawScenario {
     #[serde(default)]
     pub seed: u64,
     /// Independent runs per sweep point (seeds seed, seed+1, ...); means get a 95% confidence interval.
-    #[serde(default = "one")]
+    #[serde(default = "PositiveInt::one")]
     pub replications: PositiveInt,
     /// End of the run [s of simulated time]. Without it the run goes on until every job has ended (drained).
     pub horizon: Option<Positive>,
@@ -35,18 +36,6 @@ pub struct RawScenario {
     /// Workloads by name; broker groups refer to them.
     #[serde(default)]
     pub workloads: BTreeMap<String, RawWorkload>,
-    /// Resource provider groups by name.
-    #[serde(default)]
-    pub providers: BTreeMap<String, RawProvider>,
-    /// User broker groups by name.
-    #[serde(default)]
-    pub brokers: BTreeMap<String, RawBroker>,
-    /// Gateway groups (InterGrid gateways) by name.
-    #[serde(default)]
-    pub gateways: BTreeMap<String, RawGateway>,
-    /// Meta-brokers (seed 003) by name.
-    #[serde(default)]
-    pub metabrokers: BTreeMap<String, RawMetaBroker>,
     /// Message latencies (zero unless set).
     #[serde(default)]
     pub latency: RawLatency,
@@ -66,162 +55,15 @@ pub struct RawScenario {
     pub expect: Vec<RawExpect>,
 }
 
-fn one() -> PositiveInt {
-    PositiveInt(1)
-}
-
 /// The agent runtime.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RawRuntime {
-    /// Every agent an actix actor, the clock an actor (one thread).
+    /// Every agent an actix actor (one thread).
     #[default]
     Actix,
     /// Every agent called directly on one thread; same results, faster.
     Inline,
-}
-
-/// A group of identical resource providers (a cluster each).
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawProvider {
-    /// How many providers; with more than one they are named `<group>-0`, `<group>-1`, ...
-    #[serde(default = "one")]
-    pub count: PositiveInt,
-    /// Processing elements (CPUs) per provider.
-    pub pes: PositiveInt,
-    /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (seed 003 ch3:
-    /// sites of 4–12 CPUs).
-    pub pes_max: Option<PositiveInt>,
-    /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
-    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation).
-    pub price_range: Option<[f64; 2]>,
-    /// Each member's speed is drawn uniformly from [low, high] at every replication (seed 003: heterogeneous MIPS
-    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]).
-    pub speed_range: Option<[f64; 2]>,
-    /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1).
-    pub speed: Option<Positive>,
-    /// Price [G$ per PE-second] (default 0).
-    pub price: Option<NonNegative>,
-    /// Local scheduler: "fcfs", "easy", "conservative" or "multi-partition-easy" (default "easy").
-    #[serde(default = "default_scheduler")]
-    #[schemars(with = "String")]
-    pub scheduler: agents::provider::scheduler::SchedulerPolicy,
-    /// How a local request that does not fit is resolved (seed 000 ch3): "nop" (reject it; default), "mov",
-    /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
-    #[serde(default = "default_preemption")]
-    #[schemars(with = "String")]
-    pub preemption: agents::provider::preemption::PreemptionPolicy,
-    /// Preemption overhead model: `{ model = "thesis" }` (seed 000 Eq 3.2–3.7 with its parameters; default) or
-    /// `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
-    #[schemars(with = "Option<serde_json::Value>")]
-    pub overhead: Option<agents::provider::overhead::OverheadModel>,
-    /// Memory of one VM [MB] (default 1024).
-    pub vm_memory: Option<Positive>,
-    /// Preemptive-resume priority between job classes (`priority-fraction` of a workload): a job that cannot start
-    /// suspends running jobs of lower classes, which resume later with their remaining work (default false).
-    #[serde(default)]
-    pub preemptive_priority: bool,
-    /// A preempted cancellable lease: "restart" in the queue (default) or "drop" (counted as rejected).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub cancelled: agents::provider::CancelledLeases,
-    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7).
-    pub partitions: Option<Vec<PositiveInt>>,
-    /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
-    pub borrowing: Option<bool>,
-    /// A TOML file of defaults for this group (relative to the scenario file); the group's own keys win.
-    #[serde(default)]
-    pub profile: Option<String>,
-}
-
-fn default_preemption() -> agents::provider::preemption::PreemptionPolicy {
-    agents::provider::preemption::PreemptionPolicy::Nop
-}
-
-fn default_scheduler() -> agents::provider::scheduler::SchedulerPolicy {
-    agents::provider::scheduler::SchedulerPolicy::Easy
-}
-
-/// A group of user brokers sharing a workload.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawBroker {
-    /// How many brokers (users); the workload's jobs are dealt among them (see `split`).
-    #[serde(default = "one")]
-    pub count: PositiveInt,
-    /// The workload (a key of `[workloads]`). Each group draws its own copy: two groups naming one synthetic
-    /// workload get independent draws of it.
-    pub workload: String,
-    /// How the jobs are dealt: "round-robin" (job i to broker i mod count; default) or "by-user" (the trace's user
-    /// id mod count).
-    #[serde(default)]
-    pub split: RawSplit,
-    /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
-    pub submit_to: Option<String>,
-    /// Meta-brokered mode (seed 003 ch3): requests go to this meta-broker, jobs to the slots of its tickets.
-    pub metabroker: Option<String>,
-    /// Personalised mode (seed 003 ch3): each broker claims the cheapest feasible provider among these groups every
-    /// round; `["*"]` means every provider.
-    pub personalised: Option<Vec<String>>,
-    /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval).
-    pub round: Option<Positive>,
-    /// A TOML file of defaults for this group (relative to the scenario file); the group's own keys win.
-    #[serde(default)]
-    pub profile: Option<String>,
-}
-
-/// How a workload's jobs are dealt among the brokers of a group.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum RawSplit {
-    /// Job i to broker i mod count.
-    #[default]
-    RoundRobin,
-    /// By the trace's user id mod count (job index when unknown).
-    ByUser,
-}
-
-/// A group of InterGrid gateways.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawGateway {
-    /// How many gateways (each over the same providers).
-    #[serde(default = "one")]
-    pub count: PositiveInt,
-    /// The provider groups (or members) of this gateway's grid.
-    pub providers: Vec<String>,
-    /// Dispatch policy: "round-robin" (default).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub dispatch: agents::gateway::Dispatch,
-    /// A TOML file of defaults for this group (relative to the scenario file); the group's own keys win.
-    #[serde(default)]
-    pub profile: Option<String>,
-}
-
-/// A meta-broker (seed 003 ch3–4): schedules the queued requests at the end of every interval.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawMetaBroker {
-    /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
-    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part).
-    #[serde(default = "default_mb_policy")]
-    #[schemars(with = "String")]
-    pub policy: agents::metabroker::SchedulingPolicy,
-    /// Scheduling interval SI [s] (default 50).
-    pub interval: Option<Positive>,
-    /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
-    /// "microlp", or "highs" (only in a build with `--features highs`).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub solver: agents::metabroker::MgnSolver,
-    /// The provider groups (or members) it schedules on; `["*"]` means every provider.
-    pub providers: Vec<String>,
-}
-
-fn default_mb_policy() -> agents::metabroker::SchedulingPolicy {
-    agents::metabroker::SchedulingPolicy::Greedy
 }
 
 /// Latencies between agents [s]: zero unless set here.
@@ -230,7 +72,7 @@ fn default_mb_policy() -> agents::metabroker::SchedulingPolicy {
 pub struct RawLatency {
     /// Latency of every message between two different agents.
     pub default: Option<NonNegative>,
-    /// Per pair of agent kinds ("provider", "broker", "gateway"): overrides the default.
+    /// Per pair of agent kinds ("provider", "broker", "gateway", "metabroker"...): overrides the default.
     #[serde(default)]
     pub kinds: Vec<RawLink>,
     /// Per pair of agents (names): overrides kinds and default.

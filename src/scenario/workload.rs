@@ -7,12 +7,12 @@ use rand::distr::Distribution;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::values::{Count, Fraction, NonNegative, Positive, PositiveInt};
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
 use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack};
 use crate::workload::{Limit, OversizePolicy, Workload, WorkloadJob, gwf, swf};
+use agents::registry::values::{Count, Fraction, NonNegative, Positive, PositiveInt};
 
 /// Where a workload's jobs come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]

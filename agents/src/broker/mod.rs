@@ -14,6 +14,8 @@
 //!   retries the same provider; here it moves on to the next cheapest, so contention repeats among the remaining
 //!   users as the thesis describes.
 
+pub mod kind;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -23,9 +25,9 @@ use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
-/// One job of the broker's workload.
+/// One job of the user a broker stands for: the job and when the user submits it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadJob {
+pub struct UserJob {
     /// Submission time [s].
     pub submit: f64,
     /// The job (its `owner` is filled in by the broker).
@@ -57,7 +59,7 @@ pub enum Submission {
 /// A job as the broker tracks it.
 #[derive(Clone, Debug)]
 struct Tracked {
-    job: WorkloadJob,
+    job: UserJob,
     record: JobRecord,
     /// Providers that refused it (personalised mode).
     refused: Vec<AgentId>,
@@ -80,7 +82,7 @@ pub struct UserBroker {
 
 impl UserBroker {
     /// A broker for `workload` (sorted here by submission time, stably).
-    pub fn new(mut workload: Vec<WorkloadJob>, submission: Submission) -> UserBroker {
+    pub fn new(mut workload: Vec<UserJob>, submission: Submission) -> UserBroker {
         workload.sort_by(|a, b| a.submit.total_cmp(&b.submit));
         let jobs = workload
             .into_iter()

@@ -8,6 +8,8 @@
 //! round-robin order, until one answers `Lease::Migrated`, which the gateway passes on to the source; when every
 //! one answers `Lease::MigrateRefused`, it tells the source to `Lease::Resume` the lease itself.
 
+pub mod kind;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

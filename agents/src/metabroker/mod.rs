@@ -22,6 +22,7 @@
 pub mod agent;
 pub mod ga;
 pub mod greedy;
+pub mod kind;
 pub mod lp;
 pub mod mincost;
 pub mod model;

@@ -17,6 +17,7 @@
 //! conservative or multi-partition EASY backfilling, see [`scheduler`]). A job runs for its actual runtime scaled by
 //! the provider's speed; the scheduler plans with the user's estimate.
 
+pub mod kind;
 pub mod overhead;
 pub mod preemption;
 pub mod profile;
@@ -717,7 +718,7 @@ impl Provider {
 impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
-        for &mb in ctx.of_kind("metabroker").to_vec().iter() {
+        for &mb in ctx.of_kind(crate::metabroker::kind::KIND).to_vec().iter() {
             let me = self.resource_update(0.0, 0.0);
             ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
         }

@@ -107,6 +107,13 @@ checked!(
     |n| Some(float(n)).filter(|x| x.is_finite() && *x >= 0.0)
 );
 
+impl PositiveInt {
+    /// One: the default size of a group.
+    pub fn one() -> PositiveInt {
+        PositiveInt(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

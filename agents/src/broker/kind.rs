@@ -1,0 +1,159 @@
+//! The user broker kind: `[brokers.<group>]` in a scenario, users sharing a workload, each submitting its jobs
+//! directly, through a meta-broker, or to the cheapest provider it can claim (personalised).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Submission, UserBroker};
+use crate::gateway::kind::KIND as GATEWAY;
+use crate::metabroker::kind::KIND as METABROKER;
+use crate::provider::kind::KIND as PROVIDER;
+use crate::registry::values::{Positive, PositiveInt};
+use crate::registry::{AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::sim::BoxedAgent;
+
+/// The kind's name in the directory.
+pub const KIND: &str = "broker";
+
+/// The user broker kind.
+pub struct BrokerKind;
+
+impl AgentKind for BrokerKind {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn table(&self) -> &'static str {
+        "brokers"
+    }
+
+    fn about(&self) -> &'static str {
+        "user brokers replaying a workload's jobs and recording each job's life"
+    }
+
+    fn policies(&self) -> Vec<Policy> {
+        let modes = ["submit-to", "metabroker", "personalised"];
+        vec![Policy::of("mode", &modes, "direct, meta-brokered or personalised (seed 003 ch3)")]
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<RawBroker>()
+    }
+
+    fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
+        Ok(Box::new(crate::registry::parse::<RawBroker>(group)?))
+    }
+}
+
+/// A group of user brokers sharing a workload.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawBroker {
+    /// How many brokers (users); the workload's jobs are dealt among them (see `split`).
+    #[serde(default = "PositiveInt::one")]
+    pub count: PositiveInt,
+    /// The workload (a key of `[workloads]`). Each group draws its own copy: two groups naming one synthetic
+    /// workload get independent draws of it.
+    pub workload: String,
+    /// How the jobs are dealt: "round-robin" (job i to broker i mod count; default) or "by-user" (the trace's user
+    /// id mod count).
+    #[serde(default)]
+    pub split: Deal,
+    /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
+    pub submit_to: Option<String>,
+    /// Meta-brokered mode (seed 003 ch3): requests go to this meta-broker, jobs to the slots of its tickets.
+    pub metabroker: Option<String>,
+    /// Personalised mode (seed 003 ch3): each broker claims the cheapest feasible provider among these groups every
+    /// round; `["*"]` means every provider.
+    pub personalised: Option<Vec<String>>,
+    /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval).
+    pub round: Option<Positive>,
+}
+
+impl RawGroup for RawBroker {
+    fn count(&self) -> usize {
+        self.count.0 as usize
+    }
+
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+        let target = self.target(cx)?;
+        cx.workload("workload", &self.workload)?;
+        Ok(Box::new(BrokerSpec { workload: self.workload.clone(), split: self.split, target }))
+    }
+}
+
+impl RawBroker {
+    fn target(&self, cx: &CheckCx<'_>) -> Result<Target, Invalid> {
+        if let Some(mb) = &self.metabroker {
+            if self.submit_to.is_some() || self.personalised.is_some() {
+                return Err(Invalid::at("", "give one of `submit-to`, `personalised` or `metabroker`"));
+            }
+            let names = cx.resolve("metabroker", mb, &[METABROKER])?;
+            return Ok(Target::MetaBroker(names[0].clone()));
+        }
+        match (&self.submit_to, &self.personalised) {
+            (Some(to), None) => match cx.resolve("submit-to", to, &[PROVIDER, GATEWAY])?.as_slice() {
+                [one] => Ok(Target::Direct(one.clone())),
+                names => {
+                    Err(Invalid::at("submit-to", format!("`{to}` is a group of {}; name one member", names.len()))
+                        .hint(format!("e.g. `{}`", names[0])))
+                }
+            },
+            (None, Some(list)) => {
+                let providers = cx.resolve_all("personalised", list, &[PROVIDER])?;
+                if providers.is_empty() {
+                    return Err(Invalid::at("personalised", "expected at least one provider"));
+                }
+                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0) })
+            }
+            (Some(_), Some(_)) => Err(Invalid::at("", "give either `submit-to` or `personalised`, not both")),
+            (None, None) => Err(Invalid::at("", "say where jobs go: `submit-to`, `personalised` or `metabroker`")),
+        }
+    }
+}
+
+/// Where a broker's jobs go.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// To this provider or gateway.
+    Direct(String),
+    /// Through this meta-broker.
+    MetaBroker(String),
+    /// Cheapest feasible of these providers, claimed every `round` seconds.
+    Personalised {
+        /// Provider names.
+        providers: Vec<String>,
+        /// Round length [s].
+        round: f64,
+    },
+}
+
+/// A checked broker group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrokerSpec {
+    /// The workload its members replay.
+    pub workload: String,
+    /// How its jobs are dealt.
+    pub split: Deal,
+    /// Where the jobs go.
+    pub target: Target,
+}
+
+impl GroupSpec for BrokerSpec {
+    fn workload(&self) -> Option<(&str, Deal)> {
+        Some((&self.workload, self.split))
+    }
+
+    fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
+        let submission = match &self.target {
+            Target::Direct(to) => Submission::Direct { to: cx.id(to)? },
+            Target::MetaBroker(to) => Submission::MetaBroker { to: cx.id(to)? },
+            Target::Personalised { providers, round } => Submission::Personalised {
+                providers: providers.iter().map(|p| cx.provider(p)).collect::<Result<_, _>>()?,
+                round: *round,
+            },
+        };
+        let jobs = cx.jobs.remove(member.name).unwrap_or_default();
+        Ok(Box::new(UserBroker::new(jobs, submission)))
+    }
+}

@@ -1,0 +1,113 @@
+//! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (seed 003 ch3–4) scheduling the
+//! queued requests on its providers at the end of every interval.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::agent::MetaBroker;
+use super::{MgnSolver, SchedulingPolicy};
+use crate::provider::kind::KIND as PROVIDER;
+use crate::registry::values::Positive;
+use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::sim::BoxedAgent;
+
+/// The kind's name in the directory: providers find meta-brokers by it to register.
+pub const KIND: &str = "metabroker";
+
+/// The meta-broker kind.
+pub struct MetaBrokerKind;
+
+impl AgentKind for MetaBrokerKind {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn table(&self) -> &'static str {
+        "metabrokers"
+    }
+
+    fn about(&self) -> &'static str {
+        "a market-oriented meta-broker: batches users' requests and reserves slots for them every interval"
+    }
+
+    fn policies(&self) -> Vec<Policy> {
+        use SchedulingPolicy::*;
+        let solvers = [
+            MgnSolver::Transportation,
+            MgnSolver::Microlp,
+            #[cfg(feature = "highs")]
+            MgnSolver::Highs,
+        ];
+        vec![
+            Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "seed 003 ch4"),
+            Policy::of("solver", &solvers, "of the MGN relaxation"),
+        ]
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<RawMetaBroker>()
+    }
+
+    fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
+        Ok(Box::new(crate::registry::parse::<RawMetaBroker>(group)?))
+    }
+}
+
+/// A meta-broker (seed 003 ch3–4): schedules the queued requests at the end of every interval.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawMetaBroker {
+    /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
+    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part).
+    #[serde(default = "greedy")]
+    #[schemars(with = "String")]
+    pub policy: SchedulingPolicy,
+    /// Scheduling interval SI [s] (default 50).
+    pub interval: Option<Positive>,
+    /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
+    /// "microlp", or "highs" (only in a build with `--features highs`).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub solver: MgnSolver,
+    /// The provider groups (or members) it schedules on; `["*"]` means every provider.
+    pub providers: Vec<String>,
+}
+
+fn greedy() -> SchedulingPolicy {
+    SchedulingPolicy::Greedy
+}
+
+impl RawGroup for RawMetaBroker {
+    fn count(&self) -> usize {
+        1
+    }
+
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+        let providers = cx.resolve_all("providers", &self.providers, &[PROVIDER])?;
+        if providers.is_empty() {
+            return Err(Invalid::at("providers", "expected at least one provider"));
+        }
+        let interval = self.interval.map_or(50.0, |i| i.0);
+        Ok(Box::new(MetaBrokerSpec { providers, policy: self.policy, interval, solver: self.solver }))
+    }
+}
+
+/// A checked meta-broker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetaBrokerSpec {
+    /// The providers of its market, by name.
+    pub providers: Vec<String>,
+    /// Scheduling policy.
+    pub policy: SchedulingPolicy,
+    /// Scheduling interval [s].
+    pub interval: f64,
+    /// Solver of the MGN relaxation.
+    pub solver: MgnSolver,
+}
+
+impl GroupSpec for MetaBrokerSpec {
+    fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
+        let members = self.providers.iter().map(|p| cx.id(p)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Box::new(MetaBroker::new(self.policy, self.interval, members).with_solver(self.solver)))
+    }
+}

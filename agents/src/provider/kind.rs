@@ -1,0 +1,257 @@
+//! The provider kind: `[providers.<group>]` in a scenario, a group of identical clusters (or clusters whose PEs,
+//! price and speed are drawn per member and replication, as seed 003 ch3's heterogeneous sites).
+
+use std::collections::BTreeMap;
+
+use rand::RngExt;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::overhead::OverheadModel;
+use super::preemption::PreemptionPolicy;
+use super::scheduler::{Partitioning, SchedulerPolicy};
+use super::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use crate::registry::values::{NonNegative, Positive, PositiveInt};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup, serde_name,
+};
+use crate::sim::{BoxedAgent, rng};
+
+/// The kind's name in the directory: peers find providers by it.
+pub const KIND: &str = "provider";
+
+/// The resource provider kind.
+pub struct ProviderKind;
+
+impl AgentKind for ProviderKind {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn table(&self) -> &'static str {
+        "providers"
+    }
+
+    fn about(&self) -> &'static str {
+        "a cluster of PEs with a local scheduler, a price, and preemption of external leases"
+    }
+
+    fn policies(&self) -> Vec<Policy> {
+        use PreemptionPolicy::*;
+        use SchedulerPolicy::*;
+        vec![
+            Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
+            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "seed 000 ch3"),
+        ]
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<RawProvider>()
+    }
+
+    fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
+        Ok(Box::new(crate::registry::parse::<RawProvider>(group)?))
+    }
+
+    fn summed_metrics(&self) -> &'static [&'static str] {
+        &[
+            "preempted_leases",
+            "preempted_vms",
+            "preemption_overhead",
+            "preempted_migratable",
+            "migrated_out",
+            "deadline_missed",
+        ]
+    }
+
+    /// Seed 000 ch4: the share of preempted migratable leases that moved to another provider.
+    fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
+        let migratable = metrics.get("preempted_migratable").copied().unwrap_or(0.0);
+        if migratable > 0.0 {
+            let migrated = metrics.get("migrated_out").copied().unwrap_or(0.0);
+            metrics.insert("migration_rate".into(), migrated / migratable);
+        }
+    }
+}
+
+/// A group of identical resource providers (a cluster each).
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawProvider {
+    /// How many providers; with more than one they are named `<group>-0`, `<group>-1`, ...
+    #[serde(default = "PositiveInt::one")]
+    pub count: PositiveInt,
+    /// Processing elements (CPUs) per provider.
+    pub pes: PositiveInt,
+    /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (seed 003 ch3:
+    /// sites of 4–12 CPUs).
+    pub pes_max: Option<PositiveInt>,
+    /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
+    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation).
+    pub price_range: Option<[f64; 2]>,
+    /// Each member's speed is drawn uniformly from [low, high] at every replication (seed 003: heterogeneous MIPS
+    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]).
+    pub speed_range: Option<[f64; 2]>,
+    /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1).
+    pub speed: Option<Positive>,
+    /// Price [G$ per PE-second] (default 0).
+    pub price: Option<NonNegative>,
+    /// Local scheduler: "fcfs", "easy", "conservative" or "multi-partition-easy" (default "easy").
+    #[serde(default = "easy")]
+    #[schemars(with = "String")]
+    pub scheduler: SchedulerPolicy,
+    /// How a local request that does not fit is resolved (seed 000 ch3): "nop" (reject it; default), "mov",
+    /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
+    #[serde(default = "nop")]
+    #[schemars(with = "String")]
+    pub preemption: PreemptionPolicy,
+    /// Preemption overhead model: `{ model = "thesis" }` (seed 000 Eq 3.2–3.7 with its parameters; default) or
+    /// `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub overhead: Option<OverheadModel>,
+    /// Memory of one VM [MB] (default 1024).
+    pub vm_memory: Option<Positive>,
+    /// Preemptive-resume priority between job classes (`priority-fraction` of a workload): a job that cannot start
+    /// suspends running jobs of lower classes, which resume later with their remaining work (default false).
+    #[serde(default)]
+    pub preemptive_priority: bool,
+    /// A preempted cancellable lease: "restart" in the queue (default) or "drop" (counted as rejected).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub cancelled: CancelledLeases,
+    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7).
+    pub partitions: Option<Vec<PositiveInt>>,
+    /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
+    pub borrowing: Option<bool>,
+}
+
+fn easy() -> SchedulerPolicy {
+    SchedulerPolicy::Easy
+}
+
+fn nop() -> PreemptionPolicy {
+    PreemptionPolicy::Nop
+}
+
+impl RawGroup for RawProvider {
+    fn count(&self) -> usize {
+        self.count.0 as usize
+    }
+
+    fn check(&self, _: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+        let multi = self.scheduler == SchedulerPolicy::MultiPartitionEasy;
+        let option = [("partitions", self.partitions.is_some()), ("borrowing", self.borrowing.is_some())]
+            .into_iter()
+            .find_map(|(o, given)| given.then_some(o));
+        if let Some(option) = option
+            && !multi
+        {
+            let scheduler = serde_name(&self.scheduler);
+            let message = format!(
+                "an option of the \"multi-partition-easy\" scheduler only, but this provider's scheduler is \"{scheduler}\""
+            );
+            let hint = format!("set `scheduler = \"multi-partition-easy\"` or remove `{option}`");
+            return Err(Invalid::at(option, message).hint(hint));
+        }
+        let mut partitioning = Partitioning::default();
+        if let Some(ratios) = &self.partitions {
+            if ratios.is_empty() {
+                return Err(Invalid::at("partitions", "expected at least one partition"));
+            }
+            partitioning.ratios = ratios.iter().map(|r| r.0).collect();
+        }
+        if let Some(b) = self.borrowing {
+            partitioning.borrowing = b;
+        }
+        let config = ProviderConfig {
+            pes: self.pes.0,
+            speed: self.speed.map_or(1.0, |s| s.0),
+            price: self.price.map_or(0.0, |s| s.0),
+            scheduler: self.scheduler,
+            partitioning,
+            preemption: self.preemption,
+            overhead: self.overhead.unwrap_or_default(),
+            vm_memory_mb: self.vm_memory.map_or(1024.0, |m| m.0),
+            cancelled: self.cancelled,
+            preemptive_priority: self.preemptive_priority,
+        };
+        if let Some(max) = self.pes_max
+            && max.0 < self.pes.0
+        {
+            return Err(Invalid::at("pes-max", format!("expected at least `pes` ({}), found {}", self.pes.0, max.0)));
+        }
+        if let Some([lo, hi]) = self.price_range
+            && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= config.price && config.price <= hi)
+        {
+            let message =
+                format!("expected [low, high] with 0 <= low <= price ({}) <= high, found [{lo}, {hi}]", config.price);
+            return Err(Invalid::at("price-range", message));
+        }
+        if let Some([lo, hi]) = self.speed_range
+            && !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi)
+        {
+            return Err(Invalid::at(
+                "speed-range",
+                format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]"),
+            ));
+        }
+        let draws = Draws {
+            pes_max: self.pes_max.map(|m| m.0),
+            price_range: self.price_range.map(|[l, h]| (l, h)),
+            speed_range: self.speed_range.map(|[l, h]| (l, h)),
+        };
+        Ok(Box::new(ProviderSpec { config, draws }))
+    }
+}
+
+/// A checked provider group: the configuration, and what is drawn anew for each member and replication.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderSpec {
+    /// The configuration (the mean of what is drawn).
+    pub config: ProviderConfig,
+    /// What is drawn.
+    pub draws: Draws,
+}
+
+/// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Draws {
+    /// PEs uniform in [config.pes, pes_max].
+    pub pes_max: Option<u32>,
+    /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
+    pub price_range: Option<(f64, f64)>,
+    /// Speed uniform in [low, high].
+    pub speed_range: Option<(f64, f64)>,
+}
+
+impl ProviderSpec {
+    /// A member's configuration for the replication of `seed`, from its own random stream.
+    pub fn draw(&self, seed: u64, name: &str) -> ProviderConfig {
+        let mut config = self.config.clone();
+        let mut rng = rng::stream(seed, &format!("provider:{name}"), 0);
+        if let Some(max) = self.draws.pes_max {
+            config.pes = rng.random_range(config.pes..=max);
+        }
+        if let Some((lo, hi)) = self.draws.price_range
+            && let Ok(normal) = rand_distr::Normal::new(config.price, (hi - lo) / 4.0)
+        {
+            // The mean lies in [low, high] (checked when loading), so at least about half of the draws are kept.
+            config.price =
+                std::iter::repeat_with(|| rng.sample(normal)).find(|p| (lo..=hi).contains(p)).unwrap_or(config.price);
+        }
+        // Drawn last, so that adding it leaves the other draws as they were.
+        if let Some((lo, hi)) = self.draws.speed_range {
+            config.speed = rng.random_range(lo..=hi);
+        }
+        config
+    }
+}
+
+impl GroupSpec for ProviderSpec {
+    fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
+        let config = self.draw(cx.seed, member.name);
+        let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
+        cx.providers.insert(member.name.to_string(), info);
+        Ok(Box::new(Provider::new(config)))
+    }
+}

@@ -1,0 +1,338 @@
+//! Agent kinds, each declared once beside its actor (`<actor>/kind.rs`): its scenario table, the raw schema of a
+//! group, validation into a spec, how members are built, its policies and the metrics it sums over a run.
+//!
+//! The application iterates a [`Registry`] to read scenario files, print `gridmarket list` and `schema`, build
+//! simulations and name metrics, so a new kind is its own folder plus one line in [`Registry::standard`].
+//!
+//! A group is one table under the kind's table (`[providers.fast]`): [`AgentKind::parse`] reads it as written,
+//! [`RawGroup::check`] resolves its references to other groups into a [`GroupSpec`], and the spec builds each member
+//! for every replication.
+
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::broker::UserJob;
+use crate::provider::ProviderInfo;
+use crate::sim::{AgentId, BoxedAgent};
+
+/// One kind of agent, as scenarios, the command line and the runner know it.
+pub trait AgentKind: Send + Sync {
+    /// The kind as the directory, latency rules and trace name it (`"provider"`).
+    fn name(&self) -> &'static str;
+    /// The scenario table holding its groups (`"providers"`); metrics of its members are named
+    /// `<table>.<agent>.<metric>`.
+    fn table(&self) -> &'static str;
+    /// One line for `gridmarket list`.
+    fn about(&self) -> &'static str;
+    /// Its policy keys and their choices, for `gridmarket list`.
+    fn policies(&self) -> Vec<Policy> {
+        Vec::new()
+    }
+    /// The JSON schema of one group's table, for `gridmarket schema`.
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+    /// Reads one group's table as written (unknown keys refused).
+    fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError>;
+    /// Metrics its members report that the runner also sums over all of them into a run-wide metric.
+    fn summed_metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Adds run-wide metrics derived from the sums ([`summed_metrics`](Self::summed_metrics)).
+    fn derive_metrics(&self, _metrics: &mut BTreeMap<String, f64>) {}
+}
+
+impl fmt::Debug for dyn AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A policy key of a kind and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    /// The key in the group's table.
+    pub key: &'static str,
+    /// Its values.
+    pub values: Vec<String>,
+    /// Where the policies come from, in a few words.
+    pub source: &'static str,
+}
+
+impl Policy {
+    /// The policy `key` with the serde names of `values`.
+    pub fn of<T: Serialize>(key: &'static str, values: &[T], source: &'static str) -> Policy {
+        Policy { key, values: values.iter().map(serde_name).collect(), source }
+    }
+}
+
+/// How a unit variant is written in scenario files (its serde name).
+pub fn serde_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+/// One group as written in the scenario file.
+pub trait RawGroup {
+    /// How many agents the group stands for.
+    fn count(&self) -> usize;
+    /// Resolves the group's references (to other groups, to workloads) and checks its values.
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid>;
+}
+
+/// A checked group: what builds its members, anew for every replication.
+pub trait GroupSpec: fmt::Debug + Send + Sync {
+    /// The workload whose jobs the members replay and how they are dealt among them (user brokers).
+    fn workload(&self) -> Option<(&str, Deal)> {
+        None
+    }
+    /// Builds one member.
+    fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String>;
+}
+
+/// How a workload's jobs are dealt among the members of a group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Deal {
+    /// Job i to member i mod count.
+    #[default]
+    RoundRobin,
+    /// By the trace's user id mod count (job index when unknown).
+    ByUser,
+}
+
+/// Why a group's table could not be read: the key path within the group and serde's message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParseError {
+    /// Keys and array indices from the group's table to the faulty value.
+    pub path: Vec<String>,
+    /// What serde said.
+    pub message: String,
+}
+
+/// Reads `value` as a `T`, naming the path of a faulty key.
+pub fn parse<T: DeserializeOwned>(value: toml::Value) -> Result<T, ParseError> {
+    use serde_path_to_error::Segment;
+    serde_path_to_error::deserialize(value).map_err(|e| ParseError {
+        path: e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                Segment::Seq { index } => Some(index.to_string()),
+                Segment::Map { key } => Some(key.clone()),
+                Segment::Enum { variant } => Some(variant.clone()),
+                Segment::Unknown => None,
+            })
+            .collect(),
+        message: e.inner().message().to_string(),
+    })
+}
+
+/// A checked value that is wrong: where in the group (a dotted key, empty for the group itself), why, and a hint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    /// Dotted key path within the group's table.
+    pub key: String,
+    /// What is wrong, with what was expected and what was found.
+    pub message: String,
+    /// A suggestion.
+    pub hint: Option<String>,
+}
+
+impl Invalid {
+    /// A problem at `key` (within the group).
+    pub fn at(key: impl Into<String>, message: impl Into<String>) -> Invalid {
+        Invalid { key: key.into(), message: message.into(), hint: None }
+    }
+
+    /// Adds a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Invalid {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// The members of one group, by name.
+#[derive(Clone, Debug)]
+pub struct GroupMembers {
+    /// The kind's name.
+    pub kind: &'static str,
+    /// The group's name.
+    pub group: String,
+    /// Its members' names: the group's name for a group of one, `<group>-0`, `<group>-1`... otherwise.
+    pub members: Vec<String>,
+}
+
+/// What a group's check can see of the rest of the scenario.
+pub struct CheckCx<'a> {
+    /// The group being checked.
+    pub group: &'a str,
+    /// Every group of the scenario, kinds in registry order, groups by name.
+    pub groups: &'a [GroupMembers],
+    /// The scenario's workloads.
+    pub workloads: &'a [String],
+}
+
+impl CheckCx<'_> {
+    /// The members named by `reference` (a group of one of `kinds`, or one member of such a group), for the
+    /// value at `key`.
+    pub fn resolve(&self, key: &str, reference: &str, kinds: &[&str]) -> Result<Vec<String>, Invalid> {
+        let of_kinds = || self.groups.iter().filter(|g| kinds.contains(&g.kind));
+        if let Some(g) = of_kinds().find(|g| g.group == reference) {
+            return Ok(g.members.clone());
+        }
+        if of_kinds().any(|g| g.members.iter().any(|m| m == reference)) {
+            return Ok(vec![reference.to_string()]);
+        }
+        let names =
+            of_kinds().flat_map(|g| std::iter::once(g.group.as_str()).chain(g.members.iter().map(String::as_str)));
+        let problem = Invalid::at(key, format!("no {} named `{reference}`", kinds.join(" or ")));
+        Err(match did_you_mean(reference, names) {
+            Some(m) => problem.hint(format!("did you mean `{m}`?")),
+            None => problem,
+        })
+    }
+
+    /// Like [`resolve`](Self::resolve) for each of `references` (at `key.0`, `key.1`...), where `"*"` stands for
+    /// every member of every group of `kinds`.
+    pub fn resolve_all(&self, key: &str, references: &[String], kinds: &[&str]) -> Result<Vec<String>, Invalid> {
+        let mut out = Vec::new();
+        for (i, r) in references.iter().enumerate() {
+            if r == "*" {
+                let all = self.groups.iter().filter(|g| kinds.contains(&g.kind));
+                out.extend(all.flat_map(|g| g.members.iter().cloned()));
+            } else {
+                out.extend(self.resolve(&format!("{key}.{i}"), r, kinds)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Checks that `name`, at `key`, is a workload of the scenario.
+    pub fn workload(&self, key: &str, name: &str) -> Result<(), Invalid> {
+        if self.workloads.iter().any(|w| w == name) {
+            return Ok(());
+        }
+        let problem = Invalid::at(key, format!("no workload named `{name}`"));
+        Err(match did_you_mean(name, self.workloads.iter().map(String::as_str)) {
+            Some(m) => problem.hint(format!("did you mean `{m}`?")),
+            None => problem,
+        })
+    }
+}
+
+/// One member being built.
+#[derive(Clone, Copy, Debug)]
+pub struct Member<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its id in the simulation.
+    pub id: AgentId,
+    /// Its index in the group.
+    pub index: usize,
+    /// The group's size.
+    pub count: usize,
+}
+
+/// What building a member can see of the simulation being assembled: kinds are built in registry order, so a
+/// kind sees what the kinds before it published.
+#[derive(Debug, Default)]
+pub struct BuildCx {
+    /// The replication's seed.
+    pub seed: u64,
+    /// Every agent's id, by name.
+    pub ids: BTreeMap<String, AgentId>,
+    /// Providers as built for this replication (their drawn PEs, speed and price), by name.
+    pub providers: BTreeMap<String, ProviderInfo>,
+    /// Each user broker's jobs, dealt by the application, by broker name.
+    pub jobs: BTreeMap<String, Vec<UserJob>>,
+}
+
+impl BuildCx {
+    /// The id of the agent called `name`.
+    pub fn id(&self, name: &str) -> Result<AgentId, String> {
+        self.ids.get(name).copied().ok_or_else(|| format!("no agent named `{name}`"))
+    }
+
+    /// The provider called `name`, as built.
+    pub fn provider(&self, name: &str) -> Result<ProviderInfo, String> {
+        self.providers.get(name).copied().ok_or_else(|| format!("no provider named `{name}` was built"))
+    }
+}
+
+/// The kinds of a simulation, in build order.
+#[derive(Clone)]
+pub struct Registry {
+    kinds: Vec<&'static dyn AgentKind>,
+}
+
+impl Registry {
+    /// gridmarket's own kinds. Providers come first: the others refer to them.
+    pub fn standard() -> Registry {
+        Registry { kinds: Vec::new() }
+            .with(&crate::provider::kind::ProviderKind)
+            .with(&crate::gateway::kind::GatewayKind)
+            .with(&crate::metabroker::kind::MetaBrokerKind)
+            .with(&crate::broker::kind::BrokerKind)
+    }
+
+    /// Adds `kind`, built after the kinds before it.
+    pub fn with(mut self, kind: &'static dyn AgentKind) -> Registry {
+        self.kinds.push(kind);
+        self
+    }
+
+    /// Every kind, in build order.
+    pub fn kinds(&self) -> &[&'static dyn AgentKind] {
+        &self.kinds
+    }
+
+    /// The kind called `name`.
+    pub fn kind(&self, name: &str) -> Option<&'static dyn AgentKind> {
+        self.kinds.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// The kind whose scenario table is `table`.
+    pub fn by_table(&self, table: &str) -> Option<&'static dyn AgentKind> {
+        self.kinds.iter().copied().find(|k| k.table() == table)
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry::standard()
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.kinds.iter().map(|k| k.name())).finish()
+    }
+}
+
+/// The closest of `candidates` to `word` (at most 2 edits away), for "did you mean".
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (levenshtein(word, c), c))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, c)| (d, c))
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
