@@ -175,6 +175,12 @@ impl Provider {
         secs / self.config.speed
     }
 
+    /// The duration the scheduler plans for `job` here. Batch systems kill a job at its estimate; workloads give
+    /// estimates >= runtimes, and a shorter one is raised to the runtime rather than silently cutting the job.
+    fn planned_duration(&self, job: &JobSpec) -> f64 {
+        self.scaled(job.estimate.max(job.runtime))
+    }
+
     /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
     /// `Rejected`.
     fn on_submit(&mut self, job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
@@ -210,7 +216,7 @@ impl Provider {
     /// claim on free capacity wins and later ones get `SlaFail`.
     fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
-        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let estimate = self.planned_duration(&job);
         let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
         let (id, owner) = (job.id, job.owner);
         match can_start_now.then(|| self.admit(job, ctx.now())) {
@@ -227,7 +233,7 @@ impl Provider {
     /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
     fn admit_by_deadline(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         if let Some(deadline) = job.deadline {
-            let estimate = self.scaled(job.estimate.max(job.runtime));
+            let estimate = self.planned_duration(&job);
             let start =
                 self.scheduler.earliest_start(now.secs(), job.pes, estimate, None).map_err(|e| e.to_string())?;
             if start + estimate > deadline {
@@ -242,7 +248,7 @@ impl Provider {
     fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         self.contention.local_requests += 1;
         let now = ctx.now().secs();
-        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let estimate = self.planned_duration(&job);
         let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
         let (id, owner) = (job.id, job.owner);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
@@ -465,10 +471,13 @@ impl Provider {
         let mut planned = lease.clone();
         // The destination plans with the resume overhead included: its VMs are busy for it.
         planned.estimate += overhead * self.config.speed;
+        let estimate = self.planned_duration(&planned);
         let answer = match self.admit_by_deadline(planned, ctx.now()) {
             Ok(started) => {
                 self.contention.migrated_in += 1;
-                let runtime = self.scaled(lease.runtime) + overhead;
+                // Rounded otherwise than the scheduler's estimate, the runtime can exceed it by an ulp when the speed
+                // is not 1, and the job would end after the end its PEs are planned free at.
+                let runtime = (self.scaled(lease.runtime) + overhead).min(estimate);
                 let job = self.jobs.get_mut(&id).expect("just admitted");
                 job.runtime = runtime;
                 (job.preempted, job.via) = (true, Some(gateway));
@@ -549,9 +558,7 @@ impl Provider {
     fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         let now = now.secs();
         let runtime = self.scaled(job.runtime);
-        // Batch systems kill a job at its estimate; workloads give estimates >= runtimes, and a shorter one is
-        // raised to the runtime rather than silently cutting the job.
-        let estimate = self.scaled(job.estimate.max(job.runtime));
+        let estimate = self.planned_duration(&job);
         let queued =
             QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
         let id = job.id;
