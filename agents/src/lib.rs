@@ -1,14 +1,16 @@
 //! gridmarket's agents: the simulated clock on actix, the message protocol, and one module per actor.
 //!
 //! Every user broker, resource provider, data center, gateway, meta-broker and market exchange is an actor that
-//! exchanges [`protocol::Msg`] envelopes on a simulated clock ([`kernel`]). Policies live inside the agent that owns
-//! them. This crate never reads files, parses arguments or prints reports: that is the `gridmarket` application.
+//! exchanges [`protocol::Msg`] envelopes on a simulated clock ([`kernel`]); the few types that messages and agents
+//! share (job ids, lease types, preemption kinds) live in [`model`]. Policies live inside the agent that owns them.
+//! This crate never reads files, parses arguments or prints reports: that is the `gridmarket` application.
 #![warn(missing_docs)]
 
 pub mod broker;
 pub mod gateway;
 pub mod kernel;
 pub mod metabroker;
+pub mod model;
 pub mod protocol;
 pub mod provider;
 pub mod report;

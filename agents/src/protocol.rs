@@ -8,11 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::AgentId;
-pub use crate::provider::overhead::PreemptionKind;
-pub use crate::provider::preemption::LeaseType;
-
-/// Identifies a job (or a lease, or a request) across agents; unique within a run.
-pub type JobId = u64;
+pub use crate::model::{JobId, LeaseType, PreemptionKind};
 
 /// Every message agents exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -27,9 +27,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::{Agent, AgentId, Ctx, Envelope, SimTime, TimerId};
-use crate::protocol::{
-    JobId, JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Migration, Msg, PreemptionKind, ResourceUpdate, TimerMsg,
-};
+use crate::model::{JobId, LeaseType, PreemptionKind};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Migration, Msg, ResourceUpdate, TimerMsg};
 use crate::report::{Report, Series};
 use overhead::OverheadModel;
 use preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};

@@ -18,9 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::profile::{Profile, Slot, TimeKey};
-
-/// Identifier of a job (or lease) chosen by the submitter.
-pub type JobId = u64;
+use crate::model::JobId;
 
 /// Local scheduling policy; deserialises from "fcfs", "easy", "conservative" and
 /// "multi-partition-easy".
