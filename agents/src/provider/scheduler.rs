@@ -853,40 +853,6 @@ impl LocalScheduler {
     }
 }
 
-/// Bound τ of the bounded slowdown, in seconds: jobs shorter than 10 s count as 10 s long
-/// (Feitelson, Rudolph, Schwiegelshohn, Sevcik & Wong 1997).
-pub const BOUNDED_SLOWDOWN_TAU: f64 = 10.0;
-
-/// Waiting time: start − submit.
-pub fn wait_time(submit: f64, start: f64) -> f64 {
-    start - submit
-}
-
-/// Response (turnaround) time: end − submit.
-pub fn response_time(submit: f64, end: f64) -> f64 {
-    end - submit
-}
-
-/// Slowdown: response time / runtime. (Garg's thesis Ch7 instead reports wait / runtime,
-/// i.e. this minus one.)
-pub fn slowdown(submit: f64, start: f64, end: f64) -> f64 {
-    response_time(submit, end) / (end - start)
-}
-
-/// Bounded slowdown: `max(1, response / max(runtime, tau))`; use
-/// [`BOUNDED_SLOWDOWN_TAU`] (10 s) for `tau` unless a study says otherwise.
-pub fn bounded_slowdown(submit: f64, start: f64, end: f64, tau: f64) -> f64 {
-    (response_time(submit, end) / (end - start).max(tau)).max(1.0)
-}
-
-/// Utilisation of `pes` PEs over `[from, to)`: the PE-seconds of the `(start, end, pes)`
-/// intervals inside the window over `pes × (to − from)`.
-pub fn utilisation(intervals: impl IntoIterator<Item = (f64, f64, u32)>, pes: u32, from: f64, to: f64) -> f64 {
-    let busy: f64 =
-        intervals.into_iter().map(|(start, end, n)| (end.min(to) - start.max(from)).max(0.0) * f64::from(n)).sum();
-    busy / (f64::from(pes) * (to - from))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1525,19 +1491,6 @@ mod tests {
         }
         let job: QueuedJob = serde_json::from_str(r#"{"id":1,"submit":0,"pes":2,"estimate":60}"#).unwrap();
         assert_eq!(job.partition, None);
-    }
-
-    #[test]
-    fn metrics() {
-        assert_eq!(wait_time(2.0, 5.0), 3.0);
-        assert_eq!(response_time(2.0, 9.0), 7.0);
-        assert_eq!(slowdown(2.0, 5.0, 9.0), 1.75);
-        assert_eq!(bounded_slowdown(0.0, 10.0, 12.0, BOUNDED_SLOWDOWN_TAU), 1.2);
-        assert_eq!(bounded_slowdown(0.0, 0.0, 1.0, BOUNDED_SLOWDOWN_TAU), 1.0);
-        assert_eq!(bounded_slowdown(0.0, 20.0, 40.0, BOUNDED_SLOWDOWN_TAU), 2.0);
-        // 2 PEs × 10 s + 1 PE × 5 s inside [0,10) of 4 PEs.
-        let jobs = [(0.0, 10.0, 2), (5.0, 20.0, 1), (10.0, 12.0, 4)];
-        assert_eq!(utilisation(jobs, 4, 0.0, 10.0), 0.625);
     }
 
     /// A random workload on 16 PEs: integer times (so every policy sees exact arithmetic),
