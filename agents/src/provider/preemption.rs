@@ -206,7 +206,7 @@ impl Contention {
             };
             Some(Candidate { lease, vms, lease_type, holding, start, end, overhead })
         };
-        let running = scheduler.running().filter_map(|l| candidate(l.id, l.pes, Holding::Running, now, l.end));
+        let running = scheduler.running().filter_map(|r| candidate(r.id, r.pes, Holding::Running, now, r.end));
         let reserved = scheduler.waiting().filter_map(|job| {
             let start = scheduler.planned_start(job.id)?;
             candidate(job.id, job.pes, Holding::Reserved, start, start + job.estimate)

@@ -117,7 +117,7 @@ pub struct ReservationId(pub u64);
 
 /// A running job and the window it holds (`end` = start + estimate).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Lease {
+pub struct RunningJob {
     /// The job.
     pub id: JobId,
     /// PEs held.
@@ -172,7 +172,7 @@ pub enum Rejected {
 
 /// A window held in the profiles, with the PEs taken from each partition.
 #[derive(Clone, Debug, PartialEq)]
-struct Plan {
+struct Hold {
     start: f64,
     end: f64,
     take: Vec<u32>,
@@ -182,14 +182,14 @@ struct Waiting {
     job: QueuedJob,
     partition: usize,
     /// Conservative: the job's reservation; EASY: set only for partition heads (pivots).
-    plan: Option<Plan>,
+    hold: Option<Hold>,
     /// Release epoch at which the job was last known to hold its earliest possible start.
     clean: u64,
 }
 
 struct Running {
     job: QueuedJob,
-    plan: Plan,
+    hold: Hold,
 }
 
 struct Reservation {
@@ -268,7 +268,7 @@ impl Cluster {
     /// Earliest placement of a job of partition `own` at or after `after`. With several
     /// partitions it compares the partition alone with the whole cluster and prefers the
     /// partition on ties (GridSim's `AggressiveMultiPartitions`).
-    fn place(&self, own: usize, pes: u32, duration: f64, after: f64) -> Plan {
+    fn place(&self, own: usize, pes: u32, duration: f64, after: f64) -> Hold {
         let start = if self.parts.len() == 1 {
             self.parts[0].earliest_fit(after, pes, duration)
         } else {
@@ -282,7 +282,7 @@ impl Cluster {
         };
         let end = start + duration;
         let take = self.fit(Some(own), pes, start, end).expect("the placement was searched for");
-        Plan { start, end, take }
+        Hold { start, end, take }
     }
 
     /// Earliest start of `pes` PEs across all partitions together; candidates are `after` and
@@ -301,10 +301,10 @@ impl Cluster {
             .expect("every partition is free after its last breakpoint")
     }
 
-    fn allocate(&mut self, plan: &Plan) {
-        for (profile, &pes) in self.parts.iter_mut().zip(&plan.take) {
+    fn allocate(&mut self, hold: &Hold) {
+        for (profile, &pes) in self.parts.iter_mut().zip(&hold.take) {
             if pes > 0 {
-                profile.allocate(plan.start, plan.end, pes);
+                profile.allocate(hold.start, hold.end, pes);
             }
         }
     }
@@ -407,14 +407,14 @@ impl LocalScheduler {
         let seq = (u64::from(job.priority) << 56) | self.next_seq;
         self.next_seq += 1;
         self.seq_of.insert(job.id, seq);
-        let plan = (self.policy == SchedulerPolicy::Conservative).then(|| {
-            let plan = self.cluster.place(partition, job.pes, job.estimate, now);
-            self.cluster.allocate(&plan);
-            self.due.insert((TimeKey::new(plan.start), seq));
-            plan
+        let hold = (self.policy == SchedulerPolicy::Conservative).then(|| {
+            let hold = self.cluster.place(partition, job.pes, job.estimate, now);
+            self.cluster.allocate(&hold);
+            self.due.insert((TimeKey::new(hold.start), seq));
+            hold
         });
         let clean = self.epoch;
-        self.queue.insert(seq, Waiting { job, partition, plan, clean });
+        self.queue.insert(seq, Waiting { job, partition, hold, clean });
         Ok(self.replan(now))
     }
 
@@ -423,9 +423,9 @@ impl LocalScheduler {
     pub fn complete(&mut self, now: f64, id: JobId) -> Result<Vec<Started>, Rejected> {
         let running = self.running.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
-        debug_assert!(now <= running.plan.end, "job {id} overran its estimate");
-        if now < running.plan.end {
-            self.free(now, running.plan.end, &running.plan.take);
+        debug_assert!(now <= running.hold.end, "job {id} overran its estimate");
+        if now < running.hold.end {
+            self.free(now, running.hold.end, &running.hold.take);
         }
         Ok(self.replan(now))
     }
@@ -454,9 +454,9 @@ impl LocalScheduler {
         let seq = self.seq_of.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
         let waiting = self.queue.remove(&seq).expect("indexed job is queued");
-        if let Some(plan) = waiting.plan {
-            self.due.remove(&(TimeKey::new(plan.start), seq));
-            self.free(plan.start, plan.end, &plan.take);
+        if let Some(hold) = waiting.hold {
+            self.due.remove(&(TimeKey::new(hold.start), seq));
+            self.free(hold.start, hold.end, &hold.take);
         }
         Ok((waiting.job, self.replan(now)))
     }
@@ -466,13 +466,13 @@ impl LocalScheduler {
     /// available slot, and the jobs that start now.
     pub fn suspend(&mut self, now: f64, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
         let running = self.running.get(&id).ok_or(Rejected::UnknownJob(id))?;
-        if now >= running.plan.end {
+        if now >= running.hold.end {
             return Err(Rejected::Invalid("the job has no estimated work left"));
         }
         let running = self.running.remove(&id).expect("just found");
         self.advance(now);
-        self.free(now, running.plan.end, &running.plan.take);
-        let job = QueuedJob { estimate: running.plan.end - now, ..running.job };
+        self.free(now, running.hold.end, &running.hold.take);
+        let job = QueuedJob { estimate: running.hold.end - now, ..running.job };
         Ok((job, self.replan(now)))
     }
 
@@ -512,49 +512,49 @@ impl LocalScheduler {
     ) -> Result<Preempted, Rejected> {
         self.check_reservation(now, &request)?;
         // (victim, its queue sequence number if waiting, the window it holds from now on)
-        let mut freed: Vec<(JobId, Option<u64>, Option<Plan>)> = Vec::new();
+        let mut freed: Vec<(JobId, Option<u64>, Option<Hold>)> = Vec::new();
         for &id in victims {
             if freed.iter().any(|&(victim, ..)| victim == id) {
                 return Err(Rejected::Invalid("a victim is listed twice"));
             }
             if let Some(running) = self.running.get(&id) {
-                if now >= running.plan.end {
+                if now >= running.hold.end {
                     return Err(Rejected::Invalid("the job has no estimated work left"));
                 }
-                let rest = Plan { start: now, ..running.plan.clone() };
+                let rest = Hold { start: now, ..running.hold.clone() };
                 freed.push((id, None, Some(rest)));
             } else {
                 let &seq = self.seq_of.get(&id).ok_or(Rejected::UnknownJob(id))?;
-                freed.push((id, Some(seq), self.queue[&seq].plan.clone()));
+                freed.push((id, Some(seq), self.queue[&seq].hold.clone()));
             }
         }
         self.advance(now);
-        for plan in freed.iter().filter_map(|(.., plan)| plan.as_ref()) {
-            self.cluster.release(plan.start, plan.end, &plan.take);
+        for hold in freed.iter().filter_map(|(.., hold)| hold.as_ref()) {
+            self.cluster.release(hold.start, hold.end, &hold.take);
         }
         let fit = self.cluster.fit(request.partition, request.pes, request.start, request.end);
         let Some(take) = fit else {
-            for plan in freed.iter().filter_map(|(.., plan)| plan.as_ref()) {
-                self.cluster.allocate(plan);
+            for hold in freed.iter().filter_map(|(.., hold)| hold.as_ref()) {
+                self.cluster.allocate(hold);
             }
             return Err(Rejected::Unavailable);
         };
         let reservation = self.hold(request, take);
         let mut evicted = Vec::with_capacity(freed.len());
-        for (id, seq, plan) in freed {
+        for (id, seq, hold) in freed {
             if let Some(seq) = seq {
                 self.seq_of.remove(&id);
                 let waiting = self.queue.remove(&seq).expect("indexed job is queued");
                 evicted.push(waiting.job);
             } else {
                 let running = self.running.remove(&id).expect("checked above");
-                evicted.push(QueuedJob { estimate: running.plan.end - now, ..running.job });
+                evicted.push(QueuedJob { estimate: running.hold.end - now, ..running.job });
             }
-            if let Some(plan) = plan {
+            if let Some(hold) = hold {
                 if let Some(seq) = seq {
-                    self.due.remove(&(TimeKey::new(plan.start), seq));
+                    self.due.remove(&(TimeKey::new(hold.start), seq));
                 }
-                self.log_release(plan.start, plan.end);
+                self.log_release(hold.start, hold.end);
             }
         }
         let started = self.replan(now);
@@ -577,12 +577,12 @@ impl LocalScheduler {
         }
         let mut cluster = self.cluster.clone();
         let mut after = now;
-        for waiting in self.queue.values().filter(|w| w.plan.is_none()) {
+        for waiting in self.queue.values().filter(|w| w.hold.is_none()) {
             let job = &waiting.job;
-            let plan = cluster.place(waiting.partition, job.pes, job.estimate, after);
-            cluster.allocate(&plan);
+            let hold = cluster.place(waiting.partition, job.pes, job.estimate, after);
+            cluster.allocate(&hold);
             if self.policy == SchedulerPolicy::Fcfs {
-                after = plan.start;
+                after = hold.start;
             }
         }
         Ok(cluster.place(own, pes, duration, after).start)
@@ -620,12 +620,12 @@ impl LocalScheduler {
     /// conservative backfilling; partition heads under EASY).
     pub fn planned_start(&self, id: JobId) -> Option<f64> {
         let seq = self.seq_of.get(&id)?;
-        self.queue[seq].plan.as_ref().map(|plan| plan.start)
+        self.queue[seq].hold.as_ref().map(|hold| hold.start)
     }
 
     /// Running jobs, by id.
-    pub fn running(&self) -> impl Iterator<Item = Lease> + '_ {
-        self.running.values().map(|r| Lease { id: r.job.id, pes: r.job.pes, start: r.plan.start, end: r.plan.end })
+    pub fn running(&self) -> impl Iterator<Item = RunningJob> + '_ {
+        self.running.values().map(|r| RunningJob { id: r.job.id, pes: r.job.pes, start: r.hold.start, end: r.hold.end })
     }
 
     /// Waiting jobs, in queue order.
@@ -680,7 +680,7 @@ impl LocalScheduler {
     }
 
     fn hold(&mut self, request: ReservationRequest, take: Vec<u32>) -> ReservationId {
-        self.cluster.allocate(&Plan { start: request.start, end: request.end, take: take.clone() });
+        self.cluster.allocate(&Hold { start: request.start, end: request.end, take: take.clone() });
         let id = ReservationId(self.next_reservation);
         self.next_reservation += 1;
         self.reservations.insert(id, Reservation { request, take });
@@ -731,9 +731,9 @@ impl LocalScheduler {
     /// cancellations can advance them.
     fn queue_pass(&mut self, now: f64, fcfs: bool) -> Vec<Started> {
         for (&seq, waiting) in &mut self.queue {
-            if let Some(plan) = waiting.plan.take() {
-                self.due.remove(&(TimeKey::new(plan.start), seq));
-                self.cluster.release(plan.start, plan.end, &plan.take);
+            if let Some(hold) = waiting.hold.take() {
+                self.due.remove(&(TimeKey::new(hold.start), seq));
+                self.cluster.release(hold.start, hold.end, &hold.take);
             }
         }
         let mut has_pivot = vec![false; self.cluster.parts.len()];
@@ -746,9 +746,9 @@ impl LocalScheduler {
                 .then(|| self.cluster.fit(Some(waiting.partition), pes, now, now + estimate))
                 .flatten();
             if let Some(take) = fit {
-                let plan = Plan { start: now, end: now + estimate, take };
-                self.cluster.allocate(&plan);
-                waiting.plan = Some(plan);
+                let hold = Hold { start: now, end: now + estimate, take };
+                self.cluster.allocate(&hold);
+                waiting.hold = Some(hold);
                 starting.push(seq);
                 free_now = self.cluster.free_at(now);
                 continue;
@@ -757,10 +757,10 @@ impl LocalScheduler {
                 break;
             }
             if !has_pivot[waiting.partition] {
-                let plan = self.cluster.place(waiting.partition, pes, estimate, now);
-                self.cluster.allocate(&plan);
-                self.due.insert((TimeKey::new(plan.start), seq));
-                waiting.plan = Some(plan);
+                let hold = self.cluster.place(waiting.partition, pes, estimate, now);
+                self.cluster.allocate(&hold);
+                self.due.insert((TimeKey::new(hold.start), seq));
+                waiting.hold = Some(hold);
                 has_pivot[waiting.partition] = true;
                 pivots += 1;
             }
@@ -789,39 +789,39 @@ impl LocalScheduler {
         let profile = &mut self.cluster.parts[0];
         let mut starting = Vec::new();
         for (&seq, waiting) in &mut self.queue {
-            let plan = waiting.plan.as_mut().expect("conservative plans every waiting job");
+            let hold = waiting.hold.as_mut().expect("conservative plans every waiting job");
             let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
             let unseen =
-                |r: &Release| r.epoch > waiting.clean && r.end > now && r.start < plan.start && r.max_free >= pes;
-            let start = if plan.start < now {
+                |r: &Release| r.epoch > waiting.clean && r.end > now && r.start < hold.start && r.max_free >= pes;
+            let start = if hold.start < now {
                 // A missed wake-up: the window is partly past, so re-plan from now.
-                profile.release(plan.start, plan.end, pes);
+                profile.release(hold.start, hold.end, pes);
                 let start = profile.earliest_fit(now, pes, estimate);
-                profile.allocate(plan.start, plan.end, pes);
+                profile.allocate(hold.start, hold.end, pes);
                 start
-            } else if plan.start > now && self.releases.iter().any(unseen) {
-                profile.earliest_refit(now, pes, estimate, plan.start)
+            } else if hold.start > now && self.releases.iter().any(unseen) {
+                profile.earliest_refit(now, pes, estimate, hold.start)
             } else {
-                plan.start
+                hold.start
             };
-            if start != plan.start {
-                debug_assert!(start < plan.start || plan.start < now, "job delayed");
-                self.due.remove(&(TimeKey::new(plan.start), seq));
+            if start != hold.start {
+                debug_assert!(start < hold.start || hold.start < now, "job delayed");
+                self.due.remove(&(TimeKey::new(hold.start), seq));
                 self.due.insert((TimeKey::new(start), seq));
-                profile.release(plan.start, plan.end, pes);
+                profile.release(hold.start, hold.end, pes);
                 let end = start + estimate;
                 profile.allocate(start, end, pes);
                 self.epoch += 1;
                 self.releases.push(Release {
                     epoch: self.epoch,
-                    start: plan.start,
-                    end: plan.end,
-                    max_free: profile.max_free(plan.start, plan.end),
+                    start: hold.start,
+                    end: hold.end,
+                    max_free: profile.max_free(hold.start, hold.end),
                 });
-                (plan.start, plan.end) = (start, end);
+                (hold.start, hold.end) = (start, end);
             }
             waiting.clean = self.epoch;
-            if plan.start <= now {
+            if hold.start <= now {
                 starting.push(seq);
             }
         }
@@ -844,11 +844,11 @@ impl LocalScheduler {
     fn commit(&mut self, seq: u64, now: f64) -> Started {
         let waiting = self.queue.remove(&seq).expect("starting job is queued");
         self.seq_of.remove(&waiting.job.id);
-        let plan = waiting.plan.expect("a starting job holds its window");
-        self.due.remove(&(TimeKey::new(plan.start), seq));
-        debug_assert_eq!(plan.start, now, "job {} starts off plan", waiting.job.id);
+        let hold = waiting.hold.expect("a starting job holds its window");
+        self.due.remove(&(TimeKey::new(hold.start), seq));
+        debug_assert_eq!(hold.start, now, "job {} starts off hold", waiting.job.id);
         let id = waiting.job.id;
-        self.running.insert(id, Running { job: waiting.job, plan });
+        self.running.insert(id, Running { job: waiting.job, hold });
         Started { id, start: now }
     }
 }
