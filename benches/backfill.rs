@@ -10,7 +10,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
 
-use agents::provider::scheduler::{JobId, LocalScheduler, QueuedJob, SchedulerPolicy};
+use agents::model::JobId;
+use agents::provider::scheduler::{LocalScheduler, QueuedJob, SchedulerPolicy};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::RngExt;
 use rand_distr::StandardNormal;

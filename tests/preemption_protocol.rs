@@ -132,19 +132,25 @@ fn test_preempted_leases_resume_with_their_remaining_work_plus_overhead() {
 /// Two 4-PE clusters behind a gateway; the user's migratable lease 1 (4 VMs, 1,000 s) runs on `rp-a` when a local
 /// request for the whole of `rp-a` arrives at t = 100 s. `busy_b` first fills `rp-b` with a non-preemptable lease.
 fn migration(deadline: f64, busy_b: bool) -> (TestBed, f64) {
+    migration_at_speeds([1.0, 1.0], 1000.0, deadline, busy_b)
+}
+
+/// [`migration`] with `rp-a` and `rp-b` at `speeds` and lease 1 of `work` seconds on a reference PE.
+fn migration_at_speeds(speeds: [f64; 2], work: f64, deadline: f64, busy_b: bool) -> (TestBed, f64) {
     let mut tb = TestBed::new(1);
     let config = cluster(4, PreemptionPolicy::Mov, OverheadModel::default());
-    let a = tb.agent("rp-a", "provider", Provider::new(config.clone()));
-    let b = tb.agent("rp-b", "provider", Provider::new(config.clone()));
-    let info = |id| ProviderInfo { id, pes: 4, speed: 1.0, price: 0.0 };
-    tb.agent("igg", "gateway", Gateway::new(vec![info(a), info(b)], Dispatch::RoundRobin));
+    let at_speed = |speed| Provider::new(ProviderConfig { speed, ..config.clone() });
+    let a = tb.agent("rp-a", "provider", at_speed(speeds[0]));
+    let b = tb.agent("rp-b", "provider", at_speed(speeds[1]));
+    let info = |id, speed| ProviderInfo { id, pes: 4, speed, price: 0.0 };
+    tb.agent("igg", "gateway", Gateway::new(vec![info(a, speeds[0]), info(b, speeds[1])], Dispatch::RoundRobin));
     let user = tb.probe("user");
     tb.probe("local-user");
     let external = |id, runtime, deadline, lease| {
         let spec = JobSpec { lease: Some(lease), deadline: Some(deadline), ..JobSpec::new(id, user, 4, runtime) };
         Msg::Job(JobMsg::Submit(Box::new(spec)))
     };
-    tb.inject(0.0, "user", "igg", external(1, 1000.0, deadline, LeaseType::Migratable));
+    tb.inject(0.0, "user", "igg", external(1, work, deadline, LeaseType::Migratable));
     if busy_b {
         tb.inject(0.0, "user", "igg", external(2, 5000.0, 10_000.0, LeaseType::NonPreemptable));
     }
@@ -189,6 +195,22 @@ fn test_a_migratable_lease_moves_through_the_gateway_to_a_free_provider() {
     assert_eq!((provider_metric(&mut tb, "rp-a", "migrated_out"), migrated_in), (1.0, 1.0));
     // The overhead is spent, and counted, where the lease resumes.
     assert_eq!((provider_metric(&mut tb, "rp-a", "overhead_pe_seconds"), overhead_b), (0.0, 4.0 * h));
+}
+
+/// At a speed other than 1 the destination rounds the lease's runtime and its scheduler's estimate differently: here
+/// `left / 1.07 + h` exceeds `(left + h·1.07) / 1.07` by an ulp (`left`, the reference-PE work left). The lease must
+/// still end by its planned end, which a debug build's scheduler asserts.
+#[test]
+fn test_a_lease_migrated_between_providers_of_other_speeds_ends_within_its_plan() {
+    let (mut tb, h) = migration_at_speeds([1.33, 1.07], 2000.0, 20_000.0, false);
+    let left = (2000.0 / 1.33 - 100.0) * 1.33;
+    tb.assert_in_order(&[
+        expect("lease.migrate").from("igg").to("rp-b").at(100.0),
+        expect("lease.resumed").from("rp-b").to("user").at(100.0),
+        expect("lease.migrated").from("igg").to("rp-a"),
+        expect("job.completed").from("rp-b").to("user").at(100.0 + left / 1.07 + h),
+    ]);
+    assert_eq!(provider_metric(&mut tb, "rp-b", "completed"), 1.0);
 }
 
 #[test]

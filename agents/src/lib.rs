@@ -2,13 +2,16 @@
 //!
 //! Every user broker, resource provider, data center, gateway, meta-broker and market exchange is an actor that
 //! exchanges [`protocol::Msg`] envelopes on a simulated clock (the `gridmarket-kernel` crate, specialised in
-//! [`sim`]). Policies live inside the agent that owns
-//! them. This crate never reads files, parses arguments or prints reports: that is the `gridmarket` application.
+//! [`sim`]); the few types that messages and agents share (job ids, lease types, preemption kinds) live in
+//! [`model`]. Policies live inside the agent that owns them. Each kind of agent declares itself to the
+//! [`registry`]. This crate never reads files, parses arguments or prints reports: that is the `gridmarket`
+//! application.
 #![warn(missing_docs)]
 
 pub mod broker;
 pub mod gateway;
 pub mod metabroker;
+pub mod model;
 pub mod protocol;
 pub mod provider;
 pub mod registry;

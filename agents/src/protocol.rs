@@ -7,12 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::provider::overhead::PreemptionKind;
-pub use crate::provider::preemption::LeaseType;
+pub use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::sim::AgentId;
-
-/// Identifies a job (or a lease, or a request) across agents; unique within a run.
-pub type JobId = u64;
 
 /// Every message agents exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -100,7 +100,7 @@ impl Tables {
         for app in 0..problem.apps() {
             let row = &mut term[app * (dummy + 1)..(app + 1) * (dummy + 1)];
             let mut list = Vec::new();
-            for c in problem.candidates(app).iter().filter(|c| cpus[app] <= capacity[c.site]) {
+            for c in problem.site_options(app).iter().filter(|c| cpus[app] <= capacity[c.site]) {
                 // The same arithmetic as `Problem::term` on the decoded schedule, so scores are exact.
                 row[c.site] = problem.term(app, &[c.part(cpus[app])], 0);
                 list.push(c.site);

@@ -65,10 +65,11 @@ fn dummy_task_cost(problem: &Problem, app: usize) -> f64 {
 
 /// The MGN relaxation solved exactly as a transportation problem (network simplex).
 pub fn mgn_transportation(problem: &Problem) -> Schedule {
-    let supply: Vec<u32> =
-        (0..problem.apps()).map(|app| if problem.candidates(app).is_empty() { 0 } else { problem.cpus(app) }).collect();
+    let supply: Vec<u32> = (0..problem.apps())
+        .map(|app| if problem.site_options(app).is_empty() { 0 } else { problem.cpus(app) })
+        .collect();
     let arcs: Vec<Vec<(usize, f64)>> = (0..problem.apps())
-        .map(|app| problem.candidates(app).iter().map(|c| (c.site, c.task_cost)).collect())
+        .map(|app| problem.site_options(app).iter().map(|c| (c.site, c.task_cost)).collect())
         .collect();
     let overflow: Vec<f64> =
         (0..problem.apps()).map(|app| if supply[app] == 0 { 0.0 } else { dummy_task_cost(problem, app) }).collect();
@@ -90,8 +91,10 @@ fn mgn_schedule(problem: &Problem, tasks: Vec<Vec<(usize, u32)>>) -> Schedule {
         .map(|(app, mut list)| {
             list.retain(|&(_, count)| count > 0);
             list.sort_unstable();
-            let parts: Vec<_> =
-                list.iter().filter_map(|&(site, count)| problem.candidate(app, site).map(|c| c.part(count))).collect();
+            let parts: Vec<_> = list
+                .iter()
+                .filter_map(|&(site, count)| problem.site_option(app, site).map(|c| c.part(count)))
+                .collect();
             let placed: u32 = parts.iter().map(|part| part.cpus).sum();
             Assignment { parts, rolled_over: problem.cpus(app).saturating_sub(placed) }
         })
@@ -129,7 +132,7 @@ fn mgn_lp<S: Solver>(problem: &Problem, solver: S) -> Result<Schedule, Resolutio
 where
     S::Model: SolverModel<Error = ResolutionError>,
 {
-    if (0..problem.apps()).all(|app| problem.candidates(app).is_empty()) {
+    if (0..problem.apps()).all(|app| problem.site_options(app).is_empty()) {
         return Ok(problem.all_dummy());
     }
     let mut vars = ProblemVariables::new();
@@ -138,7 +141,7 @@ where
     let mut demands = Vec::new();
     let mut columns: Vec<Vec<(usize, Variable)>> = Vec::with_capacity(problem.apps());
     for app in 0..problem.apps() {
-        let list = problem.candidates(app);
+        let list = problem.site_options(app);
         let mut column = Vec::with_capacity(list.len());
         if !list.is_empty() {
             let mut demand = Expression::default();
@@ -205,7 +208,7 @@ where
         let cpus = problem.cpus(app);
         let mut column = Vec::new();
         let mut one_site = Expression::default();
-        for c in problem.candidates(app).iter().filter(|c| problem.fits_whole(app, c.site)) {
+        for c in problem.site_options(app).iter().filter(|c| problem.fits_whole(app, c.site)) {
             let x = vars.add(variable().binary());
             objective.add_mul(f64::from(cpus) * c.task_cost, x);
             per_site[c.site].get_or_insert_with(Expression::default).add_mul(f64::from(cpus), x);

@@ -35,7 +35,7 @@ pub fn modified_min_cost(problem: &Problem, relaxation: &Schedule) -> Schedule {
     for (app, assignment) in relaxation.assignments.iter().enumerate().take(n) {
         let mut left = problem.cpus(app);
         for part in &assignment.parts {
-            if problem.candidate(app, part.site).is_none() {
+            if problem.site_option(app, part.site).is_none() {
                 continue;
             }
             let count = part.cpus.min(left).min(capacity[part.site] - load[part.site]);
@@ -55,7 +55,7 @@ pub fn modified_min_cost(problem: &Problem, relaxation: &Schedule) -> Schedule {
     for &app in &list {
         done[app] = true;
         let cpus = problem.cpus(app);
-        let task_cost = |site: usize| problem.candidate(app, site).map_or(f64::INFINITY, |c| c.task_cost);
+        let task_cost = |site: usize| problem.site_option(app, site).map_or(f64::INFINITY, |c| c.task_cost);
         let mut providers: Vec<usize> = mapping[app].iter().map(|&(site, _)| site).collect();
         providers.sort_by(|&a, &b| task_cost(a).total_cmp(&task_cost(b)).then(a.cmp(&b)));
         let target = providers.iter().copied().find(|&site| capacity[site] - committed[site] >= cpus);
@@ -88,7 +88,7 @@ pub fn modified_min_cost(problem: &Problem, relaxation: &Schedule) -> Schedule {
             let mut left = moved;
             let mut destinations: Vec<(f64, usize)> = vacated
                 .iter()
-                .filter_map(|&site| problem.candidate(victim, site).map(|c| (c.task_cost, site)))
+                .filter_map(|&site| problem.site_option(victim, site).map(|c| (c.task_cost, site)))
                 .collect();
             destinations.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for (_, site) in destinations {

@@ -39,7 +39,7 @@ pub use greedy::greedy;
 pub use lp::sgn_ip_highs;
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
-pub use model::{App, AppId, Assignment, Candidate, Part, Problem, QosIndex, Schedule, Site, SiteId, Snapshot};
+pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
 
 /// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -122,7 +122,7 @@ pub enum QosIndex {
 
 /// A site admissible for one task of an application: deadline and window met, whole-application budget met.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Candidate {
+pub struct SiteOption {
     /// Index of the site in [`Snapshot::sites`].
     pub site: usize,
     /// Cost of one task there [G$]: c_i · runtime / v_i.
@@ -133,7 +133,7 @@ pub struct Candidate {
     pub finish: f64,
 }
 
-impl Candidate {
+impl SiteOption {
     /// The part placing `cpus` CPUs (tasks) of the application here.
     pub(crate) fn part(&self, cpus: u32) -> Part {
         Part { site: self.site, cpus, start: self.start, finish: self.finish, cost: f64::from(cpus) * self.task_cost }
@@ -224,7 +224,7 @@ pub struct Problem<'a> {
     /// Usable CPUs per site: 0 for an invalid offer.
     capacity: Vec<u32>,
     /// Per application: admissible sites, cheapest first (ties: lower site index).
-    candidates: Vec<Vec<Candidate>>,
+    options: Vec<Vec<SiteOption>>,
     /// Application indices, highest priority first.
     order: Vec<usize>,
     /// Per application: the dummy penalty of (4.9); 0 for applications no site can take.
@@ -239,7 +239,7 @@ impl<'a> Problem<'a> {
         let capacity: Vec<u32> = snapshot.sites.iter().map(|site| if usable(site) { site.cpus } else { 0 }).collect();
         let admissible_now =
             |app: &App| (now.is_finite() && app.is_valid()).then(|| admissible(now, app, &snapshot.sites));
-        let candidates: Vec<Vec<Candidate>> =
+        let options: Vec<Vec<SiteOption>> =
             snapshot.apps.iter().map(|app| admissible_now(app).unwrap_or_default()).collect();
 
         let alpha: Vec<f64> = snapshot
@@ -268,18 +268,18 @@ impl<'a> Problem<'a> {
         let dearest: f64 = snapshot
             .apps
             .iter()
-            .zip(&candidates)
+            .zip(&options)
             .filter_map(|(app, list)| list.last().map(|c| f64::from(app.cpus) * c.task_cost))
             .sum();
         let big_c = (1.0 + dearest).min(f64::MAX);
         let n = snapshot.apps.len();
         let mut penalty = vec![0.0; n];
         for (position, &app) in order.iter().enumerate() {
-            if !candidates[app].is_empty() {
+            if !options[app].is_empty() {
                 penalty[app] = big_c * (n - position) as f64;
             }
         }
-        Problem { snapshot, capacity, candidates, order, penalty }
+        Problem { snapshot, capacity, options, order, penalty }
     }
 
     /// The snapshot this problem was built from.
@@ -289,7 +289,7 @@ impl<'a> Problem<'a> {
 
     /// Number of applications.
     pub fn apps(&self) -> usize {
-        self.candidates.len()
+        self.options.len()
     }
 
     /// Number of sites (the dummy provider excluded).
@@ -308,18 +308,18 @@ impl<'a> Problem<'a> {
     }
 
     /// Sites admissible for the tasks of application `app`, cheapest first (ties: lower index).
-    pub fn candidates(&self, app: usize) -> &[Candidate] {
-        &self.candidates[app]
+    pub fn site_options(&self, app: usize) -> &[SiteOption] {
+        &self.options[app]
     }
 
-    /// The admissible candidate of application `app` on site `site`, if any.
-    pub fn candidate(&self, app: usize, site: usize) -> Option<&Candidate> {
-        self.candidates[app].iter().find(|c| c.site == site)
+    /// The option of application `app` on site `site`, if that site is admissible.
+    pub fn site_option(&self, app: usize, site: usize) -> Option<&SiteOption> {
+        self.options[app].iter().find(|c| c.site == site)
     }
 
     /// Whether site `site` can take application `app` whole (SGN): admissible, and enough CPUs.
     pub fn fits_whole(&self, app: usize, site: usize) -> bool {
-        self.cpus(app) <= self.capacity[site] && self.candidate(app, site).is_some()
+        self.cpus(app) <= self.capacity[site] && self.site_option(app, site).is_some()
     }
 
     /// Application indices, highest priority (QoS index) first.
@@ -332,10 +332,10 @@ impl<'a> Problem<'a> {
         self.penalty[app]
     }
 
-    /// The cheapest candidate of `app` whose site still has `free` CPUs for the whole application.
-    pub(crate) fn cheapest_fit(&self, app: usize, free: &[u32]) -> Option<Candidate> {
+    /// The cheapest option of `app` whose site still has `free` CPUs for the whole application.
+    pub(crate) fn cheapest_fit(&self, app: usize, free: &[u32]) -> Option<SiteOption> {
         let cpus = self.cpus(app);
-        self.candidates[app].iter().find(|c| cpus <= free[c.site]).copied()
+        self.options[app].iter().find(|c| cpus <= free[c.site]).copied()
     }
 
     /// What `app` contributes to the objective with `parts` placed and `rolled_over` CPUs on the dummy.
@@ -364,7 +364,7 @@ impl<'a> Problem<'a> {
         let assignments = choice
             .iter()
             .enumerate()
-            .map(|(app, site)| match site.and_then(|site| self.candidate(app, site)) {
+            .map(|(app, site)| match site.and_then(|site| self.site_option(app, site)) {
                 Some(c) => Assignment { parts: vec![c.part(self.cpus(app))], rolled_over: 0 },
                 None => self.rolled_over(app),
             })
@@ -385,8 +385,8 @@ impl<'a> Problem<'a> {
 
 /// The sites admissible for the tasks of valid application `app` at instant `now`, cheapest first (ties: lower
 /// index): usable offers on which it finishes by its deadline (4.7) and the window's end, within its budget (4.6).
-fn admissible(now: f64, app: &App, sites: &[Site]) -> Vec<Candidate> {
-    let mut list: Vec<Candidate> = sites
+fn admissible(now: f64, app: &App, sites: &[Site]) -> Vec<SiteOption> {
+    let mut list: Vec<SiteOption> = sites
         .iter()
         .enumerate()
         .filter(|(_, site)| site.is_valid())
@@ -397,7 +397,7 @@ fn admissible(now: f64, app: &App, sites: &[Site]) -> Vec<Candidate> {
             let whole = f64::from(app.cpus) * task_cost;
             let in_time = app.deadline.is_none_or(|d| finish <= d) && site.until.is_none_or(|u| finish <= u);
             let affordable = app.budget.is_none_or(|b| whole <= b);
-            (finish.is_finite() && whole.is_finite() && in_time && affordable).then_some(Candidate {
+            (finish.is_finite() && whole.is_finite() && in_time && affordable).then_some(SiteOption {
                 site: index,
                 task_cost,
                 start,

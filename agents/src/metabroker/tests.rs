@@ -103,7 +103,7 @@ pub(crate) fn assert_feasible(problem: &Problem, schedule: &Schedule, sgn: bool)
         for part in &assignment.parts {
             let site = &snapshot.sites[part.site];
             assert!(part.cpus > 0);
-            assert!(problem.candidate(index, part.site).is_some(), "app {index} on inadmissible site {}", part.site);
+            assert!(problem.site_option(index, part.site).is_some(), "app {index} on inadmissible site {}", part.site);
             assert_eq!(part.start, snapshot.now.max(site.from));
             assert_eq!(part.finish, part.start + app.runtime / site.speed);
             assert!(app.deadline.is_none_or(|d| part.finish <= d), "app {index} misses its deadline");
@@ -155,7 +155,7 @@ fn relaxation_bounds_every_feasible_integer_schedule_of_a_small_instance() {
             let admissible = choice.iter().enumerate().all(|(app, site)| {
                 site.is_none_or(|site| {
                     load[site] += problem.cpus(app);
-                    problem.candidate(app, site).is_some()
+                    problem.site_option(app, site).is_some()
                 })
             });
             if !admissible || (0..2).any(|site| load[site] > problem.capacity(site)) {

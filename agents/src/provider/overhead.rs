@@ -16,17 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What preempting a lease does to its VMs (thesis Ch 3 §3.2.1 and the VM life cycle of Fig 2.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PreemptionKind {
-    /// Stop the VMs and drop their state; the thesis takes the time as negligible.
-    Cancel,
-    /// Pause and suspend the VMs to shared storage, reschedule the lease, later resume and unpause them.
-    Suspend,
-    /// Suspend the VMs, copy their memory images to another resource provider and resume them there.
-    Migrate,
-}
+use crate::model::PreemptionKind;
 
 /// Parameters of the thesis's overhead model for a lease of identical VMs (Ch 3 §3.2.2; values of §3.3.2); a
 /// parameter left out of a scenario takes the thesis's value.

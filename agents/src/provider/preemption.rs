@@ -32,9 +32,10 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::overhead::{OverheadModel, PreemptionKind};
+use super::overhead::OverheadModel;
 use super::profile::Slot;
-use super::scheduler::{JobId, LocalScheduler, ReservationRequest};
+use super::scheduler::{LocalScheduler, ReservationRequest};
+use crate::model::{JobId, LeaseType};
 
 /// Overheads closer than this are equal [s]: the same per-lease overheads summed in another order differ in the
 /// last bits, and ties must not depend on that.
@@ -51,35 +52,6 @@ pub const PROTOTYPE_LEASES: [(JobId, f64, u32, f64, f64); 6] = [
     (5, 530.0, 2, 64.0, 2400.0),
     (6, 580.0, 3, 128.0, 3600.0),
 ];
-
-/// Lease type `τ(L)` (thesis Ch 3 §3.2.1); deserialises from "local", "cancellable", "suspendable", "migratable" and
-/// "non-preemptable".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LeaseType {
-    /// localNonPreemptable: a local request; it has absolute priority and is never preempted.
-    Local,
-    /// extCancellable: best-effort external lease with no duration guarantee (like an EC2 spot instance).
-    Cancellable,
-    /// extSuspendable: best-effort external lease whose duration is guaranteed but not its start.
-    Suspendable,
-    /// extMigratable: deadline-constrained external lease; it may move to another resource provider.
-    Migratable,
-    /// extNonPreemptable: deadline-constrained external lease that is never preempted.
-    NonPreemptable,
-}
-
-impl LeaseType {
-    /// What preempting a running lease of this type does; `None` if the type is never preempted.
-    pub fn preemption(self) -> Option<PreemptionKind> {
-        match self {
-            LeaseType::Cancellable => Some(PreemptionKind::Cancel),
-            LeaseType::Suspendable => Some(PreemptionKind::Suspend),
-            LeaseType::Migratable => Some(PreemptionKind::Migrate),
-            LeaseType::Local | LeaseType::NonPreemptable => None,
-        }
-    }
-}
 
 /// Where a candidate holds the PEs its preemption gives back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -234,7 +206,7 @@ impl Contention {
             };
             Some(Candidate { lease, vms, lease_type, holding, start, end, overhead })
         };
-        let running = scheduler.running().filter_map(|l| candidate(l.id, l.pes, Holding::Running, now, l.end));
+        let running = scheduler.running().filter_map(|r| candidate(r.id, r.pes, Holding::Running, now, r.end));
         let reserved = scheduler.waiting().filter_map(|job| {
             let start = scheduler.planned_start(job.id)?;
             candidate(job.id, job.pes, Holding::Reserved, start, start + job.estimate)
@@ -827,13 +799,5 @@ mod tests {
             .map(|p| serde_json::to_value(p).unwrap().as_str().unwrap().to_owned())
             .collect();
         assert_eq!(names, ["nop", "mov", "mlip", "moml", "greedy-mov", "greedy-mlip"]);
-        let types: Vec<LeaseType> =
-            serde_json::from_str(r#"["local", "cancellable", "suspendable", "migratable", "non-preemptable"]"#)
-                .unwrap();
-        let kinds: Vec<Option<PreemptionKind>> = types.iter().map(|t| t.preemption()).collect();
-        assert_eq!(
-            kinds,
-            [None, Some(PreemptionKind::Cancel), Some(PreemptionKind::Suspend), Some(PreemptionKind::Migrate), None]
-        );
     }
 }

@@ -1,0 +1,143 @@
+//! A job's life cycle at the provider: submission and admission, start, end, and the scheduler's wake-ups.
+
+use super::scheduler::{QueuedJob, Rejected, Started};
+use super::{LocalJob, Provider};
+use crate::model::{JobId, LeaseType};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
+use crate::sim::{AgentId, Ctx, SimTime};
+
+impl Provider {
+    /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
+    /// `Rejected`.
+    pub(super) fn on_submit(&mut self, job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
+        let (id, owner) = (job.id, job.owner);
+        let admitted = match job.lease {
+            Some(LeaseType::Local) => return self.on_local_request(job, ctx),
+            Some(LeaseType::Migratable | LeaseType::NonPreemptable) => self.admit_by_deadline(job, ctx.now()),
+            _ => self.admit(job, ctx.now()),
+        };
+        match admitted {
+            Ok(started) => {
+                self.accepted += 1;
+                if from != owner
+                    && let Some(job) = self.jobs.get_mut(&id)
+                {
+                    job.via = Some(from);
+                }
+                ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                self.start(started, ctx);
+                if self.config.preemptive_priority {
+                    self.preempt_lower_classes(id, ctx);
+                }
+            }
+            Err(reason) => {
+                self.rejected += 1;
+                ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+            }
+        }
+        self.after_event(ctx);
+    }
+
+    /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
+    pub(super) fn admit_by_deadline(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
+        if let Some(deadline) = job.deadline {
+            let estimate = self.planned_duration(&job);
+            let start =
+                self.scheduler.earliest_start(now.secs(), job.pes, estimate, None).map_err(|e| e.to_string())?;
+            if start + estimate > deadline {
+                return Err(format!("cannot complete before its deadline (earliest start {start})"));
+            }
+        }
+        self.admit(job, now)
+    }
+
+    /// Queues a job with the scheduler; returns what starts now (the caller counts it as accepted and answers the
+    /// owner first).
+    pub(super) fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
+        let now = now.secs();
+        let runtime = self.scaled(job.runtime);
+        let estimate = self.planned_duration(&job);
+        let queued =
+            QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
+        let id = job.id;
+        let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
+        self.waiting_now += 1;
+        let job = LocalJob {
+            spec: job,
+            runtime,
+            start: None,
+            end_timer: None,
+            reservation: None,
+            preempted: false,
+            via: None,
+        };
+        self.jobs.insert(id, job);
+        Ok(started)
+    }
+
+    /// Jobs the scheduler started now: tell their owners (`Started`, or `Resumed` after a preemption) and set the
+    /// timers that end them.
+    pub(super) fn start(&mut self, started: Vec<Started>, ctx: &mut Ctx<'_>) {
+        for s in started {
+            let Some(job) = self.jobs.get_mut(&s.id) else { continue };
+            job.start = Some(ctx.now());
+            self.busy_now += job.spec.pes;
+            self.waiting_now -= 1;
+            let msg = if job.preempted {
+                Msg::Lease(LeaseMsg::Resumed { lease: s.id })
+            } else {
+                Msg::Job(JobMsg::Started { job: s.id })
+            };
+            ctx.send(job.spec.owner, msg);
+            job.end_timer = Some(ctx.wake_in(job.runtime, TimerMsg::JobEnd { job: s.id }));
+        }
+    }
+
+    /// A job's runtime elapsed: free its PEs, charge its owner, start what can start.
+    pub(super) fn on_job_end(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.remove(&id) else { return };
+        self.busy_now -= job.spec.pes;
+        let cost = self.config.price * f64::from(job.spec.pes) * job.runtime;
+        self.revenue += cost;
+        self.completed += 1;
+        ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
+        let now = ctx.now().secs();
+        let freed = match job.reservation {
+            Some(r) => match self.scheduler.cancel_reservation(now, r) {
+                // A local lease ends with its window, which the scheduler may already have closed this instant.
+                Err(Rejected::UnknownReservation(_)) => Ok(self.scheduler.tick(now)),
+                other => other,
+            },
+            None => self.scheduler.complete(now, id),
+        };
+        match freed {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused completion: {e}"),
+        }
+        self.after_event(ctx);
+    }
+
+    /// The scheduler's wake-up: start what is due.
+    pub(super) fn on_wakeup(&mut self, ctx: &mut Ctx<'_>) {
+        self.wakeup = None;
+        let started = self.scheduler.tick(ctx.now().secs());
+        self.start(started, ctx);
+        self.after_event(ctx);
+    }
+
+    /// Records the state series and keeps exactly one wake-up pending at the scheduler's next due time.
+    pub(super) fn after_event(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        self.busy.set(now, f64::from(self.busy_now));
+        self.queued.set(now, f64::from(self.waiting_now));
+        let due = self.scheduler.next_wakeup().filter(|&t| t > now.secs());
+        if self.wakeup.map(|w| w.0) != due {
+            if let Some((_, timer)) = self.wakeup.take() {
+                ctx.cancel(timer);
+            }
+            if let Some(t) = due {
+                self.wakeup = Some((t, ctx.wake_in(t - now.secs(), TimerMsg::Wakeup)));
+            }
+        }
+    }
+}

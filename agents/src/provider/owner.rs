@@ -1,0 +1,94 @@
+//! A lease owner's commands: suspend and cancel (its `Resume` settles the parked lease, see `migration`).
+
+use super::Provider;
+use crate::model::{JobId, PreemptionKind};
+use crate::protocol::{LeaseMsg, Msg};
+use crate::sim::{AgentId, Ctx};
+
+impl Provider {
+    /// The owner suspends its lease (seed 000 §3.3, the DVE's control of its leases): a running lease's VMs are
+    /// suspended, a queued lease leaves the queue, and it waits out of the scheduler until the owner sends
+    /// `Resume` (or `Job::Cancel`).
+    pub(super) fn on_suspend(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        let Some(job) = self.jobs.get_mut(&id) else { return };
+        if job.spec.owner != from || job.reservation.is_some() || self.parked.contains_key(&id) {
+            tracing::warn!(
+                provider = ctx.name(),
+                lease = id,
+                "suspend refused: not a running or queued lease of the sender"
+            );
+            return;
+        }
+        let (owner, vms) = (job.spec.owner, job.spec.pes);
+        let (evicted, remaining, overhead, started) = match job.start {
+            Some(start) => {
+                let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { return };
+                if let Some(timer) = job.end_timer.take() {
+                    ctx.cancel(timer);
+                }
+                self.busy_now -= vms;
+                let memory_mb = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
+                let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory_mb);
+                let remaining = (job.runtime - (now - start.secs())).min(evicted.estimate);
+                (job.start, job.preempted) = (None, true);
+                (evicted, remaining, overhead, started)
+            }
+            None => {
+                let Ok((evicted, started)) = self.scheduler.remove(now, id) else { return };
+                self.waiting_now -= 1;
+                (evicted, job.runtime, 0.0, started)
+            }
+        };
+        self.contention.owner_suspends += 1;
+        ctx.send(owner, Msg::Lease(LeaseMsg::Preempted { lease: id, kind: PreemptionKind::Suspend, overhead }));
+        self.parked.insert(id, (evicted, remaining, overhead));
+        self.start(started, ctx);
+        self.after_event(ctx);
+    }
+
+    /// The owner withdraws a job: a queued one leaves the queue, a running one stops and pays for the time used.
+    pub(super) fn on_cancel(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.get(&id) else { return };
+        if job.spec.owner != from {
+            tracing::warn!(provider = ctx.name(), job = id, "cancel from an agent that does not own the job: ignored");
+            return;
+        }
+        let job = self.jobs.remove(&id).expect("just found");
+        let now = ctx.now();
+        if self.parked.remove(&id).is_some() {
+            // Out of the scheduler already: nothing runs or waits there.
+            ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+            return self.after_event(ctx);
+        }
+        let result = match (job.start, job.reservation) {
+            // Waiting for its reserved slot: give the slot back.
+            (None, Some(r)) => {
+                self.waiting_now -= 1;
+                self.scheduler.cancel_reservation(now.secs(), r)
+            }
+            (None, None) => {
+                self.waiting_now -= 1;
+                self.scheduler.remove(now.secs(), id).map(|(_, started)| started)
+            }
+            (Some(start), _) => {
+                self.busy_now -= job.spec.pes;
+                if let Some(timer) = job.end_timer {
+                    ctx.cancel(timer);
+                }
+                let used = now.secs() - start.secs();
+                self.revenue += self.config.price * f64::from(job.spec.pes) * used;
+                match job.reservation {
+                    Some(r) => self.scheduler.cancel_reservation(now.secs(), r),
+                    None => self.scheduler.complete(now.secs(), id),
+                }
+            }
+        };
+        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+        match result {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused cancellation: {e}"),
+        }
+        self.after_event(ctx);
+    }
+}

@@ -1,0 +1,204 @@
+//! Preemption at the provider: local requests that preempt leases, preemptive-resume priority, and what becomes of
+//! a preempted lease by its type (restart, resume here, migrate or drop). [`super::preemption`] holds the policies
+//! that choose what to preempt.
+
+use super::preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
+use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, Started};
+use super::{CancelledLeases, LocalJob, Provider};
+use crate::model::{JobId, LeaseType, PreemptionKind};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg};
+use crate::sim::Ctx;
+
+impl Provider {
+    /// A local request (seed 000 ch3) must run from now for its duration: in free capacity if there is enough,
+    /// else in capacity the preemption policy frees; otherwise it is rejected.
+    pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+        self.contention.local_requests += 1;
+        let now = ctx.now().secs();
+        let estimate = self.planned_duration(&job);
+        let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
+        let (id, owner) = (job.id, job.owner);
+        let placed = if !(estimate.is_finite() && estimate > 0.0) {
+            Err("a local request needs a positive duration".into())
+        } else {
+            match self.scheduler.reserve(now, request) {
+                Ok(r) => Ok((r, Vec::new())),
+                Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        match placed {
+            Ok((reservation, started)) => {
+                ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                let runtime = self.scaled(job.runtime);
+                self.accepted += 1;
+                let local = LocalJob {
+                    spec: job,
+                    runtime,
+                    start: None,
+                    end_timer: None,
+                    reservation: Some(reservation),
+                    preempted: false,
+                    via: None,
+                };
+                self.jobs.insert(id, local);
+                self.waiting_now += 1;
+                self.start(vec![Started { id, start: now }], ctx);
+                self.start(started, ctx);
+            }
+            Err(reason) => {
+                self.rejected += 1;
+                self.contention.local_rejected += 1;
+                ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+            }
+        }
+        self.after_event(ctx);
+    }
+
+    /// Chooses leases to preempt for `request` with the configured policy, preempts them and holds the request's
+    /// reservation; returns it with the jobs that start in capacity the preemption freed beyond the request.
+    fn preempt_for(
+        &mut self,
+        request: &ReservationRequest,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(ReservationId, Vec<Started>), String> {
+        let now = ctx.now().secs();
+        let memory_mb = self.config.vm_memory_mb;
+        let jobs = &self.jobs;
+        let terms = |id: JobId| {
+            let spec = &jobs.get(&id)?.spec;
+            Some(LeaseTerms { lease_type: spec.lease?, memory_mb: spec.memory_mb.unwrap_or(memory_mb) })
+        };
+        let contention = Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms);
+        let limits = SearchLimits::default();
+        let chosen = match self.config.preemption.select(&contention, limits) {
+            Ok(set) => set,
+            Err(_) => {
+                // Too many candidates for an exact search: the prototype's greedy ordering never fails.
+                self.contention.search_fallbacks += 1;
+                let fallback = match self.config.preemption {
+                    PreemptionPolicy::Mlip => PreemptionPolicy::GreedyMlip,
+                    _ => PreemptionPolicy::GreedyMov,
+                };
+                fallback.select(&contention, limits).unwrap_or(None)
+            }
+        };
+        let Some(set) = chosen else { return Err("no capacity, and no preemption can make room".into()) };
+        let victims: Vec<(JobId, f64)> = contention.members(&set).map(|c| (c.lease, c.overhead)).collect();
+        let ids: Vec<JobId> = victims.iter().map(|v| v.0).collect();
+        let preempted = self.scheduler.reserve_preempting(now, *request, &ids).map_err(|e| e.to_string())?;
+        self.contention.overhead += set.overhead;
+        for evicted in preempted.evicted {
+            let overhead = victims.iter().find(|v| v.0 == evicted.id).map_or(0.0, |v| v.1);
+            self.requeue_preempted(evicted, overhead, ctx);
+        }
+        Ok((preempted.reservation, preempted.started))
+    }
+
+    /// Preemptive-resume priority: while job `id` waits, suspend the youngest running job of the lowest class below
+    /// its own (never a local lease, which holds a reservation).
+    pub(super) fn preempt_lower_classes(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        while let Some(waiting) = self.jobs.get(&id).filter(|j| j.start.is_none()) {
+            let class = waiting.spec.priority;
+            let victim = self
+                .jobs
+                .iter()
+                .filter(|(_, j)| j.start.is_some() && j.reservation.is_none() && j.spec.priority > class)
+                .max_by(|a, b| {
+                    a.1.spec.priority.cmp(&b.1.spec.priority).then(a.1.start.cmp(&b.1.start)).then(a.0.cmp(b.0))
+                })
+                .map(|(&v, _)| v);
+            let Some(victim) = victim else { break };
+            let Ok((remaining, started)) = self.scheduler.suspend(now, victim) else { break };
+            self.requeue_preempted(remaining, 0.0, ctx);
+            self.start(started, ctx);
+        }
+    }
+
+    /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume, migrate or drop it
+    /// by type.
+    fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let speed = self.config.speed;
+        let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
+        self.contention.preempted_leases += 1;
+        let Some(start) = job.start else {
+            // A queued reservation gives way and is planned again; its VMs did not exist yet.
+            let requeued = QueuedJob { submit: now.secs(), ..evicted };
+            let started = self.scheduler.submit(now.secs(), requeued).unwrap_or_default();
+            return self.start(started, ctx);
+        };
+        let kind = job.spec.lease.and_then(LeaseType::preemption).unwrap_or(PreemptionKind::Suspend);
+        let vms = job.spec.pes;
+        if let Some(timer) = job.end_timer.take() {
+            ctx.cancel(timer);
+        }
+        self.busy_now -= vms;
+        self.contention.preempted_vms += u64::from(vms);
+        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
+        let done = now.secs() - start.secs();
+        job.start = None;
+        job.preempted = true;
+        // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few ulps
+        // longer, and the scheduler frees the PEs at the estimate).
+        let remaining = (job.runtime - done).min(evicted.estimate);
+        if kind == PreemptionKind::Migrate {
+            self.contention.preempted_migratable += 1;
+        }
+        match (kind, job.via) {
+            (PreemptionKind::Cancel, _) if self.config.cancelled == CancelledLeases::Drop => {
+                let job = self.jobs.remove(&evicted.id).expect("found above");
+                self.rejected += 1;
+                let reason = "cancelled by preemption".to_string();
+                ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
+            }
+            // The work is lost: start again from scratch.
+            (PreemptionKind::Cancel, _) => {
+                let estimate = job.runtime.max(evicted.estimate + done);
+                self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
+            }
+            (PreemptionKind::Migrate, Some(gateway)) => {
+                let mut lease = job.spec.clone();
+                (lease.runtime, lease.estimate) = (remaining * speed, evicted.estimate * speed);
+                let migration = Migration { lease, source: ctx.me(), overhead };
+                ctx.send(gateway, Msg::Lease(LeaseMsg::Migrate(Box::new(migration))));
+                self.parked.insert(evicted.id, (evicted, remaining, overhead));
+            }
+            // Suspended, or migrating without a gateway to find a destination: resume here once the scheduler
+            // finds room, with the overhead on its VMs.
+            (PreemptionKind::Suspend | PreemptionKind::Migrate, _) => {
+                self.resume_here(evicted, remaining, overhead, ctx)
+            }
+        }
+    }
+
+    /// Queues a suspended lease again with `remaining` seconds of work plus the overhead its VMs spend on resuming.
+    pub(super) fn resume_here(&mut self, evicted: QueuedJob, remaining: f64, overhead: f64, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
+        job.runtime = remaining + overhead;
+        self.contention.overhead_pe_seconds += f64::from(job.spec.pes) * overhead;
+        let (id, deadline, owner) = (evicted.id, job.spec.deadline, job.spec.owner);
+        let estimate = evicted.estimate + overhead;
+        self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
+        // Only a scheduler that plans every queued job (conservative backfilling) knows the new completion.
+        if let (Some(deadline), Some(start)) = (deadline, self.scheduler.planned_start(id)) {
+            let expected_end = start + estimate;
+            if expected_end > deadline {
+                self.contention.deadline_missed += 1;
+                ctx.send(owner, Msg::Lease(LeaseMsg::DeadlineMissed { lease: id, expected_end }));
+            }
+        }
+    }
+
+    /// Queues an evicted lease again as if submitted now.
+    fn queue_again(&mut self, evicted: QueuedJob, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        self.waiting_now += 1;
+        let id = evicted.id;
+        match self.scheduler.submit(now, QueuedJob { submit: now, ..evicted }) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::error!(provider = ctx.name(), lease = id, "requeue refused: {e}"),
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Capacity claimed ahead: SLA claims of personalised brokers, advance reservations and the jobs submitted into
+//! reserved slots, and the meta-brokers' free-slot queries.
+
+use super::scheduler::{ReservationId, ReservationRequest, Started};
+use super::{LocalJob, Provider, ProviderConfig};
+use crate::model::JobId;
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, TimerMsg};
+use crate::sim::{AgentId, Ctx};
+
+impl Provider {
+    /// Personalised-broker claim (seed 003 ch3): granted only if the job can start right now, so the first
+    /// claim on free capacity wins and later ones get `SlaFail`.
+    pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        let estimate = self.planned_duration(&job);
+        let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
+        let (id, owner) = (job.id, job.owner);
+        match can_start_now.then(|| self.admit(job, ctx.now())) {
+            Some(Ok(started)) => {
+                self.accepted += 1;
+                ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
+                self.start(started, ctx);
+            }
+            _ => ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id })),
+        }
+        self.after_event(ctx);
+    }
+
+    /// A job with a meta-broker's ticket (seed 003 §3.2 step 8): it runs in its reserved slot, from the slot's
+    /// start; the reservation already holds its PEs.
+    pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: f64, ctx: &mut Ctx<'_>) {
+        let (id, owner) = (job.id, job.owner);
+        let held = self.scheduler.reservations().any(|(r, _)| r.0 == reservation);
+        if !held {
+            self.rejected += 1;
+            let reason = format!("no reservation {reservation} here");
+            ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+            return;
+        }
+        ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+        self.accepted += 1;
+        self.waiting_now += 1;
+        let runtime = self.scaled(job.runtime);
+        let reservation = Some(ReservationId(reservation));
+        let job =
+            LocalJob { spec: job, runtime, start: None, end_timer: None, reservation, preempted: false, via: None };
+        self.jobs.insert(id, job);
+        ctx.wake_in((start - ctx.now().secs()).max(0.0), TimerMsg::SlotStart { job: id });
+        self.after_event(ctx);
+    }
+
+    /// A reserved slot begins: its job starts.
+    pub(super) fn on_slot_start(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
+        let now = ctx.now().secs();
+        self.start(vec![Started { id, start: now }], ctx);
+        self.after_event(ctx);
+    }
+
+    /// Holds an advance reservation if the PEs are free over the whole window (no queued job is delayed under
+    /// conservative backfilling).
+    pub(super) fn on_reserve(
+        &mut self,
+        from: AgentId,
+        request: u64,
+        (start, end, pes): (f64, f64, u32),
+        ctx: &mut Ctx<'_>,
+    ) {
+        let req = ReservationRequest { start, end, pes, partition: None };
+        let answer = match self.scheduler.reserve(ctx.now().secs(), req) {
+            Ok(r) => LeaseMsg::Reserved { request, reservation: r.0 },
+            Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
+        };
+        ctx.send(from, Msg::Lease(answer));
+        self.after_event(ctx);
+    }
+
+    /// The holder gives a reservation back (or ends it early).
+    pub(super) fn on_release(&mut self, reservation: u64, ctx: &mut Ctx<'_>) {
+        match self.scheduler.cancel_reservation(ctx.now().secs(), ReservationId(reservation)) {
+            Ok(started) => self.start(started, ctx),
+            Err(e) => tracing::warn!(provider = ctx.name(), reservation, "release refused: {e}"),
+        }
+        self.after_event(ctx);
+    }
+
+    /// What this provider is and offers; `slots` over the next `horizon` seconds (none for 0).
+    pub(super) fn resource_update(&self, now: f64, horizon: f64) -> Box<ResourceUpdate> {
+        let slots =
+            if horizon > 0.0 { self.scheduler.free_slots(now, horizon, None).unwrap_or_default() } else { vec![] };
+        let slots = slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect();
+        let ProviderConfig { pes: cpus, speed, price, .. } = self.config;
+        Box::new(ResourceUpdate { cpus, speed, price, slots })
+    }
+
+    /// The meta-broker's periodic catalogue update: the maximal free rectangles of the availability profile.
+    pub(super) fn on_slots_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
+        let update = self.resource_update(ctx.now().secs(), horizon);
+        ctx.send(from, Msg::Market(MarketMsg::ResourceUpdate(update)));
+    }
+}

@@ -1,0 +1,55 @@
+//! The queue pass of FCFS and EASY backfilling, per partition under multi-partition EASY.
+
+use super::cluster::Hold;
+use super::{LocalScheduler, Started};
+use crate::provider::profile::TimeKey;
+
+impl LocalScheduler {
+    /// FCFS and (multi-partition) EASY: start waiting jobs in queue order while they fit now;
+    /// FCFS stops at the first that does not, EASY gives the first waiting job of each
+    /// partition a reservation at its earliest start (the shadow time, with its extra PEs
+    /// implied by the profile) and starts any later job that fits now without touching a
+    /// reservation. Shadow times are recomputed at every event, since early completions and
+    /// cancellations can advance them.
+    pub(super) fn queue_pass(&mut self, now: f64, fcfs: bool) -> Vec<Started> {
+        for (&seq, waiting) in &mut self.queue {
+            if let Some(hold) = waiting.hold.take() {
+                self.due.remove(&(TimeKey::new(hold.start), seq));
+                self.cluster.release(hold.start, hold.end, &hold.take);
+            }
+        }
+        let mut has_pivot = vec![false; self.cluster.parts.len()];
+        let mut pivots = 0;
+        let mut free_now = self.cluster.free_at(now);
+        let mut starting = Vec::new();
+        for (&seq, waiting) in &mut self.queue {
+            let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
+            let fit = (pes <= free_now)
+                .then(|| self.cluster.fit(Some(waiting.partition), pes, now, now + estimate))
+                .flatten();
+            if let Some(take) = fit {
+                let hold = Hold { start: now, end: now + estimate, take };
+                self.cluster.allocate(&hold);
+                waiting.hold = Some(hold);
+                starting.push(seq);
+                free_now = self.cluster.free_at(now);
+                continue;
+            }
+            if fcfs {
+                break;
+            }
+            if !has_pivot[waiting.partition] {
+                let hold = self.cluster.place(waiting.partition, pes, estimate, now);
+                self.cluster.allocate(&hold);
+                self.due.insert((TimeKey::new(hold.start), seq));
+                waiting.hold = Some(hold);
+                has_pivot[waiting.partition] = true;
+                pivots += 1;
+            }
+            if free_now == 0 && pivots == has_pivot.len() {
+                break;
+            }
+        }
+        starting.into_iter().map(|seq| self.commit(seq, now)).collect()
+    }
+}
