@@ -3,6 +3,7 @@
 
 use agents::broker::{Submission, UserBroker, UserJob};
 use agents::gateway::{Dispatch, Gateway};
+use agents::ledger::{Account, Reason};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
@@ -153,7 +154,11 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
             expect("market.sla_accept").to("user-2").at(100.0),
             expect("job.completed").to("user-2").at(200.0),
         ]);
-        tb.assert_in_order(&[expect("market.payment").from("user-0").to("cheap")]);
+        // The completion carries the bill: 4 PEs × 100 s at 1 G$, booked by the provider.
+        tb.assert_in_order(&[expect("job.completed")
+            .msg(Msg::Job(JobMsg::Completed { job: 1, cost: 400.0 }))
+            .from("cheap")
+            .to("user-0")]);
     }
 }
 
@@ -184,7 +189,6 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         expect("timer.round").to("user-1").at(50.0),
         expect("timer.job_end").to("only").at(100.0),
         expect("job.completed").to("user-0").at(100.0),
-        expect("market.payment").from("user-0").at(100.0),
     ]);
     let outcome =
         |tb: &mut TestBed, id| tb.sim().report(id).unwrap().jobs.iter().map(|j| (j.outcome, j.end)).collect::<Vec<_>>();
@@ -203,15 +207,20 @@ fn test_cancel_a_queued_and_a_running_job() {
     tb.inject(10.0, "user", "site", Msg::Job(JobMsg::Cancel { job: 1 }));
     let out = tb.run_to_quiescence().unwrap();
     tb.assert_in_order(&[
-        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 2 })).at(5.0),
-        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 1 })).at(10.0),
+        // The queued job computed nothing; the running one is billed 4 PEs × 10 s × 1 G$.
+        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 2, cost: 0.0 })).at(5.0),
+        expect("lease.cancelled").to("user").msg(Msg::Lease(LeaseMsg::Cancelled { lease: 1, cost: 40.0 })).at(10.0),
     ]);
     // Job 1's end timer was cancelled with it, and job 2 never started.
     tb.assert_none(&expect("timer.job_end"));
     tb.assert_none(&expect("job.started").msg(Msg::Job(JobMsg::Started { job: 2 })));
     assert_eq!(out.now.secs(), 10.0);
-    let revenue = tb.sim().report(AgentId(0)).unwrap().metrics.into_iter().find(|m| m.0 == "revenue");
-    assert_eq!(revenue, Some(("revenue", 40.0)), "4 PEs × 10 s × 1 G$");
+    let report = tb.sim().report(AgentId(0)).unwrap();
+    let revenue = report.metrics.iter().find(|m| m.0 == "revenue");
+    assert_eq!(revenue, Some(&("revenue", 40.0)), "4 PEs × 10 s × 1 G$");
+    // One transfer in the provider's book: the same 40 G$ the cancellation told the user.
+    let t: Vec<_> = report.transfers.iter().map(|t| (t.payer, t.payee, t.amount, t.reason, t.job)).collect();
+    assert_eq!(t, vec![(Account::Agent(user), Account::Agent(AgentId(0)), 40.0, Reason::Usage, Some(1))]);
 }
 
 #[test]
@@ -276,7 +285,6 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
             expect("job.submit_reserved").from("user-0").to("cheap").at(50.0),
             expect("job.started").from("cheap").to("user-0").at(50.0),
             expect("job.completed").from("cheap").to("user-0").at(150.0),
-            expect("market.payment").from("user-0").to("cheap").at(150.0),
         ]);
         tb.assert_in_order(&[expect("market.ticket").from("mb").to("user-1").at(50.0)]);
         tb.assert_in_order(&[
@@ -288,29 +296,24 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         let spent = tb.sim().report(mb).unwrap().metrics;
         let get = |k: &str| spent.iter().find(|m| m.0 == k).map(|m| m.1);
         assert_eq!(get("tickets"), Some(3.0));
-        // 4 CPUs × 100 s at 1 G$ (twice, user-0 and user-2 on the cheap site) and at 2 G$ (user-1).
+        // The tickets quoted 4 CPUs × 100 s at 1 G$ (twice, user-0 and user-2 on the cheap site) and at 2 G$
+        // (user-1).
         assert_eq!(get("spending"), Some(400.0 + 800.0 + 400.0));
-        // Money is conserved: what the users paid is what the providers earned, and what the tickets said.
-        let paid: f64 = tb
-            .deliveries()
-            .iter()
-            .filter_map(|d| match d.msg {
-                Msg::Market(MarketMsg::Payment { amount, .. }) => Some(amount),
-                _ => None,
-            })
-            .sum();
-        let revenue = |tb: &mut TestBed, id| {
-            tb.sim().report(id).unwrap().metrics.iter().find(|m| m.0 == "revenue").map_or(0.0, |m| m.1)
-        };
-        let earned = revenue(&mut tb, infos[0].id) + revenue(&mut tb, infos[1].id);
-        assert_eq!((paid, earned), (1600.0, 1600.0));
-        // The meta-broker's accounts say the same, per user and per provider.
-        let users: Vec<AgentId> = (0..3).map(|u| tb.sim().directory().lookup(&format!("user-{u}")).unwrap()).collect();
-        let (cheap, dear) = (infos[0].id, infos[1].id);
-        let accounts = tb.sim().inspect(mb, move |m: &MetaBroker| {
-            (users.iter().map(|&u| m.account(u)).collect::<Vec<_>>(), m.account(cheap), m.account(dear))
-        });
-        assert_eq!(accounts.unwrap(), (vec![400.0, 800.0, 400.0], 800.0, 800.0));
+        // The providers billed as much (runtimes equal estimates here), and each user recorded its bill: one
+        // transfer per job, the same number in the ledger and in the user's record.
+        let mut ledger = Vec::new();
+        for p in [infos[0].id, infos[1].id] {
+            ledger.extend(tb.sim().report(p).unwrap().transfers);
+        }
+        let user = |u: u64| tb.sim().directory().lookup(&format!("user-{u}")).unwrap();
+        let users: Vec<AgentId> = (0..3).map(user).collect();
+        for (&u, bill) in users.iter().zip([400.0, 800.0, 400.0]) {
+            let paid: Vec<f64> = ledger.iter().filter(|t| t.payer == Account::Agent(u)).map(|t| t.amount).collect();
+            assert_eq!(paid, vec![bill]);
+            assert_eq!(tb.sim().report(u).unwrap().jobs[0].cost, bill);
+        }
+        let earned = |p: AgentId| ledger.iter().filter(|t| t.payee == Account::Agent(p)).map(|t| t.amount).sum();
+        assert_eq!((earned(infos[0].id), earned(infos[1].id)), (800.0, 800.0));
     }
 }
 
@@ -382,7 +385,6 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
             .to("user")
             .at(150.0)
             .msg(Msg::Job(JobMsg::Completed { job: part, cost: 400.0 })),
-        expect("market.payment").from("user").to("dear").at(150.0),
     ]);
     let tickets: Vec<(u64, u32)> = tb
         .deliveries()
@@ -393,12 +395,13 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
         })
         .collect();
     assert_eq!(tickets, [(1, 4), (part, 2)]);
-    // One job in the broker's records: complete when both parts are, paying for both.
+    // One job in the broker's records: complete when both parts are, billed for both, under the part ids the
+    // providers billed.
     let record = &tb.sim().report(user).unwrap().jobs[0];
     assert_eq!(
-        (record.outcome, record.start, record.end, record.cost),
-        (JobOutcome::Completed, Some(50.0), Some(150.0), 800.0)
+        (record.outcome, record.start, record.end, record.cost, record.parts.clone()),
+        (JobOutcome::Completed, Some(50.0), Some(150.0), 800.0, vec![1, part])
     );
-    let account = tb.sim().inspect(mb, move |m: &MetaBroker| m.account(user)).unwrap();
-    assert_eq!(account, 800.0);
+    let quoted = tb.sim().report(mb).unwrap().metrics.into_iter().find(|m| m.0 == "spending");
+    assert_eq!(quoted, Some(("spending", 800.0)));
 }

@@ -2,7 +2,8 @@
 //! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
 use agents::gateway::{Dispatch, Gateway};
-use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, Msg, PreemptionKind};
+use agents::ledger::Account;
+use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Msg, PreemptionKind};
 use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::{PROTOTYPE_LEASES, PreemptionPolicy};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
@@ -132,18 +133,25 @@ fn test_preempted_leases_resume_with_their_remaining_work_plus_overhead() {
 /// Two 4-PE clusters behind a gateway; the user's migratable lease 1 (4 VMs, 1,000 s) runs on `rp-a` when a local
 /// request for the whole of `rp-a` arrives at t = 100 s. `busy_b` first fills `rp-b` with a non-preemptable lease.
 fn migration(deadline: f64, busy_b: bool) -> (TestBed, f64) {
-    migration_at_speeds([1.0, 1.0], 1000.0, deadline, busy_b)
+    migration_at(Sites { speeds: [1.0, 1.0], prices: [0.0, 0.0] }, 1000.0, deadline, busy_b)
 }
 
-/// [`migration`] with `rp-a` and `rp-b` at `speeds` and lease 1 of `work` seconds on a reference PE.
-fn migration_at_speeds(speeds: [f64; 2], work: f64, deadline: f64, busy_b: bool) -> (TestBed, f64) {
+/// The speeds and prices of `rp-a` and `rp-b`.
+struct Sites {
+    speeds: [f64; 2],
+    prices: [f64; 2],
+}
+
+/// [`migration`] with `rp-a` and `rp-b` as `sites` say and lease 1 of `work` seconds on a reference PE.
+fn migration_at(sites: Sites, work: f64, deadline: f64, busy_b: bool) -> (TestBed, f64) {
     let mut tb = TestBed::new(1);
     let config = cluster(4, PreemptionPolicy::Mov, OverheadModel::default());
-    let at_speed = |speed| Provider::new(ProviderConfig { speed, ..config.clone() });
-    let a = tb.agent("rp-a", "provider", at_speed(speeds[0]));
-    let b = tb.agent("rp-b", "provider", at_speed(speeds[1]));
-    let info = |id, speed| ProviderInfo { id, pes: 4, speed, price: 0.0 };
-    tb.agent("igg", "gateway", Gateway::new(vec![info(a, speeds[0]), info(b, speeds[1])], Dispatch::RoundRobin));
+    let Sites { speeds, prices } = sites;
+    let site = |i: usize| Provider::new(ProviderConfig { speed: speeds[i], price: prices[i], ..config.clone() });
+    let a = tb.agent("rp-a", "provider", site(0));
+    let b = tb.agent("rp-b", "provider", site(1));
+    let info = |id, i: usize| ProviderInfo { id, pes: 4, speed: speeds[i], price: prices[i] };
+    tb.agent("igg", "gateway", Gateway::new(vec![info(a, 0), info(b, 1)], Dispatch::RoundRobin));
     let user = tb.probe("user");
     tb.probe("local-user");
     let external = |id, runtime, deadline, lease| {
@@ -202,7 +210,7 @@ fn test_a_migratable_lease_moves_through_the_gateway_to_a_free_provider() {
 /// still end by its planned end, which a debug build's scheduler asserts.
 #[test]
 fn test_a_lease_migrated_between_providers_of_other_speeds_ends_within_its_plan() {
-    let (mut tb, h) = migration_at_speeds([1.33, 1.07], 2000.0, 20_000.0, false);
+    let (mut tb, h) = migration_at(Sites { speeds: [1.33, 1.07], prices: [0.0, 0.0] }, 2000.0, 20_000.0, false);
     let left = (2000.0 / 1.33 - 100.0) * 1.33;
     tb.assert_in_order(&[
         expect("lease.migrate").from("igg").to("rp-b").at(100.0),
@@ -269,4 +277,58 @@ fn test_the_owner_suspends_resumes_and_cancels_its_leases() {
     tb.assert_none(&expect("lease.preempted").at(50.0));
     tb.assert_none(&expect("lease.resumed").at(400.0));
     tb.assert_none(&expect("job.completed").msg(Msg::Job(JobMsg::Completed { job: 2, cost: 0.0 })));
+}
+
+#[test]
+fn test_a_migrated_lease_is_billed_by_each_provider_for_its_computation_and_not_for_overhead() {
+    // rp-a at 1 G$ per PE-second computes 100 s of lease 1 before the local request; rp-b at 2 G$ computes the
+    // 900 s left after the migration overhead h, which neither bills.
+    let sites = Sites { speeds: [1.0, 1.0], prices: [1.0, 2.0] };
+    let (mut tb, h) = migration_at(sites, 1000.0, 20_000.0, false);
+    let invoice = Msg::Market(MarketMsg::Invoice { job: 1, amount: 4.0 * 100.0 });
+    let completed = Msg::Job(JobMsg::Completed { job: 1, cost: 4.0 * 900.0 * 2.0 });
+    tb.assert_in_order(&[
+        expect("market.invoice").from("rp-a").to("user").at(100.0).msg(invoice),
+        expect("job.completed").from("rp-b").to("user").at(100.0 + 900.0 + h).msg(completed),
+    ]);
+    let mut ledger = Vec::new();
+    for site in ["rp-a", "rp-b"] {
+        let id = tb.sim().directory().lookup(site).unwrap();
+        let bills = tb.sim().report(id).unwrap().transfers.into_iter().filter(|t| t.job == Some(1));
+        ledger.extend(bills.map(|t| (t.payee, t.amount, t.job)));
+    }
+    assert_eq!(
+        ledger,
+        vec![(Account::Agent(AgentId(0)), 400.0, Some(1)), (Account::Agent(AgentId(1)), 7200.0, Some(1))]
+    );
+}
+
+#[test]
+fn test_a_suspended_lease_is_billed_once_for_its_computation_and_not_for_overhead() {
+    // Lease 1 (4 VMs, 1,000 s, suspendable) at 1 G$ per PE-second is suspended at 100 for a 500-s local request,
+    // resumes at 600 with the suspend-resume overhead on its VMs, and is billed 4 × 1,000 when it ends.
+    let mut tb = TestBed::new(1);
+    let site = tb.agent(
+        "site",
+        "provider",
+        Provider::new(ProviderConfig { price: 1.0, ..cluster(4, PreemptionPolicy::Mov, OverheadModel::default()) }),
+    );
+    tb.probe("user");
+    tb.probe("local-user");
+    tb.inject(0.0, "user", "site", lease(1, 4, 1024.0, 1000.0, LeaseType::Suspendable));
+    let mut local = lease(2, 4, 1024.0, 500.0, LeaseType::Local);
+    if let Msg::Job(JobMsg::Submit(spec)) = &mut local {
+        spec.owner = AgentId(2);
+    }
+    tb.inject(100.0, "local-user", "site", local);
+    tb.run_to_quiescence().unwrap();
+    let h = OverheadModel::default().overhead(PreemptionKind::Suspend, 4, 1024.0);
+    tb.assert_in_order(&[
+        expect("lease.resumed").to("user").at(600.0),
+        expect("job.completed").to("user").at(600.0 + h + 900.0),
+    ]);
+    let bills: Vec<(Option<u64>, f64)> =
+        tb.sim().report(site).unwrap().transfers.iter().map(|t| (t.job, t.amount)).collect();
+    // The local request pays for its 500 s too.
+    assert_eq!(bills, vec![(Some(2), 4.0 * 500.0), (Some(1), 4.0 * 1000.0)]);
 }

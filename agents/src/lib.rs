@@ -10,6 +10,7 @@
 
 pub mod broker;
 pub mod gateway;
+pub mod ledger;
 pub mod metabroker;
 pub mod model;
 pub mod protocol;

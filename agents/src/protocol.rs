@@ -150,7 +150,7 @@ pub enum JobMsg {
     Completed {
         /// The job.
         job: JobId,
-        /// What the owner is charged [G$].
+        /// What the owner is billed for the computation done here [G$] (a transfer of the run's ledger).
         cost: f64,
     },
 }
@@ -224,6 +224,8 @@ pub enum LeaseMsg {
     Cancelled {
         /// The lease.
         lease: JobId,
+        /// What the owner is billed for the computation done here [G$] (a transfer of the run's ledger).
+        cost: f64,
     },
     /// Find a destination for a suspended migratable lease (seed 000 §3.3 step 4, the cold migration of §2.5).
     /// Resource provider → the gateway the lease came through, right after `Preempted{kind: Migrate}`; then
@@ -334,7 +336,7 @@ pub struct ResourceUpdate {
     pub slots: Vec<(f64, f64, u32)>,
 }
 
-/// Market sub-protocol (seed 003): registration, SLA negotiation, resource updates, tickets and payment.
+/// Market sub-protocol (seed 003): registration, SLA negotiation, resource updates, tickets and invoices.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MarketMsg {
@@ -386,9 +388,10 @@ pub enum MarketMsg {
     },
     /// Resource provider → meta-broker (step 4): the periodic update of the resource catalogue.
     ResourceUpdate(Box<ResourceUpdate>),
-    /// User broker → resource provider: payment for a completed job.
-    Payment {
-        /// The job.
+    /// Resource provider → job owner: a bill for the computation done here on a lease that leaves for another
+    /// provider (the destination bills the rest at completion). A transfer of the run's ledger, settled at once.
+    Invoice {
+        /// The lease.
         job: JobId,
         /// Amount [G$].
         amount: f64,
@@ -410,7 +413,7 @@ impl MarketMsg {
             MarketMsg::RequestDropped { .. } => "market.request_dropped",
             MarketMsg::SlotsQuery { .. } => "market.slots_query",
             MarketMsg::ResourceUpdate(_) => "market.resource_update",
-            MarketMsg::Payment { .. } => "market.payment",
+            MarketMsg::Invoice { .. } => "market.invoice",
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::ledger::Transfer;
 use crate::protocol::JobId;
 use crate::sim::{AgentId, SimTime};
 
@@ -59,10 +60,12 @@ pub struct JobRecord {
     pub priority: u8,
     /// Outcome.
     pub outcome: JobOutcome,
-    /// What the owner was charged [G$].
+    /// What the owner was billed [G$]: the sum of the ledger's transfers for the job and its parts.
     pub cost: f64,
     /// Why it was rejected or dropped.
     pub reason: Option<String>,
+    /// The ids its parts ran under, when a meta-broker split it over sites (the job's own id is the first part).
+    pub parts: Vec<JobId>,
 }
 
 /// A piecewise-constant quantity: `(t, v)` means the value is `v` from `t` until the next point.
@@ -110,6 +113,11 @@ impl Series {
 /// Everything one agent reports; the runner prefixes names with the agent's name.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// The transfers of money it booked, in booking order.
+    pub transfers: Vec<Transfer>,
+    /// Rules of its own it found broken (an always-on self-check), each with the simulated time: a run whose
+    /// agent reports one fails.
+    pub violations: Vec<(f64, String)>,
     /// Jobs this agent owns.
     pub jobs: Vec<JobRecord>,
     /// Named metrics (`utilisation`, `busy_pe_seconds`...).

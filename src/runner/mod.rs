@@ -2,6 +2,7 @@
 //! interruptible, and summarised with confidence intervals and the scenario's targets.
 
 mod expect;
+mod invariants;
 pub mod metrics;
 mod outputs;
 pub mod run;

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `p<i>/r<j>/jobs.csv` | one row per job: `id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
+//! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
 //! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
 //! | `p<i>/r<j>/run.json` | version, scenario, point, replication, seed, scenario hash, command line, end time, events; written last, so its presence marks a finished run (`--resume`) |
 //! | `points.csv` | `point, label` for every sweep point |
@@ -15,6 +16,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
+
+use agents::ledger::Account;
 
 use super::StudyResult;
 use super::run::RunResult;
@@ -75,6 +78,27 @@ pub fn write_run(
             ]);
         }
         write_atomic(&dir.join("timeseries.csv"), &csv.into_bytes())?;
+    }
+    if p.plan.outputs.ledger {
+        let m = &r.measured;
+        let name = |a: Account| match a {
+            Account::Agent(id) => m.names.get(id.index()).map_or("?", String::as_str),
+            Account::External(e) => e.name(),
+        };
+        let mut csv = Csv::new(&["t", "payer", "payee", "amount", "currency", "reason", "job", "booked_by"]);
+        for t in &m.ledger {
+            csv.row(&[
+                Field::Num(t.at.secs()),
+                Field::Str(name(t.payer)),
+                Field::Str(name(t.payee)),
+                Field::Num(t.amount),
+                Field::Str(t.currency.symbol()),
+                Field::Str(t.reason.name()),
+                t.job.map_or(Field::Empty, Field::UInt),
+                Field::Str(name(Account::Agent(t.booked_by))),
+            ]);
+        }
+        write_atomic(&dir.join("ledger.csv"), &csv.into_bytes())?;
     }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({

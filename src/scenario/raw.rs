@@ -102,6 +102,9 @@ pub struct RawOutputs {
     /// `timeseries.csv`: sampled provider state (default true).
     #[serde(default = "yes")]
     pub timeseries: bool,
+    /// `ledger.csv`: every transfer of money (default true).
+    #[serde(default = "yes")]
+    pub ledger: bool,
     /// `trace.jsonl`: every delivered message (default false; can be large). Filter with `trace-agents` and
     /// `trace-kinds`.
     #[serde(default)]
@@ -116,7 +119,14 @@ pub struct RawOutputs {
 
 impl Default for RawOutputs {
     fn default() -> Self {
-        RawOutputs { jobs: true, timeseries: true, trace: false, trace_agents: Vec::new(), trace_kinds: Vec::new() }
+        RawOutputs {
+            jobs: true,
+            timeseries: true,
+            ledger: true,
+            trace: false,
+            trace_agents: Vec::new(),
+            trace_kinds: Vec::new(),
+        }
     }
 }
 

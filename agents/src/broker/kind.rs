@@ -43,6 +43,11 @@ impl AgentKind for BrokerKind {
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
         Ok(Box::new(crate::registry::parse::<RawBroker>(group)?))
     }
+
+    /// Users are billed after use; their wealth is not modelled (a job's budget bounds what it may cost).
+    fn credit(&self) -> bool {
+        true
+    }
 }
 
 /// A group of user brokers sharing a workload.

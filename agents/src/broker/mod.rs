@@ -78,6 +78,8 @@ pub struct UserBroker {
     /// Index of the next job to submit (jobs are sorted by submission time).
     next: usize,
     round_pending: bool,
+    /// Rules found broken (a job that ends twice), with when.
+    violations: Vec<(f64, String)>,
 }
 
 impl UserBroker {
@@ -101,6 +103,7 @@ impl UserBroker {
                     outcome: JobOutcome::Pending,
                     cost: 0.0,
                     reason: None,
+                    parts: Vec::new(),
                 },
                 job,
                 refused: Vec::new(),
@@ -109,7 +112,7 @@ impl UserBroker {
             })
             .collect::<Vec<_>>();
         let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
-        UserBroker { submission, jobs, index, next: 0, round_pending: false }
+        UserBroker { submission, jobs, index, next: 0, round_pending: false, violations: Vec::new() }
     }
 
     fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
@@ -199,13 +202,7 @@ impl UserBroker {
         let now = ctx.now().secs();
         match msg {
             JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
-            JobMsg::Rejected { job, reason } => {
-                if let Some(t) = self.tracked(*job) {
-                    t.record.outcome = JobOutcome::Rejected;
-                    t.record.end = Some(now);
-                    t.record.reason = Some(reason.clone());
-                }
-            }
+            JobMsg::Rejected { job, reason } => self.end(*job, JobOutcome::Rejected, Some(reason), now),
             JobMsg::Started { job } => {
                 if let Some(t) = self.tracked(*job)
                     && t.record.start.is_none()
@@ -216,20 +213,31 @@ impl UserBroker {
                 }
             }
             JobMsg::Completed { job, cost } => {
-                if let Some(t) = self.tracked(*job) {
-                    ctx.send(from, Msg::Market(MarketMsg::Payment { job: *job, amount: *cost }));
-                    t.record.cost += *cost;
-                    // A job split into parts is complete when all its tasks are.
-                    if let Some(part) = t.parts.iter_mut().find(|p| p.0 == *job) {
-                        part.2 = true;
-                    }
-                    let done: u32 = t.parts.iter().filter(|p| p.2).map(|p| p.1).sum();
-                    if t.parts.is_empty() || done >= t.job.spec.pes {
-                        t.record.end = Some(now);
-                        t.record.outcome = JobOutcome::Completed;
-                    }
+                let Some(t) = self.tracked(*job) else { return };
+                t.record.cost += *cost;
+                // A job split into parts is complete when all its tasks are.
+                let part_again =
+                    t.parts.iter_mut().find(|p| p.0 == *job).is_some_and(|p| std::mem::replace(&mut p.2, true));
+                let done: u32 = t.parts.iter().filter(|p| p.2).map(|p| p.1).sum();
+                if part_again {
+                    self.violations.push((now, format!("part {job} of a job completed twice")));
+                } else if t.parts.is_empty() || done >= t.job.spec.pes {
+                    self.end(*job, JobOutcome::Completed, None, now);
                 }
             }
+        }
+    }
+
+    /// Records how a job ended; a job that had already ended breaks the rule that every job ends once.
+    fn end(&mut self, id: JobId, outcome: JobOutcome, reason: Option<&String>, now: f64) {
+        let Some(t) = self.tracked(id) else { return };
+        let before = t.record.outcome;
+        t.record.outcome = outcome;
+        t.record.end = Some(now);
+        t.record.reason = reason.cloned();
+        if matches!(before, JobOutcome::Completed | JobOutcome::Rejected | JobOutcome::Dropped) {
+            let what = format!("job {id} ended twice: {} after {}", outcome.as_str(), before.as_str());
+            self.violations.push((now, what));
         }
     }
 
@@ -239,6 +247,7 @@ impl UserBroker {
         self.index.insert(ticket.part, i);
         let t = &mut self.jobs[i];
         t.parts.push((ticket.part, ticket.cpus, false));
+        t.record.parts.push(ticket.part);
         let job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
         let (reservation, start) = (ticket.reservation, ticket.start);
         ctx.send(ticket.provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
@@ -281,12 +290,7 @@ impl Agent<GridMarket> for UserBroker {
             }
             Msg::Market(MarketMsg::Ticket(t)) => self.on_ticket(t, ctx),
             Msg::Market(MarketMsg::RequestDropped { job, reason }) => {
-                let now = ctx.now().secs();
-                if let Some(t) = self.tracked(*job) {
-                    t.record.outcome = JobOutcome::Dropped;
-                    t.record.end = Some(now);
-                    t.record.reason = Some(reason.clone());
-                }
+                self.end(*job, JobOutcome::Dropped, Some(reason), ctx.now().secs())
             }
             // A migrated lease resumes at another provider, which now runs it.
             Msg::Lease(LeaseMsg::Resumed { lease }) => {
@@ -294,13 +298,21 @@ impl Agent<GridMarket> for UserBroker {
                     t.record.site = Some(env.from());
                 }
             }
+            // Bills for work done at a provider the job left, or before the owner withdrew it.
+            Msg::Market(MarketMsg::Invoice { job, amount })
+            | Msg::Lease(LeaseMsg::Cancelled { lease: job, cost: amount }) => {
+                if let Some(t) = self.tracked(*job) {
+                    t.record.cost += *amount;
+                }
+            }
             // Preemptions and missed plans change nothing the broker records: the job's end does.
-            Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::Cancelled { .. } | LeaseMsg::DeadlineMissed { .. }) => {}
+            Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::DeadlineMissed { .. }) => {}
             other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }
 
     fn report(&self, _now: SimTime, out: &mut Report) {
         out.jobs.extend(self.jobs.iter().map(|t| t.record.clone()));
+        out.violations.extend(self.violations.iter().cloned());
     }
 }

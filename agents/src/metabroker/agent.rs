@@ -7,8 +7,8 @@
 //! Receives `Market::RegisterProvider` / `RegisterUser` (answered `Registered`, or `RegisterRefused` for a provider
 //! outside its market), `Market::ResourceRequest` (user broker), `Market::ResourceUpdate` (provider),
 //! `Lease::Reserved` / `ReserveRefused` (provider) and its own `Timer::Round`; sends `Market::SlotsQuery` and
-//! `Lease::Reserve` to providers and `Market::Ticket` / `RequestDropped` to users. It keeps the accounts: what
-//! each user is to pay and each provider to earn, by ticket.
+//! `Lease::Reserve` to providers and `Market::Ticket` / `RequestDropped` to users. A ticket quotes a cost from the
+//! estimate; the provider bills the actual usage (see `crate::ledger`).
 //!
 //! [INTERP] The thesis's periodic `ResourceUpdate` is pulled at the end of each interval (the same information,
 //! fresh when the decision is made); each provider offers its widest free slot starting now (the algorithms take
@@ -57,12 +57,11 @@ pub struct MetaBroker {
     /// Jobs that have had a ticket (a later part of a split job needs an id of its own), and the next such id.
     ticketed: BTreeSet<JobId>,
     next_part: JobId,
-    /// What each user is to pay and each provider to earn, by ticket [G$].
-    accounts: BTreeMap<AgentId, f64>,
     rounds: u64,
     tickets: u64,
     dropped: u64,
-    spent: f64,
+    /// What the tickets quoted, summed [G$]: the users' spending as planned (the ledger has what they paid).
+    quoted: f64,
     /// GA generations run, summed over rounds, and the rounds that ran the GA (seed 003 Fig 4.4).
     generations: u64,
     ga_rounds: u64,
@@ -86,11 +85,10 @@ impl MetaBroker {
             next_request: 0,
             ticketed: BTreeSet::new(),
             next_part: Ticket::FIRST_PART_ID,
-            accounts: BTreeMap::new(),
             rounds: 0,
             tickets: 0,
             dropped: 0,
-            spent: 0.0,
+            quoted: 0.0,
             generations: 0,
             ga_rounds: 0,
             solver_fallbacks: 0,
@@ -101,11 +99,6 @@ impl MetaBroker {
     pub fn with_solver(mut self, solver: MgnSolver) -> MetaBroker {
         self.params.mgn_solver = solver;
         self
-    }
-
-    /// What `agent` (a user or a provider) is to pay or earn by the tickets issued so far [G$].
-    pub fn account(&self, agent: AgentId) -> f64 {
-        self.accounts.get(&agent).copied().unwrap_or(0.0)
     }
 
     fn on_register_provider(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
@@ -243,9 +236,7 @@ impl MetaBroker {
             self.next_part - 1
         };
         self.tickets += 1;
-        self.spent += cost;
-        *self.accounts.entry(owner).or_default() += cost;
-        *self.accounts.entry(provider).or_default() += cost;
+        self.quoted += cost;
         let ticket = Ticket { job, part, cpus, provider, reservation, start, cost };
         ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
@@ -305,7 +296,7 @@ impl Agent<GridMarket> for MetaBroker {
             ("rounds", self.rounds as f64),
             ("tickets", self.tickets as f64),
             ("dropped", self.dropped as f64),
-            ("spending", self.spent),
+            ("spending", self.quoted),
             ("providers", self.catalogue.len() as f64),
             ("users", self.users.len() as f64),
             ("generations", self.generations as f64),

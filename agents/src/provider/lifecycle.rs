@@ -62,16 +62,7 @@ impl Provider {
         let id = job.id;
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.waiting_now += 1;
-        let job = LocalJob {
-            spec: job,
-            runtime,
-            start: None,
-            end_timer: None,
-            reservation: None,
-            preempted: false,
-            via: None,
-        };
-        self.jobs.insert(id, job);
+        self.jobs.insert(id, LocalJob::new(job, runtime, None));
         Ok(started)
     }
 
@@ -93,12 +84,12 @@ impl Provider {
         }
     }
 
-    /// A job's runtime elapsed: free its PEs, charge its owner, start what can start.
+    /// A job's runtime elapsed: free its PEs, bill its owner, start what can start.
     pub(super) fn on_job_end(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
         let Some(job) = self.jobs.remove(&id) else { return };
         self.busy_now -= job.spec.pes;
-        let cost = self.config.price * f64::from(job.spec.pes) * job.runtime;
-        self.revenue += cost;
+        // This run went its whole runtime, its overhead first.
+        let cost = self.bill(&job, job.computed + job.work, ctx);
         self.completed += 1;
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
         let now = ctx.now().secs();

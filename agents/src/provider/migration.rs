@@ -3,7 +3,7 @@
 
 use super::Provider;
 use crate::model::JobId;
-use crate::protocol::{LeaseMsg, Migration, Msg};
+use crate::protocol::{LeaseMsg, MarketMsg, Migration, Msg};
 use crate::sim::{AgentId, Ctx};
 
 impl Provider {
@@ -19,11 +19,11 @@ impl Provider {
         let answer = match self.admit_by_deadline(planned, ctx.now()) {
             Ok(started) => {
                 self.contention.migrated_in += 1;
+                let job = self.jobs.get_mut(&id).expect("just admitted");
                 // Rounded otherwise than the scheduler's estimate, the runtime can exceed it by an ulp when the speed
                 // is not 1, and the job would end after the end its PEs are planned free at.
-                let runtime = (self.scaled(lease.runtime) + overhead).min(estimate);
-                let job = self.jobs.get_mut(&id).expect("just admitted");
-                job.runtime = runtime;
+                let work = job.runtime;
+                job.plan((work + overhead).min(estimate), *overhead, work);
                 (job.preempted, job.via) = (true, Some(gateway));
                 self.contention.overhead_pe_seconds += f64::from(lease.pes) * overhead;
                 self.start(started, ctx);
@@ -49,7 +49,12 @@ impl Provider {
         let Some((evicted, remaining, overhead)) = self.parked.remove(&id) else { return };
         if moved {
             self.contention.migrated_out += 1;
-            self.jobs.remove(&id);
+            // What it computed here is billed here: the destination bills the rest.
+            let job = self.jobs.remove(&id).expect("entitled");
+            let amount = self.bill(&job, job.computed, ctx);
+            if amount > 0.0 {
+                ctx.send(job.spec.owner, Msg::Market(MarketMsg::Invoice { job: id, amount }));
+            }
         } else {
             self.resume_here(evicted, remaining, overhead, ctx);
         }

@@ -41,6 +41,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ledger::{Book, Reason, Transfer};
 use crate::model::JobId;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Report, Series};
@@ -101,6 +102,37 @@ struct LocalJob {
     preempted: bool,
     /// The gateway it came through, which finds a destination when it must migrate.
     via: Option<AgentId>,
+    /// Seconds it computed here in earlier runs, not billed yet.
+    computed: f64,
+    /// Of `runtime`, the seconds of preemption overhead its VMs spend first (not computation) and the seconds of
+    /// computation after them.
+    overhead: f64,
+    work: f64,
+}
+
+impl LocalJob {
+    /// A job accepted here, not started yet, that computes for `runtime` seconds.
+    fn new(spec: JobSpec, runtime: f64, reservation: Option<ReservationId>) -> LocalJob {
+        let (start, end_timer, preempted, via, computed, overhead) = (None, None, false, None, 0.0, 0.0);
+        LocalJob { spec, runtime, start, end_timer, reservation, preempted, via, computed, overhead, work: runtime }
+    }
+
+    /// Plans its next run of `runtime` seconds: `overhead` seconds of preemption overhead, then `work` seconds of
+    /// computation. (The runtime is given, not summed: it must never exceed what the scheduler planned, and the
+    /// sum may round above the caller's bound.)
+    fn plan(&mut self, runtime: f64, overhead: f64, work: f64) {
+        (self.runtime, self.overhead, self.work) = (runtime, overhead, work);
+    }
+
+    /// Stops the current run at `now`, before its runtime elapsed: what it ran past its overhead is computed.
+    fn pause(&mut self, now: SimTime) {
+        let Some(start) = self.start.take() else { return };
+        let ran = now.secs() - start.secs();
+        let spent = ran.min(self.overhead);
+        self.computed += ran - spent;
+        self.overhead -= spent;
+        self.work -= ran - spent;
+    }
 }
 
 /// The resource provider agent.
@@ -117,7 +149,8 @@ pub struct Provider {
     accepted: u64,
     rejected: u64,
     completed: u64,
-    revenue: f64,
+    /// What this provider billed (see `crate::ledger` for the rules).
+    book: Book,
     contention: ContentionStats,
     /// Leases out of the scheduler until someone decides: suspended migratable leases whose gateway is looking
     /// for a destination, and leases their owner suspended. The lease as evicted from the scheduler, its remaining
@@ -171,7 +204,7 @@ impl Provider {
             accepted: 0,
             rejected: 0,
             completed: 0,
-            revenue: 0.0,
+            book: Book::default(),
             contention: ContentionStats::default(),
             parked: BTreeMap::new(),
         }
@@ -180,6 +213,16 @@ impl Provider {
     /// The configuration.
     pub fn config(&self) -> &ProviderConfig {
         &self.config
+    }
+
+    /// Bills `job`'s owner for `seconds` of computation on its PEs here, booked now; returns the amount (0, and
+    /// nothing booked, for no money).
+    fn bill(&mut self, job: &LocalJob, seconds: f64, ctx: &Ctx<'_>) -> f64 {
+        let amount = self.config.price * f64::from(job.spec.pes) * seconds;
+        if amount == 0.0 {
+            return 0.0;
+        }
+        self.book.book(Transfer::usage(ctx.now(), ctx.me(), job.spec.owner, amount, job.spec.id))
     }
 
     /// Runtime here of work that takes `secs` on a reference PE.
@@ -221,7 +264,7 @@ impl Agent<GridMarket> for Provider {
             }
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
             Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
-            Msg::Market(MarketMsg::Payment { .. } | MarketMsg::Registered) => {}
+            Msg::Market(MarketMsg::Registered) => {}
             Msg::Market(MarketMsg::RegisterRefused { reason }) => {
                 tracing::debug!(provider = ctx.name(), from = ?env.from(), reason = reason.as_str(), "not registered")
             }
@@ -256,9 +299,11 @@ impl Agent<GridMarket> for Provider {
             ("accepted", self.accepted as f64),
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
-            ("revenue", self.revenue),
+            ("revenue", self.book.total(Reason::Usage)),
             ("pes", f64::from(self.config.pes)),
         ]);
+        out.transfers.extend_from_slice(self.book.transfers());
+        out.violations.extend(self.scheduler.violations().iter().cloned());
         out.series.push(("busy_pes", self.busy.clone()));
         out.series.push(("queued", self.queued.clone()));
     }

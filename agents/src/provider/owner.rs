@@ -31,7 +31,8 @@ impl Provider {
                 let memory_mb = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
                 let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory_mb);
                 let remaining = (job.runtime - (now - start.secs())).min(evicted.estimate);
-                (job.start, job.preempted) = (None, true);
+                job.pause(ctx.now());
+                job.preempted = true;
                 (evicted, remaining, overhead, started)
             }
             None => {
@@ -47,18 +48,20 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// The owner withdraws a job: a queued one leaves the queue, a running one stops and pays for the time used.
+    /// The owner withdraws a job: a queued one leaves the queue, a running one stops; either pays for what it
+    /// computed here.
     pub(super) fn on_cancel(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
         let Some(job) = self.jobs.get(&id) else { return };
         if job.spec.owner != from {
             tracing::warn!(provider = ctx.name(), job = id, "cancel from an agent that does not own the job: ignored");
             return;
         }
-        let job = self.jobs.remove(&id).expect("just found");
+        let mut job = self.jobs.remove(&id).expect("just found");
         let now = ctx.now();
         if self.parked.remove(&id).is_some() {
             // Out of the scheduler already: nothing runs or waits there.
-            ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+            let cost = self.bill(&job, job.computed, ctx);
+            ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id, cost }));
             return self.after_event(ctx);
         }
         let result = match (job.start, job.reservation) {
@@ -71,20 +74,20 @@ impl Provider {
                 self.waiting_now -= 1;
                 self.scheduler.remove(now.secs(), id).map(|(_, started)| started)
             }
-            (Some(start), _) => {
+            (Some(_), _) => {
                 self.busy_now -= job.spec.pes;
                 if let Some(timer) = job.end_timer {
                     ctx.cancel(timer);
                 }
-                let used = now.secs() - start.secs();
-                self.revenue += self.config.price * f64::from(job.spec.pes) * used;
+                job.pause(now);
                 match job.reservation {
                     Some(r) => self.scheduler.cancel_reservation(now.secs(), r),
                     None => self.scheduler.complete(now.secs(), id),
                 }
             }
         };
-        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id }));
+        let cost = self.bill(&job, job.computed, ctx);
+        ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id, cost }));
         match result {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused cancellation: {e}"),

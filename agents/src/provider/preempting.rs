@@ -32,16 +32,7 @@ impl Provider {
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 let runtime = self.scaled(job.runtime);
                 self.accepted += 1;
-                let local = LocalJob {
-                    spec: job,
-                    runtime,
-                    start: None,
-                    end_timer: None,
-                    reservation: Some(reservation),
-                    preempted: false,
-                    via: None,
-                };
-                self.jobs.insert(id, local);
+                self.jobs.insert(id, LocalJob::new(job, runtime, Some(reservation)));
                 self.waiting_now += 1;
                 self.start(vec![Started { id, start: now }], ctx);
                 self.start(started, ctx);
@@ -138,7 +129,7 @@ impl Provider {
         self.contention.preempted_vms += u64::from(vms);
         ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
         let done = now.secs() - start.secs();
-        job.start = None;
+        job.pause(now);
         job.preempted = true;
         // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few ulps
         // longer, and the scheduler frees the PEs at the estimate).
@@ -147,14 +138,17 @@ impl Provider {
             self.contention.preempted_migratable += 1;
         }
         match (kind, job.via) {
+            // The work is lost and not billed.
             (PreemptionKind::Cancel, _) if self.config.cancelled == CancelledLeases::Drop => {
                 let job = self.jobs.remove(&evicted.id).expect("found above");
                 self.rejected += 1;
                 let reason = "cancelled by preemption".to_string();
                 ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
             }
-            // The work is lost: start again from scratch.
+            // The work is lost (and not billed): start again from scratch.
             (PreemptionKind::Cancel, _) => {
+                job.computed = 0.0;
+                job.plan(job.runtime, 0.0, job.runtime);
                 let estimate = job.runtime.max(evicted.estimate + done);
                 self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
             }
@@ -176,7 +170,9 @@ impl Provider {
     /// Queues a suspended lease again with `remaining` seconds of work plus the overhead its VMs spend on resuming.
     pub(super) fn resume_here(&mut self, evicted: QueuedJob, remaining: f64, overhead: f64, ctx: &mut Ctx<'_>) {
         let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
-        job.runtime = remaining + overhead;
+        // Overhead left from an earlier resume, if it was preempted again that early, is still to be spent.
+        let left = job.overhead;
+        job.plan(remaining + overhead, left + overhead, remaining - left);
         self.contention.overhead_pe_seconds += f64::from(job.spec.pes) * overhead;
         let (id, deadline, owner) = (evicted.id, job.spec.deadline, job.spec.owner);
         let estimate = evicted.estimate + overhead;

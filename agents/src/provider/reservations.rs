@@ -42,9 +42,7 @@ impl Provider {
         self.waiting_now += 1;
         let runtime = self.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
-        let job =
-            LocalJob { spec: job, runtime, start: None, end_timer: None, reservation, preempted: false, via: None };
-        self.jobs.insert(id, job);
+        self.jobs.insert(id, LocalJob::new(job, runtime, reservation));
         ctx.wake_in((start - ctx.now().secs()).max(0.0), TimerMsg::SlotStart { job: id });
         self.after_event(ctx);
     }

@@ -43,6 +43,16 @@ pub trait AgentKind: Send + Sync {
     }
     /// Adds run-wide metrics derived from the sums ([`summed_metrics`](Self::summed_metrics)).
     fn derive_metrics(&self, _metrics: &mut BTreeMap<String, f64>) {}
+    /// Whether its members' accounts may go below zero (a user billed after use); others may never pay more than
+    /// they received.
+    fn credit(&self) -> bool {
+        false
+    }
+    /// Whether its members may book transfers between two other accounts (a clearing house, such as an exchange
+    /// settling an auction).
+    fn clears(&self) -> bool {
+        false
+    }
 }
 
 impl fmt::Debug for dyn AgentKind {

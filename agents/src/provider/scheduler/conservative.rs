@@ -56,7 +56,12 @@ impl LocalScheduler {
                 hold.start
             };
             if start != hold.start {
-                debug_assert!(start < hold.start || hold.start < now, "job delayed");
+                // Conservative backfilling never delays a reservation: only preemption, cancellation and migration
+                // move a job back, and they take it out of the queue and submit it anew.
+                if start > hold.start && hold.start >= now {
+                    let what = format!("job {}'s reservation delayed from {} to {start}", waiting.job.id, hold.start);
+                    self.violations.push((now, what));
+                }
                 self.due.remove(&(TimeKey::new(hold.start), seq));
                 self.due.insert((TimeKey::new(start), seq));
                 profile.release(hold.start, hold.end, pes);
