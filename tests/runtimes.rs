@@ -1,5 +1,5 @@
 //! The runtimes cannot drift apart: every shipped scenario, at its `--quick` size, writes byte-identical
-//! `summary.json` and `jobs.csv` files on the inline runtime and on actix (one arbiter).
+//! `summary.json`, `jobs.csv` and `ledger.csv` files on the inline runtime and on actix (one arbiter).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,7 +35,7 @@ fn outputs(dir: &Path) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.file_name().is_some_and(|n| n == "summary.json" || n == "jobs.csv") {
+            } else if path.file_name().is_some_and(|n| n == "summary.json" || n == "jobs.csv" || n == "ledger.csv") {
                 out.push(path.strip_prefix(dir).unwrap().to_path_buf());
             }
         }
