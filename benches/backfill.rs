@@ -12,6 +12,7 @@ use std::hint::black_box;
 
 use agents::model::JobId;
 use agents::provider::scheduler::{LocalScheduler, QueuedJob, SchedulerPolicy};
+use agents::sim::SimTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::RngExt;
 use rand_distr::StandardNormal;
@@ -41,7 +42,7 @@ fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
         runtimes.push(runtime);
         jobs.push(QueuedJob {
             id: id as JobId,
-            submit: 0.0,
+            submit: SimTime::ZERO,
             pes,
             estimate: runtime * (1.0 + 2.0 * rng.random::<f64>()),
             partition: None,
@@ -49,9 +50,9 @@ fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
         });
     }
     let mean_gap = work / (OFFERED_LOAD * f64::from(PES) * JOBS as f64);
-    let mut now = 0.0;
+    let mut now = SimTime::ZERO;
     for job in &mut jobs {
-        now += -mean_gap * (1.0 - rng.random::<f64>()).ln();
+        now = now + -mean_gap * (1.0 - rng.random::<f64>()).ln();
         job.submit = now;
     }
     (jobs, runtimes)
@@ -60,16 +61,16 @@ fn workload() -> (Vec<QueuedJob>, Vec<f64>) {
 /// Replays the workload; returns the mean wait and the utilisation up to the last completion.
 fn simulate(policy: SchedulerPolicy, jobs: &[QueuedJob], runtimes: &[f64]) -> (f64, f64) {
     let mut scheduler = LocalScheduler::new(policy, PES);
-    // Completion events (time bits, id): non-negative times order like their bits.
+    // Completion events (time, id), earliest first.
     let mut completions = BinaryHeap::new();
     let mut arrivals = jobs.iter();
     let mut next_arrival = arrivals.next();
-    let (mut total_wait, mut busy, mut makespan) = (0.0, 0.0, 0.0);
+    let (mut total_wait, mut busy, mut makespan) = (0.0, 0.0, SimTime::ZERO);
     loop {
-        let completion = completions.peek().map(|&Reverse((bits, _))| f64::from_bits(bits));
+        let completion = completions.peek().map(|&Reverse((end, _))| end);
         let arrival = next_arrival.map(|job| job.submit);
         let candidates = [completion, arrival, scheduler.next_wakeup()];
-        let Some(now) = candidates.into_iter().flatten().min_by(f64::total_cmp) else {
+        let Some(now) = candidates.into_iter().flatten().min() else {
             break;
         };
         let started = if completion == Some(now) {
@@ -87,8 +88,7 @@ fn simulate(policy: SchedulerPolicy, jobs: &[QueuedJob], runtimes: &[f64]) -> (f
             let index = started.id as usize;
             total_wait += now - jobs[index].submit;
             busy += f64::from(jobs[index].pes) * runtimes[index];
-            let end: f64 = now + runtimes[index];
-            completions.push(Reverse((end.to_bits(), started.id)));
+            completions.push(Reverse((now + runtimes[index], started.id)));
         }
     }
     let mean_wait = total_wait / jobs.len() as f64;

@@ -10,7 +10,7 @@ use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::report::JobOutcome;
-use agents::sim::{AgentId, Runtime};
+use agents::sim::{AgentId, Runtime, SimTime};
 use agents::testbed::{TestBed, expect};
 
 fn provider(pes: u32, speed: f64, price: f64) -> Provider {
@@ -26,6 +26,10 @@ fn provider(pes: u32, speed: f64, price: f64) -> Provider {
         cancelled: CancelledLeases::Restart,
         preemptive_priority: false,
     })
+}
+
+fn t(secs: f64) -> SimTime {
+    SimTime::new(secs).unwrap()
 }
 
 fn job(id: u64, owner: AgentId, pes: u32, runtime: f64) -> JobSpec {
@@ -127,9 +131,9 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
         let infos = cheap_and_dear(&mut tb);
         // Three users submit a 4-PE job of 100 s at t=0 with a deadline of 250 s.
         for u in 0..3u64 {
-            let j = JobSpec { deadline: Some(250.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+            let j = JobSpec { deadline: Some(t(250.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
             let broker = UserBroker::new(
-                vec![UserJob { submit: 0.0, spec: j }],
+                vec![UserJob { submit: t(0.0), spec: j }],
                 Submission::Personalised { providers: infos.clone(), round: 50.0 },
             );
             tb.agent(&format!("user-{u}"), "broker", broker);
@@ -169,9 +173,9 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
     let infos = vec![ProviderInfo { id: only, pes: 4, speed: 1.0, price: 1.0 }];
     let mut users = Vec::new();
     for u in 0..2u64 {
-        let j = JobSpec { deadline: Some(120.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+        let j = JobSpec { deadline: Some(t(120.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
         let b = UserBroker::new(
-            vec![UserJob { submit: 0.0, spec: j }],
+            vec![UserJob { submit: t(0.0), spec: j }],
             Submission::Personalised { providers: infos.clone(), round: 50.0 },
         );
         users.push(tb.agent(&format!("user-{u}"), "broker", b));
@@ -228,7 +232,8 @@ fn test_advance_reservation_and_free_slots() {
     let mut tb = TestBed::new(1);
     tb.agent("site", "provider", provider(4, 1.0, 0.0));
     let user = tb.probe("user");
-    let reserve = |request, start, end, pes| Msg::Lease(LeaseMsg::Reserve { request, start, end, pes });
+    let reserve =
+        |request, start, end, pes| Msg::Lease(LeaseMsg::Reserve { request, start: t(start), end: t(end), pes });
     tb.inject(0.0, "user", "site", reserve(1, 10.0, 20.0, 3));
     tb.inject(0.0, "user", "site", reserve(2, 15.0, 30.0, 2)); // only 1 PE left over [15, 20)
     tb.inject(1.0, "user", "site", Msg::Market(MarketMsg::SlotsQuery { horizon: 100.0 }));
@@ -246,7 +251,7 @@ fn test_advance_reservation_and_free_slots() {
     let Msg::Market(MarketMsg::ResourceUpdate(update)) = answers[2] else { panic!("{:?}", answers[2]) };
     assert_eq!((update.cpus, update.speed), (4, 1.0));
     let slots = &update.slots;
-    assert!(slots.contains(&(1.0, 10.0, 4)) && slots.iter().any(|s| s.0 == 1.0 && s.2 == 1), "{slots:?}");
+    assert!(slots.contains(&(t(1.0), t(10.0), 4)) && slots.iter().any(|s| s.0 == t(1.0) && s.2 == 1), "{slots:?}");
     tb.assert_in_order(&[expect("job.started").msg(Msg::Job(JobMsg::Started { job: 7 })).at(20.0)]);
 }
 
@@ -263,8 +268,8 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
         // Three users, each a 4-CPU job of 100 s submitted at t=10, deadline 300: two fit the round at 50 (cheap
         // first); the third rolls over until a site frees at 150.
         for u in 0..3u64 {
-            let j = JobSpec { deadline: Some(300.0), ..job(u + 1, AgentId::ENV, 4, 100.0) };
-            let broker = UserBroker::new(vec![UserJob { submit: 10.0, spec: j }], Submission::MetaBroker { to: mb });
+            let j = JobSpec { deadline: Some(t(300.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
+            let broker = UserBroker::new(vec![UserJob { submit: t(10.0), spec: j }], Submission::MetaBroker { to: mb });
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
         tb.run_to_quiescence().unwrap();
@@ -325,11 +330,11 @@ fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregist
     let infos = cheap_and_dear(&mut tb);
     let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [infos[0].id]));
     let stranger = tb.probe("stranger");
-    let request = JobSpec { deadline: Some(300.0), ..job(1, stranger, 4, 100.0) };
+    let request = JobSpec { deadline: Some(t(300.0)), ..job(1, stranger, 4, 100.0) };
     tb.inject(10.0, "stranger", "mb", Msg::Market(MarketMsg::ResourceRequest(Box::new(request))));
     // A registered user whose job cannot finish by its deadline once the first round comes (50 + 100 > 120).
-    let late = JobSpec { deadline: Some(120.0), ..job(2, AgentId::ENV, 4, 100.0) };
-    let broker = UserBroker::new(vec![UserJob { submit: 10.0, spec: late }], Submission::MetaBroker { to: mb });
+    let late = JobSpec { deadline: Some(t(120.0)), ..job(2, AgentId::ENV, 4, 100.0) };
+    let broker = UserBroker::new(vec![UserJob { submit: t(10.0), spec: late }], Submission::MetaBroker { to: mb });
     let user = tb.agent("user", "broker", broker);
     tb.run_to_quiescence().unwrap();
     let unregistered = "the user is not registered with the meta-broker".to_string();
@@ -360,11 +365,11 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
     let members = infos.iter().map(|p| p.id);
     let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Lp, 50.0, members));
     // Six 100-s tasks; each provider has 4 PEs: the cheap one takes 4 tasks, the dear one the other 2.
-    let bag = JobSpec { deadline: Some(300.0), ..job(1, AgentId::ENV, 6, 100.0) };
+    let bag = JobSpec { deadline: Some(t(300.0)), ..job(1, AgentId::ENV, 6, 100.0) };
     let user = tb.agent(
         "user",
         "broker",
-        UserBroker::new(vec![UserJob { submit: 10.0, spec: bag }], Submission::MetaBroker { to: mb }),
+        UserBroker::new(vec![UserJob { submit: t(10.0), spec: bag }], Submission::MetaBroker { to: mb }),
     );
     tb.run_to_quiescence().unwrap();
     let part = Ticket::FIRST_PART_ID;

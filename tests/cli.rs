@@ -700,3 +700,17 @@ fn workload_generate_stats_and_convert() {
     );
     assert!(!tmp.join("bad.swf").exists());
 }
+
+#[test]
+fn run_refuses_a_trace_job_submitted_before_the_start() {
+    // Instants travel as `SimTime`s, which start at 0: a negative submit time in a trace is not one.
+    let tmp = TempDir::new("negative-submit");
+    std::fs::write(tmp.join("neg.swf"), "1 -5 10 3600 4 -1 -1 4 7200 -1 1 1 1 -1 1 -1 -1 -1\n").unwrap();
+    let scenario = "name = \"neg\"\n[workloads.trace]\nmodel = \"swf\"\nfile = \"neg.swf\"\n[providers.p]\npes = 8\n\
+                    [brokers.u]\nworkload = \"trace\"\nsubmit-to = \"p\"\n";
+    std::fs::write(tmp.join("neg.toml"), scenario).unwrap();
+    let o = run(&["run", &tmp.arg("neg.toml"), "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 2, "run of a trace with a negative submit time");
+    let expected = "workload `trace`: job 1: submit time: expected a finite, non-negative number of seconds, found -5";
+    assert!(stderr(&o).contains(expected), "{}", stderr(&o));
+}

@@ -8,7 +8,7 @@ use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::{PROTOTYPE_LEASES, PreemptionPolicy};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
-use agents::sim::{AgentId, Runtime};
+use agents::sim::{AgentId, Runtime, SimTime};
 use agents::testbed::{Delivery, TestBed, expect};
 
 fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {
@@ -155,7 +155,8 @@ fn migration_at(sites: Sites, work: f64, deadline: f64, busy_b: bool) -> (TestBe
     let user = tb.probe("user");
     tb.probe("local-user");
     let external = |id, runtime, deadline, lease| {
-        let spec = JobSpec { lease: Some(lease), deadline: Some(deadline), ..JobSpec::new(id, user, 4, runtime) };
+        let deadline = Some(SimTime::new(deadline).unwrap());
+        let spec = JobSpec { lease: Some(lease), deadline, ..JobSpec::new(id, user, 4, runtime) };
         Msg::Job(JobMsg::Submit(Box::new(spec)))
     };
     tb.inject(0.0, "user", "igg", external(1, work, deadline, LeaseType::Migratable));
@@ -235,7 +236,7 @@ fn test_without_a_destination_the_lease_resumes_at_its_source_and_a_missed_deadl
         expect("lease.deadline_missed")
             .from("rp-a")
             .to("user")
-            .msg(Msg::Lease(LeaseMsg::DeadlineMissed { lease: 1, expected_end })),
+            .msg(Msg::Lease(LeaseMsg::DeadlineMissed { lease: 1, expected_end: SimTime::new(expected_end).unwrap() })),
         expect("lease.resumed").from("rp-a").to("user").at(600.0),
         expect("job.completed").from("rp-a").to("user").at(expected_end),
     ]);

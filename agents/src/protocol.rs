@@ -4,11 +4,14 @@
 //! `SLARequest`/`SLAAccept`/`SLAFail`, seed 000's lease `Suspend`/`Resume`), so that a reader of a thesis recognises
 //! them. Payloads are named structs deriving `Serialize`, so the message trace can dump them. Large payloads are
 //! boxed to keep [`Msg`] small: envelopes are moved through the event queue many times.
+//!
+//! Instants of simulated time are [`SimTime`]s; durations, amounts and rates are plain `f64` with their unit in the
+//! field's doc. A `SimTime` serialises as the plain number an `f64` would, so traces read the same either way.
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::model::{JobId, LeaseType, PreemptionKind};
-use crate::sim::AgentId;
+use crate::sim::{AgentId, SimTime};
 
 /// Every message agents exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,8 +78,8 @@ pub struct JobSpec {
     pub runtime: f64,
     /// The user's runtime estimate [s], what schedulers plan with.
     pub estimate: f64,
-    /// Absolute deadline [s], if the job has one.
-    pub deadline: Option<f64>,
+    /// Absolute deadline, if the job has one.
+    pub deadline: Option<SimTime>,
     /// Budget [G$], if the job has one.
     pub budget: Option<f64>,
     /// Lease type (seed 000 ch3): a local request must start at once (preempting external leases if the
@@ -137,8 +140,8 @@ pub enum JobMsg {
         job: Box<JobSpec>,
         /// The provider's reservation id, from the ticket.
         reservation: u64,
-        /// When the reserved slot starts [s].
-        start: f64,
+        /// When the reserved slot starts.
+        start: SimTime,
     },
     /// Owner → resource provider: withdraw the job. A queued job leaves the queue; a running one stops and is
     /// charged for the time it ran. Answered by `Lease::Cancelled` (or nothing if the job already ended).
@@ -189,10 +192,10 @@ pub enum LeaseMsg {
     Reserve {
         /// The requester's own number for this request.
         request: u64,
-        /// Window start [s].
-        start: f64,
-        /// Window end [s].
-        end: f64,
+        /// Window start.
+        start: SimTime,
+        /// Window end.
+        end: SimTime,
         /// PEs.
         pes: u32,
     },
@@ -262,8 +265,8 @@ pub enum LeaseMsg {
     DeadlineMissed {
         /// The lease.
         lease: JobId,
-        /// Planned completion [s].
-        expected_end: f64,
+        /// Planned completion.
+        expected_end: SimTime,
     },
 }
 
@@ -312,8 +315,8 @@ pub struct Ticket {
     pub provider: AgentId,
     /// The provider's reservation id.
     pub reservation: u64,
-    /// Slot start [s].
-    pub start: f64,
+    /// Slot start.
+    pub start: SimTime,
     /// What the user will pay [G$].
     pub cost: f64,
 }
@@ -333,7 +336,7 @@ pub struct ResourceUpdate {
     /// Price [G$ per PE-second].
     pub price: f64,
     /// Free slots, maximal free rectangles `(start, end, pes)` in time order (empty at registration).
-    pub slots: Vec<(f64, f64, u32)>,
+    pub slots: Vec<(SimTime, SimTime, u32)>,
 }
 
 /// Market sub-protocol (seed 003): registration, SLA negotiation, resource updates, tickets and invoices.
@@ -536,5 +539,16 @@ mod tests {
         let s = serde_json::to_string(&m).unwrap();
         assert_eq!(s, r#"{"proto":"job","msg":{"accepted":{"job":7}}}"#);
         assert_eq!(serde_json::from_str::<Msg>(&s).unwrap(), m);
+    }
+
+    #[test]
+    fn times_serialise_as_plain_numbers() {
+        let t = |secs| SimTime::new(secs).unwrap();
+        let m = Msg::Lease(LeaseMsg::Reserve { request: 1, start: t(10.0), end: t(20.5), pes: 2 });
+        let s = serde_json::to_string(&m).unwrap();
+        assert_eq!(s, r#"{"proto":"lease","msg":{"reserve":{"request":1,"start":10.0,"end":20.5,"pes":2}}}"#);
+        assert_eq!(serde_json::from_str::<Msg>(&s).unwrap(), m);
+        // A negative instant is no time: reading it back fails instead of smuggling it in.
+        assert!(serde_json::from_str::<Msg>(&s.replace("10.0", "-10.0")).is_err());
     }
 }

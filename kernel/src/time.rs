@@ -1,14 +1,15 @@
 //! Simulated time: seconds as a totally ordered `f64`.
 
 use std::fmt;
-use std::ops::Add;
+use std::ops::{Add, Sub};
 
 use serde::{Deserialize, Serialize};
 
 /// A point in simulated time, in seconds since the start of the run.
 ///
 /// Always finite and non-negative, so it has a total order; values are checked where they enter the kernel
-/// ([`SimTime::new`], [`Delay::new`]).
+/// ([`SimTime::new`], [`Delay::new`]), and adding a duration saturates at the bounds. Durations in seconds add to it
+/// (`t + 2.5`) and the difference of two times is seconds (`t1 - t0`), with plain `f64` rounding.
 #[derive(Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
 pub struct SimTime(f64);
@@ -54,6 +55,32 @@ impl Add<Delay> for SimTime {
     fn add(self, d: Delay) -> SimTime {
         // Finite + finite can overflow to +inf only beyond 1.8e308 s; saturate to keep the invariant.
         SimTime((self.0 + d.0).min(f64::MAX))
+    }
+}
+
+/// `secs` seconds later, for durations kept as plain seconds (runtimes, estimates, horizons).
+///
+/// Saturates like `+ Delay`: at [`SimTime::MAX`], and at [`SimTime::ZERO`] for a negative duration that would
+/// reach before the start of the run, so the result is always a valid time.
+///
+/// # Panics
+/// If `secs` is NaN: a NaN duration is a bug upstream, and no time could stand for it.
+impl Add<f64> for SimTime {
+    type Output = SimTime;
+    fn add(self, secs: f64) -> SimTime {
+        let t = self.0 + secs;
+        assert!(!t.is_nan(), "{self:?} + {secs} s is not a time");
+        // `clamp` keeps the finite sum exact; the saturations only apply past the bounds.
+        SimTime(t.clamp(0.0, f64::MAX))
+    }
+}
+
+/// The seconds from `earlier` to `self`: negative if `earlier` is in fact later. Exact `f64` subtraction, so it is
+/// the same number as `self.secs() - earlier.secs()`.
+impl Sub for SimTime {
+    type Output = f64;
+    fn sub(self, earlier: SimTime) -> f64 {
+        self.0 - earlier.0
     }
 }
 
@@ -133,8 +160,42 @@ mod tests {
     }
 
     #[test]
+    fn adds_seconds_saturating_at_both_ends() {
+        let t = SimTime::new(10.0).unwrap();
+        assert_eq!(t + 2.5, SimTime::new(12.5).unwrap());
+        assert_eq!(t + 0.0, t);
+        assert_eq!((t + 0.1).secs(), 10.0 + 0.1, "the same rounding as f64");
+        assert_eq!(t + -4.0, SimTime::new(6.0).unwrap(), "a negative duration goes back");
+        assert_eq!(t + -20.0, SimTime::ZERO, "but never before the start");
+        assert_eq!(t + f64::NEG_INFINITY, SimTime::ZERO);
+        assert_eq!(SimTime::MAX + 1e308, SimTime::MAX);
+        assert_eq!(t + f64::INFINITY, SimTime::MAX);
+        assert!((SimTime::ZERO + -0.0).secs().is_sign_positive());
+    }
+
+    #[test]
+    #[should_panic(expected = "is not a time")]
+    fn adding_nan_seconds_panics() {
+        let _ = SimTime::ZERO + f64::NAN;
+    }
+
+    #[test]
+    fn subtracts_to_seconds() {
+        let (a, b) = (SimTime::new(2.5).unwrap(), SimTime::new(10.0).unwrap());
+        assert_eq!(b - a, 7.5);
+        assert_eq!(a - b, -7.5);
+        assert_eq!(b - b, 0.0);
+        let (x, y) = (SimTime::new(0.3).unwrap(), SimTime::new(0.1).unwrap());
+        assert_eq!(x - y, 0.3 - 0.1, "the same rounding as f64");
+    }
+
+    #[test]
     fn deserialising_checks_the_value() {
         assert!(serde_json::from_str::<SimTime>("-3.0").is_err());
         assert_eq!(serde_json::from_str::<SimTime>("2.5").unwrap().secs(), 2.5);
+        // A plain number, as an f64 would be: message traces do not change with the type.
+        let t = SimTime::new(146708.2493273848).unwrap();
+        assert_eq!(serde_json::to_string(&t).unwrap(), serde_json::to_string(&146708.2493273848f64).unwrap());
+        assert_eq!(serde_json::to_string(&Some(SimTime::ZERO)).unwrap(), "0.0");
     }
 }

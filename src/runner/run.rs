@@ -152,29 +152,38 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<UserJob>>, R
     let mut out = BTreeMap::new();
     let mut next_id = 1;
     for agent in &plan.agents {
-        let Some(hands) = dealt.get(agent.group.as_str()) else { continue };
+        let (Some(hands), Some((workload, _))) = (dealt.get(agent.group.as_str()), agent.spec.workload()) else {
+            continue;
+        };
+        // Messages carry instants as `SimTime`s: a workload's times must be valid ones.
+        let instant = |secs: f64, what: &str, job: u64| {
+            SimTime::new(secs).map_err(|e| RunError::Workload {
+                name: workload.to_string(),
+                message: format!("job {job}: {what}: {e}"),
+            })
+        };
         let jobs: Vec<UserJob> = hands[agent.index]
             .iter()
             .map(|j| {
                 let id = next_id;
                 next_id += 1;
-                UserJob {
-                    submit: j.submit,
+                Ok(UserJob {
+                    submit: instant(j.submit, "submit time", j.id)?,
                     spec: JobSpec {
                         id,
                         owner: AgentId::ENV,
                         pes: j.pes,
                         runtime: j.runtime,
                         estimate: j.requested_time.unwrap_or(j.runtime).max(j.runtime),
-                        deadline: j.deadline,
+                        deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
                         budget: j.budget,
                         lease: j.lease,
                         memory_mb: None,
                         priority: j.priority,
                     },
-                }
+                })
             })
-            .collect();
+            .collect::<Result<_, RunError>>()?;
         out.insert(agent.name.clone(), jobs);
     }
     Ok(out)

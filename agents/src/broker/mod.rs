@@ -28,8 +28,8 @@ use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 /// One job of the user a broker stands for: the job and when the user submits it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UserJob {
-    /// Submission time [s].
-    pub submit: f64,
+    /// Submission time.
+    pub submit: SimTime,
     /// The job (its `owner` is filled in by the broker).
     pub spec: JobSpec,
 }
@@ -85,19 +85,19 @@ pub struct UserBroker {
 impl UserBroker {
     /// A broker for `workload` (sorted here by submission time, stably).
     pub fn new(mut workload: Vec<UserJob>, submission: Submission) -> UserBroker {
-        workload.sort_by(|a, b| a.submit.total_cmp(&b.submit));
+        workload.sort_by_key(|job| job.submit);
         let jobs = workload
             .into_iter()
             .map(|job| Tracked {
                 record: JobRecord {
                     id: job.spec.id,
-                    submit: job.submit,
+                    submit: job.submit.secs(),
                     start: None,
                     end: None,
                     site: None,
                     pes: job.spec.pes,
                     runtime: job.spec.runtime,
-                    deadline: job.spec.deadline,
+                    deadline: job.spec.deadline.map(SimTime::secs),
                     lease: job.spec.lease,
                     priority: job.spec.priority,
                     outcome: JobOutcome::Pending,
@@ -122,13 +122,13 @@ impl UserBroker {
 
     fn schedule_next_submission(&self, ctx: &mut Ctx<'_>) {
         if let Some(t) = self.jobs.get(self.next) {
-            ctx.wake_in((t.job.submit - ctx.now().secs()).max(0.0), TimerMsg::Submit);
+            ctx.wake_in((t.job.submit - ctx.now()).max(0.0), TimerMsg::Submit);
         }
     }
 
     /// Submits every job due now, then waits for the next one.
     fn on_submit_due(&mut self, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let me = ctx.me();
         let first = self.next;
         while let Some(t) = self.jobs.get_mut(self.next) {
@@ -160,7 +160,7 @@ impl UserBroker {
     /// refused it (all of them again once each has refused); a job with no feasible provider left is dropped.
     fn claim(&mut self, range: std::ops::Range<usize>, ctx: &mut Ctx<'_>) {
         let Submission::Personalised { providers, .. } = &self.submission else { return };
-        let now = ctx.now().secs();
+        let now = ctx.now();
         for t in self.jobs[range].iter_mut() {
             if t.record.outcome != JobOutcome::Pending || t.claiming {
                 continue;
@@ -174,7 +174,7 @@ impl UserBroker {
             };
             if !providers.iter().any(|p| feasible(&p)) {
                 t.record.outcome = JobOutcome::Dropped;
-                t.record.end = Some(now);
+                t.record.end = Some(now.secs());
                 t.record.reason = Some("no provider can meet its deadline and budget any more".into());
                 continue;
             }

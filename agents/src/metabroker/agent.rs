@@ -31,9 +31,15 @@ const OFFER_HORIZON: f64 = 86_400.0;
 struct Reserving {
     job: JobId,
     provider: AgentId,
-    start: f64,
+    start: SimTime,
     cost: f64,
     cpus: u32,
+}
+
+/// A placement's instant in a message. Every policy places a part within its site's window, which starts at the
+/// snapshot's time, so the seconds are a valid time.
+fn placed_at(secs: f64) -> SimTime {
+    SimTime::new(secs).expect("a placement lies within its site's window")
 }
 
 /// The meta-broker agent.
@@ -160,7 +166,8 @@ impl MetaBroker {
 
     /// All offers are in: schedule the queue, reserve what was placed.
     fn schedule_round(&mut self, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        // The scheduling algorithms work in seconds (`Snapshot`); messages carry `SimTime`s.
+        let now = ctx.now();
         let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
         let sites: Vec<Site> = self
             .catalogue
@@ -168,14 +175,10 @@ impl MetaBroker {
             .enumerate()
             .map(|(i, (p, _))| {
                 // The widest slot open now; none means no capacity this round.
-                let best = p
-                    .slots
-                    .iter()
-                    .filter(|s| s.0 <= now)
-                    .max_by(|a, b| a.2.cmp(&b.2).then(b.1.total_cmp(&a.1)))
-                    .copied();
-                let (cpus, until) = best.map_or((0, Some(now)), |s| (s.2, Some(s.1)));
-                Site { id: i as u64, cpus, speed: p.speed, price: p.price, from: now, until }
+                let best =
+                    p.slots.iter().filter(|s| s.0 <= now).max_by(|a, b| a.2.cmp(&b.2).then(b.1.cmp(&a.1))).copied();
+                let (cpus, until) = best.map_or((0, now), |s| (s.2, s.1));
+                Site { id: i as u64, cpus, speed: p.speed, price: p.price, from: now.secs(), until: Some(until.secs()) }
             })
             .collect();
         // A job with a reservation still unanswered waits for the answer.
@@ -189,11 +192,11 @@ impl MetaBroker {
                 cpus: j.pes,
                 runtime: j.estimate.max(j.runtime),
                 budget: j.budget,
-                deadline: j.deadline,
+                deadline: j.deadline.map(SimTime::secs),
                 submit: 0.0,
             })
             .collect();
-        let snapshot = Snapshot { now, apps, sites };
+        let snapshot = Snapshot { now: now.secs(), apps, sites };
         let seed = ctx.rng().next_u64();
         let plan: Schedule = schedule_with(self.policy, &snapshot, seed, &self.params);
         if let Some(why) = &plan.fallback {
@@ -211,9 +214,10 @@ impl MetaBroker {
                 let provider = providers[part.site];
                 let request = self.next_request;
                 self.next_request += 1;
-                let msg = LeaseMsg::Reserve { request, start: part.start, end: part.finish, pes: part.cpus };
+                let (start, end) = (placed_at(part.start), placed_at(part.finish));
+                let msg = LeaseMsg::Reserve { request, start, end, pes: part.cpus };
                 ctx.send(provider, Msg::Lease(msg));
-                let (start, cost, cpus) = (part.start, part.cost, part.cpus);
+                let (cost, cpus) = (part.cost, part.cpus);
                 self.reserving.insert(request, Reserving { job: app.id, provider, start, cost, cpus });
             }
         }
@@ -243,7 +247,7 @@ impl MetaBroker {
 
     /// Drops the requests that no provider could finish by their deadline any more, even if started now.
     fn drop_infeasible(&mut self, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let fastest = self.catalogue.values().map(|p| p.0.speed).fold(0.0, f64::max);
         let late: Vec<(JobId, String)> = self
             .queue

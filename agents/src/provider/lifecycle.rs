@@ -42,8 +42,7 @@ impl Provider {
     pub(super) fn admit_by_deadline(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         if let Some(deadline) = job.deadline {
             let estimate = self.planned_duration(&job);
-            let start =
-                self.scheduler.earliest_start(now.secs(), job.pes, estimate, None).map_err(|e| e.to_string())?;
+            let start = self.scheduler.earliest_start(now, job.pes, estimate, None).map_err(|e| e.to_string())?;
             if start + estimate > deadline {
                 return Err(format!("cannot complete before its deadline (earliest start {start})"));
             }
@@ -54,7 +53,6 @@ impl Provider {
     /// Queues a job with the scheduler; returns what starts now (the caller counts it as accepted and answers the
     /// owner first).
     pub(super) fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
-        let now = now.secs();
         let runtime = self.scaled(job.runtime);
         let estimate = self.planned_duration(&job);
         let queued =
@@ -92,7 +90,7 @@ impl Provider {
         let cost = self.bill(&job, job.computed + job.work, ctx);
         self.completed += 1;
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let freed = match job.reservation {
             Some(r) => match self.scheduler.cancel_reservation(now, r) {
                 // A local lease ends with its window, which the scheduler may already have closed this instant.
@@ -111,7 +109,7 @@ impl Provider {
     /// The scheduler's wake-up: start what is due.
     pub(super) fn on_wakeup(&mut self, ctx: &mut Ctx<'_>) {
         self.wakeup = None;
-        let started = self.scheduler.tick(ctx.now().secs());
+        let started = self.scheduler.tick(ctx.now());
         self.start(started, ctx);
         self.after_event(ctx);
     }
@@ -121,13 +119,13 @@ impl Provider {
         let now = ctx.now();
         self.busy.set(now, f64::from(self.busy_now));
         self.queued.set(now, f64::from(self.waiting_now));
-        let due = self.scheduler.next_wakeup().filter(|&t| t > now.secs());
+        let due = self.scheduler.next_wakeup().filter(|&t| t > now);
         if self.wakeup.map(|w| w.0) != due {
             if let Some((_, timer)) = self.wakeup.take() {
                 ctx.cancel(timer);
             }
             if let Some(t) = due {
-                self.wakeup = Some((t, ctx.wake_in(t - now.secs(), TimerMsg::Wakeup)));
+                self.wakeup = Some((t, ctx.wake_in(t - now, TimerMsg::Wakeup)));
             }
         }
     }

@@ -127,7 +127,7 @@ impl LocalJob {
     /// Stops the current run at `now`, before its runtime elapsed: what it ran past its overhead is computed.
     fn pause(&mut self, now: SimTime) {
         let Some(start) = self.start.take() else { return };
-        let ran = now.secs() - start.secs();
+        let ran = now - start;
         let spent = ran.min(self.overhead);
         self.computed += ran - spent;
         self.overhead -= spent;
@@ -141,7 +141,7 @@ pub struct Provider {
     scheduler: LocalScheduler,
     jobs: BTreeMap<JobId, LocalJob>,
     /// The pending wake-up the scheduler asked for, and when.
-    wakeup: Option<(f64, TimerId)>,
+    wakeup: Option<(SimTime, TimerId)>,
     busy: Series,
     queued: Series,
     busy_now: u32,
@@ -241,7 +241,7 @@ impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         for &mb in ctx.of_kind(crate::metabroker::kind::KIND).to_vec().iter() {
-            let me = self.resource_update(0.0, 0.0);
+            let me = self.resource_update(ctx.now(), 0.0);
             ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
         }
     }
@@ -303,7 +303,7 @@ impl Agent<GridMarket> for Provider {
             ("pes", f64::from(self.config.pes)),
         ]);
         out.transfers.extend_from_slice(self.book.transfers());
-        out.violations.extend(self.scheduler.violations().iter().cloned());
+        out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));
         out.series.push(("busy_pes", self.busy.clone()));
         out.series.push(("queued", self.queued.clone()));
     }

@@ -10,7 +10,7 @@ impl Provider {
     /// suspended, a queued lease leaves the queue, and it waits out of the scheduler until the owner sends
     /// `Resume` (or `Job::Cancel`).
     pub(super) fn on_suspend(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let Some(job) = self.jobs.get_mut(&id) else { return };
         if job.spec.owner != from || job.reservation.is_some() || self.parked.contains_key(&id) {
             tracing::warn!(
@@ -30,8 +30,8 @@ impl Provider {
                 self.busy_now -= vms;
                 let memory_mb = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
                 let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory_mb);
-                let remaining = (job.runtime - (now - start.secs())).min(evicted.estimate);
-                job.pause(ctx.now());
+                let remaining = (job.runtime - (now - start)).min(evicted.estimate);
+                job.pause(now);
                 job.preempted = true;
                 (evicted, remaining, overhead, started)
             }
@@ -68,11 +68,11 @@ impl Provider {
             // Waiting for its reserved slot: give the slot back.
             (None, Some(r)) => {
                 self.waiting_now -= 1;
-                self.scheduler.cancel_reservation(now.secs(), r)
+                self.scheduler.cancel_reservation(now, r)
             }
             (None, None) => {
                 self.waiting_now -= 1;
-                self.scheduler.remove(now.secs(), id).map(|(_, started)| started)
+                self.scheduler.remove(now, id).map(|(_, started)| started)
             }
             (Some(_), _) => {
                 self.busy_now -= job.spec.pes;
@@ -81,8 +81,8 @@ impl Provider {
                 }
                 job.pause(now);
                 match job.reservation {
-                    Some(r) => self.scheduler.cancel_reservation(now.secs(), r),
-                    None => self.scheduler.complete(now.secs(), id),
+                    Some(r) => self.scheduler.cancel_reservation(now, r),
+                    None => self.scheduler.complete(now, id),
                 }
             }
         };

@@ -14,13 +14,13 @@ impl Provider {
     /// else in capacity the preemption policy frees; otherwise it is rejected.
     pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         self.contention.local_requests += 1;
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let estimate = self.planned_duration(&job);
-        let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
         let (id, owner) = (job.id, job.owner);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {
+            let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
             match self.scheduler.reserve(now, request) {
                 Ok(r) => Ok((r, Vec::new())),
                 Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
@@ -53,7 +53,7 @@ impl Provider {
         request: &ReservationRequest,
         ctx: &mut Ctx<'_>,
     ) -> Result<(ReservationId, Vec<Started>), String> {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let memory_mb = self.config.vm_memory_mb;
         let jobs = &self.jobs;
         let terms = |id: JobId| {
@@ -89,7 +89,7 @@ impl Provider {
     /// Preemptive-resume priority: while job `id` waits, suspend the youngest running job of the lowest class below
     /// its own (never a local lease, which holds a reservation).
     pub(super) fn preempt_lower_classes(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         while let Some(waiting) = self.jobs.get(&id).filter(|j| j.start.is_none()) {
             let class = waiting.spec.priority;
             let victim = self
@@ -116,8 +116,8 @@ impl Provider {
         self.contention.preempted_leases += 1;
         let Some(start) = job.start else {
             // A queued reservation gives way and is planned again; its VMs did not exist yet.
-            let requeued = QueuedJob { submit: now.secs(), ..evicted };
-            let started = self.scheduler.submit(now.secs(), requeued).unwrap_or_default();
+            let requeued = QueuedJob { submit: now, ..evicted };
+            let started = self.scheduler.submit(now, requeued).unwrap_or_default();
             return self.start(started, ctx);
         };
         let kind = job.spec.lease.and_then(LeaseType::preemption).unwrap_or(PreemptionKind::Suspend);
@@ -128,7 +128,7 @@ impl Provider {
         self.busy_now -= vms;
         self.contention.preempted_vms += u64::from(vms);
         ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
-        let done = now.secs() - start.secs();
+        let done = now - start;
         job.pause(now);
         job.preempted = true;
         // The remaining runtime never exceeds the scheduler's remaining estimate (rounding could make it a few ulps
@@ -189,7 +189,7 @@ impl Provider {
 
     /// Queues an evicted lease again as if submitted now.
     fn queue_again(&mut self, evicted: QueuedJob, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         self.waiting_now += 1;
         let id = evicted.id;
         match self.scheduler.submit(now, QueuedJob { submit: now, ..evicted }) {

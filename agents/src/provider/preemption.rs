@@ -36,6 +36,7 @@ use super::overhead::OverheadModel;
 use super::profile::Slot;
 use super::scheduler::{LocalScheduler, ReservationRequest};
 use crate::model::{JobId, LeaseType};
+use crate::sim::SimTime;
 
 /// Overheads closer than this are equal [s]: the same per-lease overheads summed in another order differ in the
 /// last bits, and ties must not depend on that.
@@ -75,9 +76,9 @@ pub struct Candidate {
     /// Running or queued.
     pub holding: Holding,
     /// Start of the window its PEs are given back over: now for a running lease, the planned start of a queued one.
-    pub start: f64,
-    /// End of that window (the planned end) [s].
-    pub end: f64,
+    pub start: SimTime,
+    /// End of that window (the planned end).
+    pub end: SimTime,
     /// Preemption overhead `h(L)` [s].
     pub overhead: f64,
 }
@@ -155,13 +156,13 @@ impl Contention {
             candidates.iter().all(|c| c.vms > 0 && c.lease_type.preemption().is_some()),
             "candidates must be preemptable leases holding VMs"
         );
-        let inside = |t: &f64| (request.start..=request.end).contains(t);
-        let mut cuts: Vec<f64> = [request.start, request.end]
+        let inside = |t: &SimTime| (request.start..=request.end).contains(t);
+        let mut cuts: Vec<SimTime> = [request.start, request.end]
             .into_iter()
             .chain(free.iter().flat_map(|s| [s.start, s.end]).filter(inside))
             .chain(candidates.iter().flat_map(|c| [c.start, c.end]).filter(inside))
             .collect();
-        cuts.sort_by(f64::total_cmp);
+        cuts.sort();
         cuts.dedup();
         let mut missing = Vec::new();
         let mut covers = vec![Vec::new(); candidates.len()];
@@ -189,12 +190,12 @@ impl Contention {
     /// no PEs and are left out. PEs are counted cluster-wide, which is exact for a single partition.
     pub fn from_scheduler(
         scheduler: &LocalScheduler,
-        now: f64,
+        now: SimTime,
         request: &ReservationRequest,
         model: &OverheadModel,
         terms: impl Fn(JobId) -> Option<LeaseTerms>,
     ) -> Self {
-        let candidate = |lease: JobId, vms: u32, holding: Holding, start: f64, end: f64| {
+        let candidate = |lease: JobId, vms: u32, holding: Holding, start: SimTime, end: SimTime| {
             if !(start < request.end && request.start < end) {
                 return None;
             }
@@ -498,12 +499,16 @@ mod tests {
         assert!((h - overhead).abs() < 0.005, "{policy:?}: overhead {h}, expected {overhead}");
     }
 
+    fn t(secs: f64) -> SimTime {
+        SimTime::new(secs).unwrap()
+    }
+
     fn job(id: JobId, pes: u32, estimate: f64) -> QueuedJob {
-        QueuedJob { id, submit: 0.0, pes, estimate, partition: None, priority: 0 }
+        QueuedJob { id, submit: SimTime::ZERO, pes, estimate, partition: None, priority: 0 }
     }
 
     fn local(start: f64, end: f64, pes: u32) -> ReservationRequest {
-        ReservationRequest { start, end, pes, partition: None }
+        ReservationRequest { start: t(start), end: t(end), pes, partition: None }
     }
 
     /// Table 7.1 on the prototype's 12 PEs: leases 1–6 (external, suspendable) at their arrival times, then the
@@ -512,17 +517,17 @@ mod tests {
         let leases = PROTOTYPE_LEASES;
         let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 12);
         for &(id, arrival, vms, _, duration) in &leases {
-            let started = scheduler.submit(arrival, job(id, vms, duration)).unwrap();
+            let started = scheduler.submit(t(arrival), job(id, vms, duration)).unwrap();
             assert_eq!(started.len(), 1, "lease {id} starts on arrival");
         }
         let request = local(720.0, 720.0 + 3600.0, 5);
-        assert_eq!(scheduler.reserve(720.0, request), Err(Rejected::Unavailable), "all 12 PEs are busy");
+        assert_eq!(scheduler.reserve(t(720.0), request), Err(Rejected::Unavailable), "all 12 PEs are busy");
         let model = OverheadModel::SharedStorage(SharedStorage::PROTOTYPE);
         let terms = |id: JobId| {
             let &(.., memory_mb, _) = leases.iter().find(|l| l.0 == id)?;
             Some(LeaseTerms { lease_type: LeaseType::Suspendable, memory_mb })
         };
-        let contention = Contention::from_scheduler(&scheduler, 720.0, &request, &model, terms);
+        let contention = Contention::from_scheduler(&scheduler, t(720.0), &request, &model, terms);
         (scheduler, request, contention)
     }
 
@@ -536,9 +541,9 @@ mod tests {
             assert!((h - want).abs() < 1e-9, "lease {id}: {h}");
         }
         // Leases 1, 5 and 6 end inside the request window; the windows still leave the same nine sets.
-        let ends: Vec<f64> = contention.candidates().iter().map(|c| c.end).collect();
+        let ends: Vec<f64> = contention.candidates().iter().map(|c| c.end.secs()).collect();
         assert_eq!(ends, [3600.0, 5700.0, 5760.0, 5880.0, 2930.0, 4180.0]);
-        assert!(contention.candidates().iter().all(|c| c.start == 720.0 && c.holding == Holding::Running));
+        assert!(contention.candidates().iter().all(|c| c.start == t(720.0) && c.holding == Holding::Running));
 
         let sets = contention.minimal_sets(SearchLimits::default()).unwrap();
         let listed: Vec<(Vec<JobId>, f64)> = sets.iter().map(|s| (leases(&contention, s), s.overhead)).collect();
@@ -581,7 +586,7 @@ mod tests {
         let (mut scheduler, request, contention) = table_7_1();
         let set = Moml.select(&contention, SearchLimits::default()).unwrap().unwrap();
         let victims = leases(&contention, &set);
-        let preempted = scheduler.reserve_preempting(720.0, request, &victims).unwrap();
+        let preempted = scheduler.reserve_preempting(t(720.0), request, &victims).unwrap();
         let evicted: Vec<(JobId, f64)> = preempted.evicted.iter().map(|j| (j.id, j.estimate)).collect();
         assert_eq!(evicted, [(5, 2210.0), (6, 3460.0)], "remaining work of the suspended leases");
         assert!(preempted.started.is_empty());
@@ -602,16 +607,16 @@ mod tests {
         ];
         let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 14);
         for &(id, vms, estimate, _) in &leases {
-            scheduler.submit(0.0, job(id, vms, estimate)).unwrap();
+            scheduler.submit(SimTime::ZERO, job(id, vms, estimate)).unwrap();
         }
-        assert_eq!(scheduler.planned_start(2), Some(40.0));
+        assert_eq!(scheduler.planned_start(2), Some(t(40.0)));
         let request = local(0.0, 100.0, 4);
         let model = OverheadModel::Thesis(OverheadParams::THESIS);
         let terms = |id: JobId| {
             let &(.., lease_type) = leases.iter().find(|l| l.0 == id)?;
             Some(LeaseTerms { lease_type, memory_mb: 1024.0 })
         };
-        let contention = Contention::from_scheduler(&scheduler, 0.0, &request, &model, terms);
+        let contention = Contention::from_scheduler(&scheduler, SimTime::ZERO, &request, &model, terms);
         (scheduler, request, contention)
     }
 
@@ -619,7 +624,7 @@ mod tests {
     fn hand_made_case_separates_the_policies() {
         let (mut scheduler, request, contention) = hand_made();
         let queued = contention.candidates()[1];
-        assert_eq!((queued.lease, queued.holding, queued.start, queued.end), (2, Holding::Reserved, 40.0, 140.0));
+        assert_eq!((queued.lease, queued.holding, queued.start, queued.end), (2, Holding::Reserved, t(40.0), t(140.0)));
         assert_eq!(queued.overhead, 0.0, "a queued lease has no VMs to suspend");
 
         let sets = contention.minimal_sets(SearchLimits::default()).unwrap();
@@ -641,7 +646,7 @@ mod tests {
         assert_choice(GreedyMlip, &contention, &[1, 2], 1150.80);
 
         let moml = Moml.select(&contention, SearchLimits::default()).unwrap().unwrap();
-        let preempted = scheduler.reserve_preempting(0.0, request, &leases(&contention, &moml)).unwrap();
+        let preempted = scheduler.reserve_preempting(SimTime::ZERO, request, &leases(&contention, &moml)).unwrap();
         assert_eq!(preempted.evicted.iter().map(|j| j.id).collect::<Vec<_>>(), [4, 5]);
     }
 
@@ -649,20 +654,20 @@ mod tests {
     fn local_and_non_preemptable_leases_are_never_candidates() {
         let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 4);
         for (id, pes) in [(1, 2), (2, 1), (3, 1)] {
-            scheduler.submit(0.0, job(id, pes, 50.0)).unwrap();
+            scheduler.submit(SimTime::ZERO, job(id, pes, 50.0)).unwrap();
         }
         let terms = |id: JobId| {
             let lease_type = [LeaseType::Local, LeaseType::NonPreemptable, LeaseType::Cancellable][id as usize - 1];
             Some(LeaseTerms { lease_type, memory_mb: 1024.0 })
         };
         let model = OverheadModel::default();
-        let contention = Contention::from_scheduler(&scheduler, 10.0, &local(10.0, 20.0, 2), &model, terms);
+        let contention = Contention::from_scheduler(&scheduler, t(10.0), &local(10.0, 20.0, 2), &model, terms);
         assert_eq!(contention.candidates().iter().map(|c| c.lease).collect::<Vec<_>>(), [3]);
         assert_eq!(contention.minimal_sets(SearchLimits::default()).unwrap(), []);
         for policy in [Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip] {
             assert_eq!(select(policy, &contention), None, "{policy:?}: one preemptable VM cannot make up two");
         }
-        let fits = Contention::from_scheduler(&scheduler, 10.0, &local(50.0, 60.0, 4), &model, terms);
+        let fits = Contention::from_scheduler(&scheduler, t(10.0), &local(50.0, 60.0, 4), &model, terms);
         assert_eq!(fits.minimal_sets(SearchLimits::default()).unwrap(), [CandidateSet::default()]);
         for policy in [Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip] {
             assert_eq!(select(policy, &fits), Some((vec![], 0.0)), "{policy:?}: no preemption needed after 50");
@@ -685,15 +690,15 @@ mod tests {
         assert_eq!(median_overhead(&[]), None);
     }
 
-    /// Free PEs at `t`: the largest slot containing it.
-    fn free_at(free: &[Slot], t: f64) -> u32 {
-        free.iter().filter(|s| s.start <= t && t < s.end).map(|s| s.pes).max().unwrap_or(0)
+    /// Free PEs at `at` [s]: the largest slot containing it.
+    fn free_at(free: &[Slot], at: f64) -> u32 {
+        free.iter().filter(|s| s.start.secs() <= at && at < s.end.secs()).map(|s| s.pes).max().unwrap_or(0)
     }
 
     /// A random window of 1 to 6 s starting in [0, 10).
-    fn window(rng: &mut Pcg64) -> (f64, f64) {
+    fn window(rng: &mut Pcg64) -> (SimTime, SimTime) {
         let start = f64::from(rng.random_range(0..10u32));
-        (start, start + f64::from(rng.random_range(1..7u32)))
+        (t(start), t(start + f64::from(rng.random_range(1..7u32))))
     }
 
     #[test]
@@ -726,19 +731,20 @@ mod tests {
             let cands = contention.candidates();
             assert!(cands.windows(2).all(|w| w[0].lease < w[1].lease), "sorted by lease id");
 
-            // Feasibility by evaluating every elementary piece of the window at its midpoint.
+            // Feasibility by evaluating every elementary piece of the window at its midpoint (in seconds).
             let mut times: Vec<f64> = [request.start, request.end]
                 .into_iter()
                 .chain(free.iter().flat_map(|s| [s.start, s.end]))
                 .chain(cands.iter().flat_map(|c| [c.start, c.end]))
                 .filter(|t| (request.start..=request.end).contains(t))
+                .map(SimTime::secs)
                 .collect();
             times.sort_by(f64::total_cmp);
             times.dedup();
             let feasible = |mask: u32| {
                 times.windows(2).map(|w| (w[0] + w[1]) / 2.0).all(|t| {
                     let given: u32 = (0..cands.len())
-                        .filter(|&i| mask & (1 << i) != 0 && cands[i].start <= t && t < cands[i].end)
+                        .filter(|&i| mask & (1 << i) != 0 && cands[i].start.secs() <= t && t < cands[i].end.secs())
                         .map(|i| cands[i].vms)
                         .sum();
                     free_at(&free, t) + given >= request.pes
@@ -774,8 +780,8 @@ mod tests {
                     vms: 1,
                     lease_type: LeaseType::Cancellable,
                     holding: Holding::Running,
-                    start: 0.0,
-                    end: 10.0,
+                    start: SimTime::ZERO,
+                    end: t(10.0),
                     overhead: 0.0,
                 })
                 .collect();

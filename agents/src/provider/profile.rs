@@ -8,50 +8,23 @@
 //! thesis use as local schedulers. Breakpoints live in a `BTreeMap`, so a search costs
 //! O(breakpoints in the searched window) and an update O(log n + breakpoints in the window).
 //! Free capacity is also advertised as slots `(t_start, t_end, n)` (Garg Ch6–7).
+//!
+//! Instants are [`SimTime`]s, which are totally ordered and so serve as the map's keys; durations are `f64` seconds.
 
 use std::collections::BTreeMap;
 use std::ops::Bound::{self, Excluded, Unbounded};
 
 use serde::{Deserialize, Serialize};
 
-/// A simulated instant usable as an ordered map key (total order on `f64`).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct TimeKey(pub(super) f64);
-
-impl TimeKey {
-    /// `-0.0 + 0.0 == +0.0`: both zeros must be the same key.
-    pub(super) fn new(t: f64) -> Self {
-        Self(t + 0.0)
-    }
-}
-
-impl PartialEq for TimeKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for TimeKey {}
-
-impl PartialOrd for TimeKey {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for TimeKey {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
+use crate::sim::SimTime;
 
 /// `pes` PEs free throughout `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {
     /// First instant of the slot.
-    pub start: f64,
+    pub start: SimTime,
     /// End of the slot (exclusive).
-    pub end: f64,
+    pub end: SimTime,
     /// Number of PEs free throughout the slot.
     pub pes: u32,
 }
@@ -64,13 +37,13 @@ pub struct Slot {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
     capacity: u32,
-    steps: BTreeMap<TimeKey, u32>,
+    steps: BTreeMap<SimTime, u32>,
 }
 
 impl Profile {
-    /// An empty profile: all `capacity` PEs free from the beginning of time.
+    /// An empty profile: all `capacity` PEs free from the start of the run.
     pub fn new(capacity: u32) -> Self {
-        Self { capacity, steps: BTreeMap::from([(TimeKey(f64::NEG_INFINITY), capacity)]) }
+        Self { capacity, steps: BTreeMap::from([(SimTime::ZERO, capacity)]) }
     }
 
     /// Number of PEs the profile manages.
@@ -79,46 +52,49 @@ impl Profile {
     }
 
     /// Free PEs at instant `t`.
-    pub fn free_at(&self, t: f64) -> u32 {
-        let (_, &free) = self.steps.range(..=TimeKey::new(t)).next_back().expect("time precedes the profile's origin");
+    pub fn free_at(&self, t: SimTime) -> u32 {
+        let (_, &free) = self.steps.range(..=t).next_back().expect("time precedes the profile's origin");
         free
     }
 
     /// Minimum number of free PEs over `[start, end)`: the PEs a job could hold for the whole
     /// window.
-    pub fn min_free(&self, start: f64, end: f64) -> u32 {
-        self.steps
-            .range((Excluded(TimeKey::new(start)), Excluded(TimeKey::new(end))))
-            .fold(self.free_at(start), |min, (_, &free)| min.min(free))
+    pub fn min_free(&self, start: SimTime, end: SimTime) -> u32 {
+        self.steps.range((Excluded(start), Excluded(end))).fold(self.free_at(start), |min, (_, &free)| min.min(free))
     }
 
     /// Earliest `t >= after` such that `pes` PEs are free throughout `[t, t + duration)`.
     ///
     /// Candidates are `after` and the breakpoints; the scan stops at the end of the first window
     /// that fits, so it visits only the breakpoints up to the answer.
-    pub fn earliest_fit(&self, after: f64, pes: u32, duration: f64) -> f64 {
+    pub fn earliest_fit(&self, after: SimTime, pes: u32, duration: f64) -> SimTime {
         assert!(pes <= self.capacity, "{pes} PEs never fit in {}", self.capacity);
-        self.first_fit(after, pes, duration, (Excluded(TimeKey::new(after)), Unbounded))
-            .expect("the last step has every PE free")
+        self.first_fit(after, pes, duration, (Excluded(after), Unbounded)).expect("the last step has every PE free")
     }
 
     /// Earliest start, at or after `after`, of a job that already holds `pes` PEs over
     /// `[held_start, held_start + duration)`, as if it gave them back first: never later than
     /// `held_start`. Inside its own window the job's PEs are its own, so only the breakpoints
     /// before `held_start` matter. Read-only: a job that cannot move costs no update.
-    pub fn earliest_refit(&self, after: f64, pes: u32, duration: f64, held_start: f64) -> f64 {
-        if TimeKey::new(after) >= TimeKey::new(held_start) {
+    pub fn earliest_refit(&self, after: SimTime, pes: u32, duration: f64, held_start: SimTime) -> SimTime {
+        if after >= held_start {
             return held_start;
         }
-        let before = (Excluded(TimeKey::new(after)), Excluded(TimeKey::new(held_start)));
+        let before = (Excluded(after), Excluded(held_start));
         self.first_fit(after, pes, duration, before).unwrap_or(held_start)
     }
 
     /// The first start from `after` with `pes` free for `duration`, scanning the breakpoints in `range`; when the
     /// range ends first, the start of the last free run (open to the right), if any.
-    fn first_fit(&self, after: f64, pes: u32, duration: f64, range: (Bound<TimeKey>, Bound<TimeKey>)) -> Option<f64> {
+    fn first_fit(
+        &self,
+        after: SimTime,
+        pes: u32,
+        duration: f64,
+        range: (Bound<SimTime>, Bound<SimTime>),
+    ) -> Option<SimTime> {
         let mut candidate = (self.free_at(after) >= pes).then_some(after);
-        for (&TimeKey(t), &free) in self.steps.range(range) {
+        for (&t, &free) in self.steps.range(range) {
             if let Some(start) = candidate
                 && start + duration <= t
             {
@@ -138,12 +114,12 @@ impl Profile {
     /// # Panics
     /// If fewer than `pes` PEs are free somewhere in the window: the callers check first, so
     /// this is an oversubscription bug.
-    pub fn allocate(&mut self, start: f64, end: f64, pes: u32) {
+    pub fn allocate(&mut self, start: SimTime, end: SimTime, pes: u32) {
         self.update(start, end, |free| free.checked_sub(pes).expect("PEs oversubscribed"));
     }
 
     /// Gives back `pes` PEs over `[start, end)`.
-    pub fn release(&mut self, start: f64, end: f64, pes: u32) {
+    pub fn release(&mut self, start: SimTime, end: SimTime, pes: u32) {
         let capacity = self.capacity;
         self.update(start, end, |free| {
             let free = free + pes;
@@ -153,15 +129,12 @@ impl Profile {
     }
 
     /// Largest number of free PEs anywhere in `[start, end)`.
-    pub fn max_free(&self, start: f64, end: f64) -> u32 {
-        self.steps
-            .range((Excluded(TimeKey::new(start)), Excluded(TimeKey::new(end))))
-            .fold(self.free_at(start), |max, (_, &free)| max.max(free))
+    pub fn max_free(&self, start: SimTime, end: SimTime) -> u32 {
+        self.steps.range((Excluded(start), Excluded(end))).fold(self.free_at(start), |max, (_, &free)| max.max(free))
     }
 
     /// Forgets the past: drops breakpoints before `now` (keeping the value in force at `now`).
-    pub fn advance(&mut self, now: f64) {
-        let now = TimeKey::new(now);
+    pub fn advance(&mut self, now: SimTime) {
         let mut in_force = None;
         while let Some(entry) = self.steps.first_entry()
             && *entry.key() < now
@@ -174,14 +147,14 @@ impl Profile {
     }
 
     /// Breakpoints strictly after `t`, in time order.
-    pub fn breakpoints_after(&self, t: f64) -> impl Iterator<Item = f64> + '_ {
-        self.steps.range((Excluded(TimeKey::new(t)), Unbounded)).map(|(&TimeKey(t), _)| t)
+    pub fn breakpoints_after(&self, t: SimTime) -> impl Iterator<Item = SimTime> + '_ {
+        self.steps.range((Excluded(t), Unbounded)).map(|(&t, _)| t)
     }
 
     /// The profile over `[from, until)` as maximal constant pieces, in time order.
-    pub fn segments(&self, from: f64, until: f64) -> Vec<Slot> {
+    pub fn segments(&self, from: SimTime, until: SimTime) -> Vec<Slot> {
         let mut pieces = vec![Slot { start: from, end: until, pes: self.free_at(from) }];
-        for (&TimeKey(t), &free) in self.steps.range((Excluded(TimeKey::new(from)), Excluded(TimeKey::new(until)))) {
+        for (&t, &free) in self.steps.range((Excluded(from), Excluded(until))) {
             let last = pieces.last_mut().expect("starts with one piece");
             last.end = t;
             pieces.push(Slot { start: t, end: until, pes: free });
@@ -197,13 +170,13 @@ impl Profile {
     /// This is Garg's "packaged" slot list (Ch7 Fig 7.3, after Singh et al.); the "immediate"
     /// list is the first slot starting at `from`. Built with the stack algorithm for maximal
     /// rectangles under a histogram, O(pieces).
-    pub fn free_slots(&self, from: f64, until: f64) -> Vec<Slot> {
+    pub fn free_slots(&self, from: SimTime, until: SimTime) -> Vec<Slot> {
         let mut slots = Vec::new();
         if until <= from {
             return slots;
         }
         // Open rectangles: (left edge, height), heights strictly increasing.
-        let mut open: Vec<(f64, u32)> = Vec::new();
+        let mut open: Vec<(SimTime, u32)> = Vec::new();
         let pieces = self.segments(from, until);
         let closing = Slot { start: until, end: until, pes: 0 };
         for piece in pieces.iter().chain(std::iter::once(&closing)) {
@@ -221,13 +194,13 @@ impl Profile {
                 open.push((left, piece.pes));
             }
         }
-        slots.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));
+        slots.sort_by_key(|s| (s.start, s.end));
         slots
     }
 
     /// Pointwise sum of several profiles: the cluster-wide view of a partitioned cluster.
     pub fn sum(profiles: &[Profile]) -> Profile {
-        let mut times: Vec<TimeKey> = profiles.iter().flat_map(|p| p.steps.keys().copied()).collect();
+        let mut times: Vec<SimTime> = profiles.iter().flat_map(|p| p.steps.keys().copied()).collect();
         times.sort();
         times.dedup();
         let mut total = Profile::new(profiles.iter().map(Profile::capacity).sum());
@@ -237,7 +210,7 @@ impl Profile {
             let free = profiles
                 .iter()
                 .filter(|p| p.steps.first_key_value().is_some_and(|(&k, _)| k <= t))
-                .map(|p| p.free_at(t.0))
+                .map(|p| p.free_at(t))
                 .sum();
             if last != Some(free) {
                 total.steps.insert(t, free);
@@ -248,9 +221,8 @@ impl Profile {
     }
 
     /// Applies `change` to every step in `[start, end)`.
-    fn update(&mut self, start: f64, end: f64, change: impl Fn(u32) -> u32) {
+    fn update(&mut self, start: SimTime, end: SimTime, change: impl Fn(u32) -> u32) {
         assert!(start < end, "empty or reversed window [{start}, {end})");
-        let (start, end) = (TimeKey::new(start), TimeKey::new(end));
         self.split(start);
         self.split(end);
         for (_, free) in self.steps.range_mut(start..end) {
@@ -261,14 +233,14 @@ impl Profile {
         self.merge(end);
     }
 
-    fn split(&mut self, t: TimeKey) {
+    fn split(&mut self, t: SimTime) {
         let (&at, &free) = self.steps.range(..=t).next_back().expect("time precedes the profile's origin");
         if at != t {
             self.steps.insert(t, free);
         }
     }
 
-    fn merge(&mut self, t: TimeKey) {
+    fn merge(&mut self, t: SimTime) {
         let mut around = self.steps.range(..=t).rev();
         if let (Some((&at, free)), Some((_, before))) = (around.next(), around.next())
             && at == t
@@ -283,100 +255,104 @@ impl Profile {
 mod tests {
     use super::*;
 
+    fn t(secs: f64) -> SimTime {
+        SimTime::new(secs).unwrap()
+    }
+
     fn steps(p: &Profile) -> Vec<(f64, u32)> {
-        p.steps.iter().map(|(&TimeKey(t), &n)| (t, n)).collect()
+        p.steps.iter().map(|(t, &n)| (t.secs(), n)).collect()
     }
 
     #[test]
     fn allocate_release_coalesce() {
         let mut p = Profile::new(8);
-        p.advance(0.0);
-        p.allocate(0.0, 10.0, 3);
-        p.allocate(5.0, 20.0, 4);
+        p.advance(t(0.0));
+        p.allocate(t(0.0), t(10.0), 3);
+        p.allocate(t(5.0), t(20.0), 4);
         assert_eq!(steps(&p), [(0.0, 5), (5.0, 1), (10.0, 4), (20.0, 8)], "two overlapping jobs");
-        assert_eq!(p.min_free(0.0, 10.0), 1);
-        assert_eq!(p.min_free(10.0, 30.0), 4);
-        assert_eq!(p.max_free(4.0, 12.0), 5);
-        p.release(5.0, 20.0, 4);
+        assert_eq!(p.min_free(t(0.0), t(10.0)), 1);
+        assert_eq!(p.min_free(t(10.0), t(30.0)), 4);
+        assert_eq!(p.max_free(t(4.0), t(12.0)), 5);
+        p.release(t(5.0), t(20.0), 4);
         assert_eq!(steps(&p), [(0.0, 5), (10.0, 8)], "merged back");
-        p.release(0.0, 10.0, 3);
+        p.release(t(0.0), t(10.0), 3);
         assert_eq!(steps(&p), [(0.0, 8)]);
     }
 
     #[test]
     fn earliest_fit_scans_breakpoints() {
         let mut p = Profile::new(8);
-        p.advance(0.0);
-        p.allocate(0.0, 10.0, 6); // 2 free until 10
-        p.allocate(12.0, 15.0, 7); // 1 free on [12, 15)
-        assert_eq!(p.earliest_fit(0.0, 2, 12.0), 0.0, "ends where the dip to 1 starts");
-        assert_eq!(p.earliest_fit(0.0, 2, 12.5), 15.0);
-        assert_eq!(p.earliest_fit(0.0, 3, 2.0), 10.0, "the hole [10,12) is exactly 2 long");
-        assert_eq!(p.earliest_fit(0.0, 3, 2.5), 15.0, "too short a hole");
-        assert_eq!(p.earliest_fit(11.0, 8, 1.0), 11.0);
-        assert_eq!(p.earliest_fit(11.5, 8, 1.0), 15.0);
+        p.advance(t(0.0));
+        p.allocate(t(0.0), t(10.0), 6); // 2 free until 10
+        p.allocate(t(12.0), t(15.0), 7); // 1 free on [12, 15)
+        assert_eq!(p.earliest_fit(t(0.0), 2, 12.0), t(0.0), "ends where the dip to 1 starts");
+        assert_eq!(p.earliest_fit(t(0.0), 2, 12.5), t(15.0));
+        assert_eq!(p.earliest_fit(t(0.0), 3, 2.0), t(10.0), "the hole [10,12) is exactly 2 long");
+        assert_eq!(p.earliest_fit(t(0.0), 3, 2.5), t(15.0), "too short a hole");
+        assert_eq!(p.earliest_fit(t(11.0), 8, 1.0), t(11.0));
+        assert_eq!(p.earliest_fit(t(11.5), 8, 1.0), t(15.0));
     }
 
     #[test]
     fn refit_counts_the_jobs_own_window_as_free() {
         let mut p = Profile::new(8);
-        p.advance(0.0);
-        p.allocate(0.0, 10.0, 6);
-        p.allocate(10.0, 15.0, 4); // the job being refitted
-        assert_eq!(p.earliest_refit(0.0, 4, 5.0, 10.0), 10.0, "2 free before it: stays");
-        p.release(0.0, 10.0, 6);
-        p.allocate(3.0, 4.0, 5);
-        assert_eq!(p.earliest_refit(0.0, 4, 5.0, 10.0), 4.0, "[4,9) after the dip at 3");
-        assert_eq!(p.earliest_refit(4.0, 4, 9.0, 10.0), 4.0, "runs into its own window");
-        assert_eq!(p.earliest_refit(12.0, 4, 5.0, 10.0), 10.0, "never later");
+        p.advance(t(0.0));
+        p.allocate(t(0.0), t(10.0), 6);
+        p.allocate(t(10.0), t(15.0), 4); // the job being refitted
+        assert_eq!(p.earliest_refit(t(0.0), 4, 5.0, t(10.0)), t(10.0), "2 free before it: stays");
+        p.release(t(0.0), t(10.0), 6);
+        p.allocate(t(3.0), t(4.0), 5);
+        assert_eq!(p.earliest_refit(t(0.0), 4, 5.0, t(10.0)), t(4.0), "[4,9) after the dip at 3");
+        assert_eq!(p.earliest_refit(t(4.0), 4, 9.0, t(10.0)), t(4.0), "runs into its own window");
+        assert_eq!(p.earliest_refit(t(12.0), 4, 5.0, t(10.0)), t(10.0), "never later");
     }
 
     #[test]
     fn advance_keeps_value_in_force() {
         let mut p = Profile::new(4);
-        p.advance(0.0);
-        p.allocate(0.0, 10.0, 1);
-        p.allocate(2.0, 6.0, 2);
-        p.advance(3.0);
+        p.advance(t(0.0));
+        p.allocate(t(0.0), t(10.0), 1);
+        p.allocate(t(2.0), t(6.0), 2);
+        p.advance(t(3.0));
         assert_eq!(steps(&p), [(3.0, 1), (6.0, 3), (10.0, 4)]);
-        p.advance(6.0);
+        p.advance(t(6.0));
         assert_eq!(steps(&p), [(6.0, 3), (10.0, 4)]);
     }
 
     #[test]
     fn free_slots_are_maximal_rectangles() {
         let mut p = Profile::new(4);
-        p.advance(0.0);
-        p.allocate(10.0, 20.0, 2); // 4 | 2 | 4
-        p.allocate(25.0, 40.0, 4); // ... then 0 on [25, 40)
+        p.advance(t(0.0));
+        p.allocate(t(10.0), t(20.0), 2); // 4 | 2 | 4
+        p.allocate(t(25.0), t(40.0), 4); // ... then 0 on [25, 40)
         assert_eq!(
-            p.free_slots(0.0, 30.0),
+            p.free_slots(t(0.0), t(30.0)),
             [
-                Slot { start: 0.0, end: 10.0, pes: 4 },
-                Slot { start: 0.0, end: 25.0, pes: 2 },
-                Slot { start: 20.0, end: 25.0, pes: 4 },
+                Slot { start: t(0.0), end: t(10.0), pes: 4 },
+                Slot { start: t(0.0), end: t(25.0), pes: 2 },
+                Slot { start: t(20.0), end: t(25.0), pes: 4 },
             ]
         );
         assert_eq!(
-            p.segments(5.0, 22.0),
+            p.segments(t(5.0), t(22.0)),
             [
-                Slot { start: 5.0, end: 10.0, pes: 4 },
-                Slot { start: 10.0, end: 20.0, pes: 2 },
-                Slot { start: 20.0, end: 22.0, pes: 4 },
+                Slot { start: t(5.0), end: t(10.0), pes: 4 },
+                Slot { start: t(10.0), end: t(20.0), pes: 2 },
+                Slot { start: t(20.0), end: t(22.0), pes: 4 },
             ]
         );
-        assert_eq!(p.free_slots(26.0, 50.0), [Slot { start: 40.0, end: 50.0, pes: 4 }]);
-        assert_eq!(p.free_slots(26.0, 26.0), []);
+        assert_eq!(p.free_slots(t(26.0), t(50.0)), [Slot { start: t(40.0), end: t(50.0), pes: 4 }]);
+        assert_eq!(p.free_slots(t(26.0), t(26.0)), []);
     }
 
     #[test]
     fn sum_of_partitions() {
         let mut a = Profile::new(2);
         let mut b = Profile::new(4);
-        a.advance(0.0);
-        b.advance(0.0);
-        a.allocate(0.0, 5.0, 2);
-        b.allocate(5.0, 9.0, 2);
+        a.advance(t(0.0));
+        b.advance(t(0.0));
+        a.allocate(t(0.0), t(5.0), 2);
+        b.allocate(t(5.0), t(9.0), 2);
         let total = Profile::sum(&[a, b]);
         assert_eq!(total.capacity(), 6);
         assert_eq!(steps(&total), [(0.0, 4), (9.0, 6)], "2+2 then 2+2 coalesce");

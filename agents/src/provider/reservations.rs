@@ -5,13 +5,13 @@ use super::scheduler::{ReservationId, ReservationRequest, Started};
 use super::{LocalJob, Provider, ProviderConfig};
 use crate::model::JobId;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, TimerMsg};
-use crate::sim::{AgentId, Ctx};
+use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
     /// Personalised-broker claim (seed 003 ch3): granted only if the job can start right now, so the first
     /// claim on free capacity wins and later ones get `SlaFail`.
     pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
+        let now = ctx.now();
         let estimate = self.planned_duration(&job);
         let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
         let (id, owner) = (job.id, job.owner);
@@ -28,7 +28,7 @@ impl Provider {
 
     /// A job with a meta-broker's ticket (seed 003 §3.2 step 8): it runs in its reserved slot, from the slot's
     /// start; the reservation already holds its PEs.
-    pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: f64, ctx: &mut Ctx<'_>) {
+    pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: SimTime, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
         let held = self.scheduler.reservations().any(|(r, _)| r.0 == reservation);
         if !held {
@@ -43,14 +43,13 @@ impl Provider {
         let runtime = self.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
         self.jobs.insert(id, LocalJob::new(job, runtime, reservation));
-        ctx.wake_in((start - ctx.now().secs()).max(0.0), TimerMsg::SlotStart { job: id });
+        ctx.wake_in((start - ctx.now()).max(0.0), TimerMsg::SlotStart { job: id });
         self.after_event(ctx);
     }
 
     /// A reserved slot begins: its job starts.
     pub(super) fn on_slot_start(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
-        let now = ctx.now().secs();
-        self.start(vec![Started { id, start: now }], ctx);
+        self.start(vec![Started { id, start: ctx.now() }], ctx);
         self.after_event(ctx);
     }
 
@@ -60,11 +59,11 @@ impl Provider {
         &mut self,
         from: AgentId,
         request: u64,
-        (start, end, pes): (f64, f64, u32),
+        (start, end, pes): (SimTime, SimTime, u32),
         ctx: &mut Ctx<'_>,
     ) {
         let req = ReservationRequest { start, end, pes, partition: None };
-        let answer = match self.scheduler.reserve(ctx.now().secs(), req) {
+        let answer = match self.scheduler.reserve(ctx.now(), req) {
             Ok(r) => LeaseMsg::Reserved { request, reservation: r.0 },
             Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
         };
@@ -74,7 +73,7 @@ impl Provider {
 
     /// The holder gives a reservation back (or ends it early).
     pub(super) fn on_release(&mut self, reservation: u64, ctx: &mut Ctx<'_>) {
-        match self.scheduler.cancel_reservation(ctx.now().secs(), ReservationId(reservation)) {
+        match self.scheduler.cancel_reservation(ctx.now(), ReservationId(reservation)) {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::warn!(provider = ctx.name(), reservation, "release refused: {e}"),
         }
@@ -82,7 +81,7 @@ impl Provider {
     }
 
     /// What this provider is and offers; `slots` over the next `horizon` seconds (none for 0).
-    pub(super) fn resource_update(&self, now: f64, horizon: f64) -> Box<ResourceUpdate> {
+    pub(super) fn resource_update(&self, now: SimTime, horizon: f64) -> Box<ResourceUpdate> {
         let slots =
             if horizon > 0.0 { self.scheduler.free_slots(now, horizon, None).unwrap_or_default() } else { vec![] };
         let slots = slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect();
@@ -92,7 +91,7 @@ impl Provider {
 
     /// The meta-broker's periodic catalogue update: the maximal free rectangles of the availability profile.
     pub(super) fn on_slots_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
-        let update = self.resource_update(ctx.now().secs(), horizon);
+        let update = self.resource_update(ctx.now(), horizon);
         ctx.send(from, Msg::Market(MarketMsg::ResourceUpdate(update)));
     }
 }

@@ -3,13 +3,14 @@
 use std::borrow::Cow;
 
 use super::Rejected;
-use crate::provider::profile::{Profile, TimeKey};
+use crate::provider::profile::Profile;
+use crate::sim::SimTime;
 
 /// A window held in the profiles, with the PEs taken from each partition.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Hold {
-    pub(super) start: f64,
-    pub(super) end: f64,
+    pub(super) start: SimTime,
+    pub(super) end: SimTime,
     pub(super) take: Vec<u32>,
 }
 
@@ -25,11 +26,11 @@ impl Cluster {
         self.parts.iter().map(Profile::capacity).sum()
     }
 
-    pub(super) fn free_at(&self, t: f64) -> u32 {
+    pub(super) fn free_at(&self, t: SimTime) -> u32 {
         self.parts.iter().map(|p| p.free_at(t)).sum()
     }
 
-    pub(super) fn min_free(&self, start: f64, end: f64) -> u32 {
+    pub(super) fn min_free(&self, start: SimTime, end: SimTime) -> u32 {
         self.parts.iter().map(|p| p.min_free(start, end)).sum()
     }
 
@@ -49,7 +50,7 @@ impl Cluster {
     /// PEs to take from each partition to hold `pes` over `[start, end)`: all from `own` when
     /// it can, otherwise (if borrowing, or for `own == None`) own first, then others in index
     /// order.
-    pub(super) fn fit(&self, own: Option<usize>, pes: u32, start: f64, end: f64) -> Option<Vec<u32>> {
+    pub(super) fn fit(&self, own: Option<usize>, pes: u32, start: SimTime, end: SimTime) -> Option<Vec<u32>> {
         let mut take = vec![0; self.parts.len()];
         let mut need = pes;
         if let Some(p) = own {
@@ -75,7 +76,7 @@ impl Cluster {
     /// Earliest placement of a job of partition `own` at or after `after`. With several
     /// partitions it compares the partition alone with the whole cluster and prefers the
     /// partition on ties (GridSim's `AggressiveMultiPartitions`).
-    pub(super) fn place(&self, own: usize, pes: u32, duration: f64, after: f64) -> Hold {
+    pub(super) fn place(&self, own: usize, pes: u32, duration: f64, after: SimTime) -> Hold {
         let start = if self.parts.len() == 1 {
             self.parts[0].earliest_fit(after, pes, duration)
         } else {
@@ -94,16 +95,13 @@ impl Cluster {
 
     /// Earliest start of `pes` PEs across all partitions together; candidates are `after` and
     /// every partition's breakpoints (few under EASY, the only multi-partition policy).
-    fn earliest_anywhere(&self, pes: u32, duration: f64, after: f64) -> f64 {
-        let mut times: Vec<TimeKey> = std::iter::once(after)
-            .chain(self.parts.iter().flat_map(|p| p.breakpoints_after(after)))
-            .map(TimeKey::new)
-            .collect();
+    fn earliest_anywhere(&self, pes: u32, duration: f64, after: SimTime) -> SimTime {
+        let mut times: Vec<SimTime> =
+            std::iter::once(after).chain(self.parts.iter().flat_map(|p| p.breakpoints_after(after))).collect();
         times.sort();
         times.dedup();
         times
             .into_iter()
-            .map(|TimeKey(t)| t)
             .find(|&t| self.min_free(t, t + duration) >= pes)
             .expect("every partition is free after its last breakpoint")
     }
@@ -116,7 +114,7 @@ impl Cluster {
         }
     }
 
-    pub(super) fn release(&mut self, start: f64, end: f64, take: &[u32]) {
+    pub(super) fn release(&mut self, start: SimTime, end: SimTime, take: &[u32]) {
         for (profile, &pes) in self.parts.iter_mut().zip(take) {
             if pes > 0 {
                 profile.release(start, end, pes);
@@ -124,7 +122,7 @@ impl Cluster {
         }
     }
 
-    pub(super) fn max_free(&self, start: f64, end: f64) -> u32 {
+    pub(super) fn max_free(&self, start: SimTime, end: SimTime) -> u32 {
         self.parts.iter().map(|p| p.max_free(start, end)).sum()
     }
 }

@@ -2,20 +2,20 @@
 //! given back.
 
 use super::{LocalScheduler, SchedulerPolicy, Started};
-use crate::provider::profile::TimeKey;
+use crate::sim::SimTime;
 
 /// Capacity given back to a conservative schedule, logged to prune compression.
 pub(super) struct Release {
     epoch: u64,
-    start: f64,
-    pub(super) end: f64,
+    start: SimTime,
+    pub(super) end: SimTime,
     /// Upper bound on the free PEs in `[start, end)` from the release on.
     max_free: u32,
 }
 
 impl LocalScheduler {
     /// Under conservative backfilling, logs capacity given back over `[start, end)` for [`compress`](Self::compress).
-    pub(super) fn log_release(&mut self, start: f64, end: f64) {
+    pub(super) fn log_release(&mut self, start: SimTime, end: SimTime) {
         if self.policy == SchedulerPolicy::Conservative {
             self.epoch += 1;
             self.releases.push(Release { epoch: self.epoch, start, end, max_free: self.cluster.max_free(start, end) });
@@ -34,7 +34,7 @@ impl LocalScheduler {
     /// (inside its own window its PEs are its own): through a release it has not seen, which
     /// begins before that start and left at least `pes` PEs free at some point (every later
     /// change there was a logged release or an allocation).
-    pub(super) fn compress(&mut self, now: f64) -> Vec<Started> {
+    pub(super) fn compress(&mut self, now: SimTime) -> Vec<Started> {
         let seen = self.epoch;
         // Conservative backfilling runs on a single partition.
         let profile = &mut self.cluster.parts[0];
@@ -62,8 +62,8 @@ impl LocalScheduler {
                     let what = format!("job {}'s reservation delayed from {} to {start}", waiting.job.id, hold.start);
                     self.violations.push((now, what));
                 }
-                self.due.remove(&(TimeKey::new(hold.start), seq));
-                self.due.insert((TimeKey::new(start), seq));
+                self.due.remove(&(hold.start, seq));
+                self.due.insert((start, seq));
                 profile.release(hold.start, hold.end, pes);
                 let end = start + estimate;
                 profile.allocate(start, end, pes);
@@ -87,9 +87,9 @@ impl LocalScheduler {
     }
 
     /// Conservative backfilling when no capacity was given back: start the jobs whose reservation begins now.
-    pub(super) fn start_due(&mut self, now: f64) -> Vec<Started> {
+    pub(super) fn start_due(&mut self, now: SimTime) -> Vec<Started> {
         let mut started = Vec::new();
-        while let Some(&(TimeKey(t), seq)) = self.due.first()
+        while let Some(&(t, seq)) = self.due.first()
             && t <= now
         {
             started.push(self.commit(seq, now));

@@ -2,7 +2,7 @@
 
 use super::cluster::Hold;
 use super::{LocalScheduler, Started};
-use crate::provider::profile::TimeKey;
+use crate::sim::SimTime;
 
 impl LocalScheduler {
     /// FCFS and (multi-partition) EASY: start waiting jobs in queue order while they fit now;
@@ -11,10 +11,10 @@ impl LocalScheduler {
     /// implied by the profile) and starts any later job that fits now without touching a
     /// reservation. Shadow times are recomputed at every event, since early completions and
     /// cancellations can advance them.
-    pub(super) fn queue_pass(&mut self, now: f64, fcfs: bool) -> Vec<Started> {
+    pub(super) fn queue_pass(&mut self, now: SimTime, fcfs: bool) -> Vec<Started> {
         for (&seq, waiting) in &mut self.queue {
             if let Some(hold) = waiting.hold.take() {
-                self.due.remove(&(TimeKey::new(hold.start), seq));
+                self.due.remove(&(hold.start, seq));
                 self.cluster.release(hold.start, hold.end, &hold.take);
             }
         }
@@ -41,7 +41,7 @@ impl LocalScheduler {
             if !has_pivot[waiting.partition] {
                 let hold = self.cluster.place(waiting.partition, pes, estimate, now);
                 self.cluster.allocate(&hold);
-                self.due.insert((TimeKey::new(hold.start), seq));
+                self.due.insert((hold.start, seq));
                 waiting.hold = Some(hold);
                 has_pivot[waiting.partition] = true;
                 pivots += 1;

@@ -12,6 +12,12 @@
 //! suspended lease is re-queued for "the next available slot". Runtimes used for planning are
 //! the users' estimates; jobs are assumed killed at their estimate, as batch systems do.
 //!
+//! Time: every instant, in the API and inside (the profiles' breakpoints, the planned windows), is a [`SimTime`],
+//! every duration (estimates, horizons) `f64` seconds. `SimTime` is totally ordered, so it keys the profiles and the
+//! planned starts directly, and its arithmetic is the plain `f64` one (`t + secs`, `t1 - t0`, saturating only at the
+//! bounds a run never reaches): one type throughout, rather than conversions at the boundary, and the same schedule
+//! as with bare `f64`s. Profiles start at [`SimTime::ZERO`], the start of every run.
+//!
 //! This file holds the public types and [`LocalScheduler`]'s events and queries; `cluster` the
 //! partitions' availability profiles and the placement of windows in them; `easy` the queue
 //! pass of FCFS and (multi-partition) EASY; `conservative` the compression of conservative
@@ -21,8 +27,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::profile::{Profile, Slot, TimeKey};
+use super::profile::{Profile, Slot};
 use crate::model::JobId;
+use crate::sim::SimTime;
 use cluster::{Cluster, Hold};
 use conservative::Release;
 
@@ -85,7 +92,7 @@ pub struct QueuedJob {
     /// Job identifier, unique among queued and running jobs.
     pub id: JobId,
     /// Submission time (kept for metrics; planning uses the time of the `submit` call).
-    pub submit: f64,
+    pub submit: SimTime,
     /// Number of PEs, all needed at once (rigid job).
     pub pes: u32,
     /// The user's runtime estimate, used for planning; the job is killed when it runs out.
@@ -106,16 +113,16 @@ pub struct Started {
     /// The job.
     pub id: JobId,
     /// Its start time (the time of the event that started it).
-    pub start: f64,
+    pub start: SimTime,
 }
 
 /// An advance reservation request: `pes` PEs throughout `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReservationRequest {
     /// Start of the window; not before the time of the request.
-    pub start: f64,
+    pub start: SimTime,
     /// End of the window (exclusive).
-    pub end: f64,
+    pub end: SimTime,
     /// Number of PEs.
     pub pes: u32,
     /// Partition to take the PEs from first; `None` takes them from any partition.
@@ -135,9 +142,9 @@ pub struct RunningJob {
     /// PEs held.
     pub pes: u32,
     /// Start time.
-    pub start: f64,
+    pub start: SimTime,
     /// Planned end: start plus the user's estimate.
-    pub end: f64,
+    pub end: SimTime,
 }
 
 /// Outcome of [`LocalScheduler::reserve_preempting`].
@@ -211,13 +218,13 @@ struct Reservation {
 /// [`next_wakeup`](Self::next_wakeup).
 pub struct LocalScheduler {
     policy: SchedulerPolicy,
-    now: f64,
+    now: SimTime,
     cluster: Cluster,
     /// Waiting jobs by arrival sequence number (queue order).
     queue: BTreeMap<u64, Waiting>,
     seq_of: BTreeMap<JobId, u64>,
     /// Planned starts of waiting jobs: (start, sequence number).
-    due: BTreeSet<(TimeKey, u64)>,
+    due: BTreeSet<(SimTime, u64)>,
     running: BTreeMap<JobId, Running>,
     reservations: BTreeMap<ReservationId, Reservation>,
     /// Conservative only: releases not yet seen by every queued job.
@@ -226,7 +233,7 @@ pub struct LocalScheduler {
     next_seq: u64,
     next_reservation: u64,
     /// Its guarantees found broken, with when: always checked, reported by the provider (a run with any fails).
-    violations: Vec<(f64, String)>,
+    violations: Vec<(SimTime, String)>,
 }
 
 impl LocalScheduler {
@@ -241,7 +248,7 @@ impl LocalScheduler {
 
     /// Guarantees of the schedule found broken, with when (none, unless the scheduler has a bug): a job ran past
     /// its estimate or started off its plan, or a conservative reservation was delayed by a later arrival.
-    pub fn violations(&self) -> &[(f64, String)] {
+    pub fn violations(&self) -> &[(SimTime, String)] {
         &self.violations
     }
 
@@ -254,7 +261,7 @@ impl LocalScheduler {
     fn with_parts(policy: SchedulerPolicy, parts: Vec<Profile>, borrowing: bool) -> Self {
         Self {
             policy,
-            now: f64::NEG_INFINITY,
+            now: SimTime::ZERO,
             cluster: Cluster { parts, borrowing },
             queue: BTreeMap::new(),
             seq_of: BTreeMap::new(),
@@ -285,7 +292,7 @@ impl LocalScheduler {
     }
 
     /// A job arrives at `now`; returns the jobs that start now (possibly including it).
-    pub fn submit(&mut self, now: f64, job: QueuedJob) -> Result<Vec<Started>, Rejected> {
+    pub fn submit(&mut self, now: SimTime, job: QueuedJob) -> Result<Vec<Started>, Rejected> {
         let partition = self.partition_for(job.pes, job.partition)?;
         if !(job.estimate.is_finite() && job.estimate > 0.0) {
             return Err(Rejected::Invalid("the estimate must be positive and finite"));
@@ -301,7 +308,7 @@ impl LocalScheduler {
         let hold = (self.policy == SchedulerPolicy::Conservative).then(|| {
             let hold = self.cluster.place(partition, job.pes, job.estimate, now);
             self.cluster.allocate(&hold);
-            self.due.insert((TimeKey::new(hold.start), seq));
+            self.due.insert((hold.start, seq));
             hold
         });
         let clean = self.epoch;
@@ -311,7 +318,7 @@ impl LocalScheduler {
 
     /// A running job left at `now` (finished, possibly before its estimate, or cancelled):
     /// frees its PEs and returns the jobs that start now.
-    pub fn complete(&mut self, now: f64, id: JobId) -> Result<Vec<Started>, Rejected> {
+    pub fn complete(&mut self, now: SimTime, id: JobId) -> Result<Vec<Started>, Rejected> {
         let running = self.running.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
         if now > running.hold.end {
@@ -324,31 +331,27 @@ impl LocalScheduler {
     }
 
     /// Time passes to `now` (a wake-up requested by [`next_wakeup`](Self::next_wakeup)).
-    pub fn tick(&mut self, now: f64) -> Vec<Started> {
+    pub fn tick(&mut self, now: SimTime) -> Vec<Started> {
         self.advance(now);
         self.replan(now)
     }
 
     /// When the actor must call [`tick`](Self::tick) next even if nothing else happens: the
     /// earliest planned start of a waiting job or end of an advance reservation.
-    pub fn next_wakeup(&self) -> Option<f64> {
-        let start = self.due.first().map(|&(TimeKey(t), _)| t);
-        let reservation_end =
-            self.reservations.values().map(|r| r.request.end).filter(|&end| end > self.now).min_by(f64::total_cmp);
-        match (start, reservation_end) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        let start = self.due.first().map(|&(t, _)| t);
+        let reservation_end = self.reservations.values().map(|r| r.request.end).filter(|&end| end > self.now).min();
+        start.into_iter().chain(reservation_end).min()
     }
 
     /// Removes a waiting job (cancelled, or withdrawn to be sent elsewhere); returns it and the
     /// jobs that start now.
-    pub fn remove(&mut self, now: f64, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
+    pub fn remove(&mut self, now: SimTime, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
         let seq = self.seq_of.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
         let waiting = self.queue.remove(&seq).expect("indexed job is queued");
         if let Some(hold) = waiting.hold {
-            self.due.remove(&(TimeKey::new(hold.start), seq));
+            self.due.remove(&(hold.start, seq));
             self.free(hold.start, hold.end, &hold.take);
         }
         Ok((waiting.job, self.replan(now)))
@@ -357,7 +360,7 @@ impl LocalScheduler {
     /// Suspends (or cancels) a running lease at `now`. Returns the job with its estimate cut to
     /// the remaining estimated work, ready to be re-submitted ("resumed") into the next
     /// available slot, and the jobs that start now.
-    pub fn suspend(&mut self, now: f64, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
+    pub fn suspend(&mut self, now: SimTime, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
         let running = self.running.get(&id).ok_or(Rejected::UnknownJob(id))?;
         if now >= running.hold.end {
             return Err(Rejected::Invalid("the job has no estimated work left"));
@@ -372,7 +375,7 @@ impl LocalScheduler {
     /// Accepts an advance reservation only if the profile has `pes` free PEs throughout the
     /// window, next to every running job and every existing reservation (queued jobs'
     /// reservations included), so no reservation is ever delayed by it.
-    pub fn reserve(&mut self, now: f64, request: ReservationRequest) -> Result<ReservationId, Rejected> {
+    pub fn reserve(&mut self, now: SimTime, request: ReservationRequest) -> Result<ReservationId, Rejected> {
         self.check_reservation(now, &request)?;
         self.advance(now);
         let take = self
@@ -383,7 +386,7 @@ impl LocalScheduler {
     }
 
     /// Cancels (or ends early) a reservation; returns the jobs that start now.
-    pub fn cancel_reservation(&mut self, now: f64, id: ReservationId) -> Result<Vec<Started>, Rejected> {
+    pub fn cancel_reservation(&mut self, now: SimTime, id: ReservationId) -> Result<Vec<Started>, Rejected> {
         let reservation = self.reservations.remove(&id).ok_or(Rejected::UnknownReservation(id))?;
         self.advance(now);
         let start = reservation.request.start.max(now);
@@ -399,7 +402,7 @@ impl LocalScheduler {
     /// changes and `Unavailable` is returned.
     pub fn reserve_preempting(
         &mut self,
-        now: f64,
+        now: SimTime,
         request: ReservationRequest,
         victims: &[JobId],
     ) -> Result<Preempted, Rejected> {
@@ -445,7 +448,7 @@ impl LocalScheduler {
             }
             if let Some(hold) = hold {
                 if let Some(seq) = seq {
-                    self.due.remove(&(TimeKey::new(hold.start), seq));
+                    self.due.remove(&(hold.start, seq));
                 }
                 self.log_release(hold.start, hold.end);
             }
@@ -459,7 +462,13 @@ impl LocalScheduler {
     /// a plan that gives every waiting job a reservation in queue order (with non-decreasing
     /// starts under FCFS): EASY may do better by backfilling it, or worse when later jobs
     /// backfill ahead of it.
-    pub fn earliest_start(&self, now: f64, pes: u32, duration: f64, partition: Option<usize>) -> Result<f64, Rejected> {
+    pub fn earliest_start(
+        &self,
+        now: SimTime,
+        pes: u32,
+        duration: f64,
+        partition: Option<usize>,
+    ) -> Result<SimTime, Rejected> {
         let own = self.partition_for(pes, partition)?;
         if !(duration.is_finite() && duration > 0.0) {
             return Err(Rejected::Invalid("the duration must be positive and finite"));
@@ -485,14 +494,14 @@ impl LocalScheduler {
     /// cluster or one partition: the maximal free rectangles of the profile (see
     /// [`Profile::free_slots`]). Under FCFS and EASY waiting jobs without a reservation are not
     /// in the profile, so slots may be taken by them; a reservation in a slot is still honoured.
-    pub fn free_slots(&self, now: f64, horizon: f64, partition: Option<usize>) -> Result<Vec<Slot>, Rejected> {
+    pub fn free_slots(&self, now: SimTime, horizon: f64, partition: Option<usize>) -> Result<Vec<Slot>, Rejected> {
         let now = now.max(self.now);
         Ok(self.cluster.profile(partition)?.free_slots(now, now + horizon))
     }
 
     /// Fraction of the PEs (of the cluster or of a partition) busy at `now`, reservations
     /// included: Garg's queue load `l_k`.
-    pub fn load(&self, now: f64, partition: Option<usize>) -> Result<f64, Rejected> {
+    pub fn load(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
         let now = now.max(self.now);
         let (capacity, free) = match partition {
             None => (self.cluster.capacity(), self.cluster.free_at(now)),
@@ -511,7 +520,7 @@ impl LocalScheduler {
 
     /// Planned start of a waiting job, if it holds a reservation (every waiting job under
     /// conservative backfilling; partition heads under EASY).
-    pub fn planned_start(&self, id: JobId) -> Option<f64> {
+    pub fn planned_start(&self, id: JobId) -> Option<SimTime> {
         let seq = self.seq_of.get(&id)?;
         self.queue[seq].hold.as_ref().map(|hold| hold.start)
     }
@@ -556,11 +565,9 @@ impl LocalScheduler {
         Ok(own)
     }
 
-    fn check_reservation(&self, now: f64, request: &ReservationRequest) -> Result<(), Rejected> {
-        let window_ok = request.start.is_finite()
-            && request.end.is_finite()
-            && request.start >= now.max(self.now)
-            && request.end > request.start;
+    fn check_reservation(&self, now: SimTime, request: &ReservationRequest) -> Result<(), Rejected> {
+        // A `SimTime` is finite: only the order of the window is left to check.
+        let window_ok = request.start >= now.max(self.now) && request.end > request.start;
         if !window_ok {
             return Err(Rejected::Invalid("the window must be finite, non-empty and not in the past"));
         }
@@ -580,11 +587,11 @@ impl LocalScheduler {
         id
     }
 
-    fn advance(&mut self, now: f64) {
-        assert!(now.is_finite() && now >= self.now, "time must be finite and non-decreasing: {now} after {}", self.now);
+    fn advance(&mut self, now: SimTime) {
+        assert!(now >= self.now, "time must not decrease: {now} after {}", self.now);
         self.now = now;
         // Late planned starts are re-planned from their old window, so keep it.
-        let keep_from = self.due.first().map_or(now, |&(TimeKey(t), _)| t.min(now));
+        let keep_from = self.due.first().map_or(now, |&(t, _)| t.min(now));
         for part in &mut self.cluster.parts {
             part.advance(keep_from);
         }
@@ -593,29 +600,29 @@ impl LocalScheduler {
     }
 
     /// Gives back capacity and, under conservative backfilling, logs it for compression.
-    fn free(&mut self, start: f64, end: f64, take: &[u32]) {
+    fn free(&mut self, start: SimTime, end: SimTime, take: &[u32]) {
         self.cluster.release(start, end, take);
         self.log_release(start, end);
     }
 
     /// The policy's queue pass after an event; returns the jobs that start now.
-    fn replan(&mut self, now: f64) -> Vec<Started> {
+    fn replan(&mut self, now: SimTime) -> Vec<Started> {
         match self.policy {
             SchedulerPolicy::Fcfs => self.queue_pass(now, true),
             SchedulerPolicy::Easy | SchedulerPolicy::MultiPartitionEasy => self.queue_pass(now, false),
             SchedulerPolicy::Conservative => {
-                let late = self.due.first().is_some_and(|&(TimeKey(t), _)| t < now);
+                let late = self.due.first().is_some_and(|&(t, _)| t < now);
                 if late || !self.releases.is_empty() { self.compress(now) } else { self.start_due(now) }
             }
         }
     }
 
     /// Moves a waiting job whose window starts now to the running set.
-    fn commit(&mut self, seq: u64, now: f64) -> Started {
+    fn commit(&mut self, seq: u64, now: SimTime) -> Started {
         let waiting = self.queue.remove(&seq).expect("starting job is queued");
         self.seq_of.remove(&waiting.job.id);
         let hold = waiting.hold.expect("a starting job holds its window");
-        self.due.remove(&(TimeKey::new(hold.start), seq));
+        self.due.remove(&(hold.start, seq));
         if hold.start != now {
             let what = format!("job {} starts off its plan (planned at {})", waiting.job.id, hold.start);
             self.violations.push((now, what));

@@ -6,6 +6,11 @@ use SchedulerPolicy::{Conservative, Easy, Fcfs, MultiPartitionEasy};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
+/// The tests write times in seconds.
+fn t(secs: f64) -> SimTime {
+    SimTime::new(secs).unwrap()
+}
+
 /// A test job: the scheduler's view plus the actual runtime (at most the estimate).
 #[derive(Clone, Copy, Debug)]
 struct Spec {
@@ -26,7 +31,7 @@ impl Spec {
     fn queued(&self) -> QueuedJob {
         QueuedJob {
             id: self.id,
-            submit: self.submit,
+            submit: t(self.submit),
             pes: self.pes,
             estimate: self.estimate,
             partition: self.partition,
@@ -36,14 +41,14 @@ impl Spec {
 }
 
 fn at(start: f64, ids: &[JobId]) -> Vec<Started> {
-    ids.iter().map(|&id| Started { id, start }).collect()
+    ids.iter().map(|&id| Started { id, start: t(start) }).collect()
 }
 
 fn window(start: f64, end: f64, pes: u32) -> ReservationRequest {
-    ReservationRequest { start, end, pes, partition: None }
+    ReservationRequest { start: t(start), end: t(end), pes, partition: None }
 }
 
-/// What the driver needs, so that the naive reference runs through the same driver.
+/// What the driver needs, so that the naive reference runs through the same driver. Times in seconds.
 trait Driven {
     fn pes(&self) -> u32;
     fn never_delays(&self) -> bool;
@@ -65,22 +70,22 @@ impl Driven for LocalScheduler {
         self.policy() == Conservative
     }
     fn submit(&mut self, now: f64, job: QueuedJob) -> Vec<Started> {
-        LocalScheduler::submit(self, now, job).unwrap()
+        LocalScheduler::submit(self, t(now), job).unwrap()
     }
     fn complete(&mut self, now: f64, id: JobId) -> Vec<Started> {
-        LocalScheduler::complete(self, now, id).unwrap()
+        LocalScheduler::complete(self, t(now), id).unwrap()
     }
     fn tick(&mut self, now: f64) -> Vec<Started> {
-        LocalScheduler::tick(self, now)
+        LocalScheduler::tick(self, t(now))
     }
     fn reserve(&mut self, now: f64, request: ReservationRequest) -> bool {
-        LocalScheduler::reserve(self, now, request).is_ok()
+        LocalScheduler::reserve(self, t(now), request).is_ok()
     }
     fn next_wakeup(&self) -> Option<f64> {
-        LocalScheduler::next_wakeup(self)
+        LocalScheduler::next_wakeup(self).map(SimTime::secs)
     }
     fn planned_start(&self, id: JobId) -> Option<f64> {
-        LocalScheduler::planned_start(self, id)
+        LocalScheduler::planned_start(self, id).map(SimTime::secs)
     }
     fn head(&self) -> Option<JobId> {
         self.waiting().next().map(|job| job.id)
@@ -103,13 +108,13 @@ struct Outcome {
 /// (EASY's shadow time) never moves later, and under conservative backfilling no job starts
 /// later than its first reservation.
 fn run(s: &mut impl Driven, jobs: &[Spec], requests: &[(f64, ReservationRequest)]) -> Outcome {
-    type Completions = BTreeSet<(TimeKey, JobId)>;
+    type Completions = BTreeSet<(SimTime, JobId)>;
     let spec: BTreeMap<JobId, Spec> = jobs.iter().map(|j| (j.id, *j)).collect();
     let record = |started: Vec<Started>, now: f64, out: &mut Outcome, ends: &mut Completions| {
         for s in started {
-            assert_eq!(s.start, now, "job {} reported off its event", s.id);
+            assert_eq!(s.start, t(now), "job {} reported off its event", s.id);
             assert!(out.starts.insert(s.id, now).is_none(), "job {} started twice", s.id);
-            ends.insert((TimeKey::new(now + spec[&s.id].runtime), s.id));
+            ends.insert((t(now + spec[&s.id].runtime), s.id));
         }
     };
     let mut arrivals: Vec<Spec> = jobs.to_vec();
@@ -131,7 +136,7 @@ fn run(s: &mut impl Driven, jobs: &[Spec], requests: &[(f64, ReservationRequest)
         }
         head = head_now;
         let candidates = [
-            completions.first().map(|&(TimeKey(t), _)| t),
+            completions.first().map(|&(end, _)| end.secs()),
             requests.peek().map(|r| r.0),
             arrivals.peek().map(|j| j.submit),
             s.next_wakeup(),
@@ -148,7 +153,7 @@ fn run(s: &mut impl Driven, jobs: &[Spec], requests: &[(f64, ReservationRequest)
             let &(_, request) = requests.next().unwrap();
             let accepted = s.reserve(now, request);
             if accepted {
-                held.push((request.start, request.end, request.pes));
+                held.push((request.start.secs(), request.end.secs(), request.pes));
             }
             out.accepted.push(accepted);
         } else if candidates[2] == Some(now) {
@@ -244,7 +249,7 @@ impl Naive {
         due.into_iter()
             .map(|(id, pes, estimate, start)| {
                 self.running.insert(id, (start, start + estimate, pes));
-                Started { id, start }
+                Started { id, start: t(start) }
             })
             .collect::<Vec<_>>()
     }
@@ -272,9 +277,10 @@ impl Driven for Naive {
     }
     fn reserve(&mut self, now: f64, r: ReservationRequest) -> bool {
         self.now = now;
-        let ok = r.start >= now && r.pes <= self.pes && self.fits(r.start, r.end, r.pes, None);
+        let (start, end) = (r.start.secs(), r.end.secs());
+        let ok = start >= now && r.pes <= self.pes && self.fits(start, end, r.pes, None);
         if ok {
-            self.reservations.push((r.start, r.end, r.pes));
+            self.reservations.push((start, end, r.pes));
         }
         ok
     }
@@ -302,12 +308,12 @@ fn fcfs_head_blocks_where_easy_backfills() {
     // FCFS: J1 runs [0,10); J2 needs all 4 PEs and blocks J3 and J4 although 2 PEs idle
     // until 10. J2 runs [10,15); then J3 [15,18) and J4 [15,17) together.
     let mut s = LocalScheduler::new(Fcfs, 4);
-    assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(at(0.0, &[1])));
     for j in &jobs[1..] {
-        assert_eq!(s.submit(j.submit, j.queued()), Ok(vec![]));
+        assert_eq!(s.submit(t(j.submit), j.queued()), Ok(vec![]));
     }
-    assert_eq!(s.complete(10.0, 1), Ok(at(10.0, &[2])));
-    assert_eq!(s.complete(15.0, 2), Ok(at(15.0, &[3, 4])));
+    assert_eq!(s.complete(t(10.0), 1), Ok(at(10.0, &[2])));
+    assert_eq!(s.complete(t(15.0), 2), Ok(at(15.0, &[3, 4])));
     let fcfs = run(&mut LocalScheduler::new(Fcfs, 4), &jobs, &[]);
     assert_eq!(fcfs.starts, BTreeMap::from([(1, 0.0), (2, 10.0), (3, 15.0), (4, 15.0)]));
     // EASY: J2 reserves [10,15); J3 backfills at 2 (ends 5 <= 10); J4 fits at 5 when J3
@@ -343,24 +349,24 @@ fn easy_hand_worked() {
         job(7, 6.0, 3, 3.0, 3.0),
     ];
     let mut s = LocalScheduler::new(Easy, 8);
-    assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(at(0.0, &[1])));
-    assert_eq!(s.submit(1.0, jobs[1].queued()), Ok(at(1.0, &[2])));
-    assert_eq!(s.submit(2.0, jobs[2].queued()), Ok(vec![]));
-    assert_eq!(s.planned_start(3), Some(20.0), "shadow time");
-    assert_eq!(s.submit(3.0, jobs[3].queued()), Ok(at(3.0, &[4])), "extra PEs");
+    assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(1.0), jobs[1].queued()), Ok(at(1.0, &[2])));
+    assert_eq!(s.submit(t(2.0), jobs[2].queued()), Ok(vec![]));
+    assert_eq!(s.planned_start(3), Some(t(20.0)), "shadow time");
+    assert_eq!(s.submit(t(3.0), jobs[3].queued()), Ok(at(3.0, &[4])), "extra PEs");
     for j in &jobs[4..] {
-        assert_eq!(s.submit(j.submit, j.queued()), Ok(vec![]));
+        assert_eq!(s.submit(t(j.submit), j.queued()), Ok(vec![]));
     }
-    assert_eq!(s.complete(11.0, 2), Ok(at(11.0, &[6])), "J5 refused");
+    assert_eq!(s.complete(t(11.0), 2), Ok(at(11.0, &[6])), "J5 refused");
     assert_eq!(s.planned_start(5), None, "only the head holds a reservation");
-    assert_eq!(s.complete(12.0, 1), Ok(at(12.0, &[7])), "J5 refused again");
-    assert_eq!(s.planned_start(3), Some(15.0), "shadow advanced");
-    assert_eq!(s.complete(15.0, 6), Ok(at(15.0, &[3])));
-    assert_eq!(s.planned_start(5), Some(20.0));
-    assert_eq!(s.complete(15.0, 7), Ok(vec![]));
-    assert_eq!(s.complete(20.0, 3), Ok(at(20.0, &[5])));
-    assert_eq!(s.complete(23.0, 5), Ok(vec![]));
-    assert_eq!(s.complete(33.0, 4), Ok(vec![]));
+    assert_eq!(s.complete(t(12.0), 1), Ok(at(12.0, &[7])), "J5 refused again");
+    assert_eq!(s.planned_start(3), Some(t(15.0)), "shadow advanced");
+    assert_eq!(s.complete(t(15.0), 6), Ok(at(15.0, &[3])));
+    assert_eq!(s.planned_start(5), Some(t(20.0)));
+    assert_eq!(s.complete(t(15.0), 7), Ok(vec![]));
+    assert_eq!(s.complete(t(20.0), 3), Ok(at(20.0, &[5])));
+    assert_eq!(s.complete(t(23.0), 5), Ok(vec![]));
+    assert_eq!(s.complete(t(33.0), 4), Ok(vec![]));
 
     let out = run(&mut LocalScheduler::new(Easy, 8), &jobs, &[]);
     let starts = [(1, 0.0), (2, 1.0), (3, 15.0), (4, 3.0), (5, 20.0), (6, 11.0), (7, 12.0)];
@@ -396,26 +402,27 @@ fn conservative_hand_worked() {
         job(7, 7.0, 2, 3.0, 3.0),
     ];
     let mut s = LocalScheduler::new(Conservative, 8);
-    let planned =
-        |s: &LocalScheduler, ids: &[JobId]| -> Vec<Option<f64>> { ids.iter().map(|&id| s.planned_start(id)).collect() };
-    assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(at(0.0, &[1])));
-    assert_eq!(s.submit(1.0, jobs[1].queued()), Ok(vec![]));
-    assert_eq!(s.submit(2.0, jobs[2].queued()), Ok(at(2.0, &[3])));
+    let planned = |s: &LocalScheduler, ids: &[JobId]| -> Vec<Option<f64>> {
+        ids.iter().map(|&id| s.planned_start(id).map(SimTime::secs)).collect()
+    };
+    assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(1.0), jobs[1].queued()), Ok(vec![]));
+    assert_eq!(s.submit(t(2.0), jobs[2].queued()), Ok(at(2.0, &[3])));
     for j in &jobs[3..6] {
-        assert_eq!(s.submit(j.submit, j.queued()), Ok(vec![]));
+        assert_eq!(s.submit(t(j.submit), j.queued()), Ok(vec![]));
     }
     assert_eq!(planned(&s, &[2, 4, 5, 6]), [Some(10.0), Some(8.0), Some(18.0), Some(15.0)]);
-    assert_eq!(s.complete(6.0, 1), Ok(at(6.0, &[4])), "compression starts J4");
+    assert_eq!(s.complete(t(6.0), 1), Ok(at(6.0, &[4])), "compression starts J4");
     assert_eq!(planned(&s, &[2, 5, 6]), [Some(8.0), Some(18.0), Some(13.0)]);
-    assert_eq!(s.submit(7.0, jobs[6].queued()), Ok(vec![]));
+    assert_eq!(s.submit(t(7.0), jobs[6].queued()), Ok(vec![]));
     assert_eq!(planned(&s, &[2, 5, 6, 7]), [Some(8.0), Some(16.0), Some(13.0), Some(13.0)]);
-    assert_eq!(s.complete(8.0, 3), Ok(at(8.0, &[2])));
-    assert_eq!(s.complete(13.0, 2), Ok(at(13.0, &[6, 7])));
-    assert_eq!(s.complete(16.0, 4), Ok(at(16.0, &[5])));
+    assert_eq!(s.complete(t(8.0), 3), Ok(at(8.0, &[2])));
+    assert_eq!(s.complete(t(13.0), 2), Ok(at(13.0, &[6, 7])));
+    assert_eq!(s.complete(t(16.0), 4), Ok(at(16.0, &[5])));
     for id in [6, 7] {
-        assert_eq!(s.complete(16.0, id), Ok(vec![]));
+        assert_eq!(s.complete(t(16.0), id), Ok(vec![]));
     }
-    assert_eq!(s.complete(20.0, 5), Ok(vec![]));
+    assert_eq!(s.complete(t(20.0), 5), Ok(vec![]));
 
     let starts = [(1, 0.0), (2, 8.0), (3, 2.0), (4, 6.0), (5, 16.0), (6, 13.0), (7, 13.0)];
     let out = run(&mut LocalScheduler::new(Conservative, 8), &jobs, &[]);
@@ -454,19 +461,19 @@ fn multi_partition_easy() {
     assert_eq!(Partitioning::default().sizes(1024), [170, 341, 513]);
     let mut s = LocalScheduler::new(MultiPartitionEasy, 12);
     assert_eq!(s.partitions(), [2, 4, 6]);
-    assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(at(0.0, &[1])));
-    assert_eq!(s.submit(1.0, jobs[1].queued()), Ok(at(1.0, &[2])));
-    assert_eq!(s.submit(2.0, jobs[2].queued()), Ok(at(2.0, &[3])));
-    assert_eq!(s.load(2.0, Some(1)), Ok(0.5), "two P1 PEs lent to J3");
-    assert_eq!(s.submit(3.0, jobs[3].queued()), Ok(vec![]));
-    assert_eq!(s.planned_start(4), Some(7.0));
-    assert_eq!(s.submit(4.0, jobs[4].queued()), Ok(at(4.0, &[5])));
-    assert_eq!(s.submit(5.0, jobs[5].queued()), Ok(vec![]));
-    assert_eq!(s.planned_start(6), Some(11.0));
+    assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(1.0), jobs[1].queued()), Ok(at(1.0, &[2])));
+    assert_eq!(s.submit(t(2.0), jobs[2].queued()), Ok(at(2.0, &[3])));
+    assert_eq!(s.load(t(2.0), Some(1)), Ok(0.5), "two P1 PEs lent to J3");
+    assert_eq!(s.submit(t(3.0), jobs[3].queued()), Ok(vec![]));
+    assert_eq!(s.planned_start(4), Some(t(7.0)));
+    assert_eq!(s.submit(t(4.0), jobs[4].queued()), Ok(at(4.0, &[5])));
+    assert_eq!(s.submit(t(5.0), jobs[5].queued()), Ok(vec![]));
+    assert_eq!(s.planned_start(6), Some(t(11.0)));
     assert_eq!((s.queue_len(Some(0)), s.queue_len(Some(1))), (1, 1));
-    assert_eq!(s.complete(7.0, 3), Ok(at(7.0, &[4])));
-    assert_eq!(s.complete(7.0, 5), Ok(vec![]));
-    assert_eq!(s.complete(11.0, 2), Ok(at(11.0, &[6])));
+    assert_eq!(s.complete(t(7.0), 3), Ok(at(7.0, &[4])));
+    assert_eq!(s.complete(t(7.0), 5), Ok(vec![]));
+    assert_eq!(s.complete(t(11.0), 2), Ok(at(11.0, &[6])));
 
     let borrowing = run(&mut LocalScheduler::new(MultiPartitionEasy, 12), &jobs, &[]);
     let starts = [(1, 0.0), (2, 1.0), (3, 2.0), (4, 7.0), (5, 4.0), (6, 11.0)];
@@ -480,15 +487,15 @@ fn multi_partition_easy() {
     // A 7-PE job exceeds every partition: it borrows, or is refused without borrowing.
     let wide = job(9, 0.0, 7, 1.0, 1.0).queued();
     let mut s = LocalScheduler::multi_partition(12, &strict);
-    assert_eq!(s.submit(0.0, wide.clone()), Err(Rejected::TooWide { pes: 7, max: 6 }));
+    assert_eq!(s.submit(t(0.0), wide.clone()), Err(Rejected::TooWide { pes: 7, max: 6 }));
     let mut s = LocalScheduler::new(MultiPartitionEasy, 12);
-    assert_eq!(s.submit(0.0, wide), Ok(at(0.0, &[9])));
+    assert_eq!(s.submit(t(0.0), wide), Ok(at(0.0, &[9])));
     // A meta-broker may pick the queue (Garg's DAM matches applications to queues).
     let pinned = QueuedJob { id: 10, partition: Some(1), ..job(10, 0.0, 1, 1.0, 1.0).queued() };
-    assert_eq!(s.submit(0.0, pinned), Ok(at(0.0, &[10])));
-    assert_eq!(s.load(0.0, Some(1)), Ok(0.25));
+    assert_eq!(s.submit(t(0.0), pinned), Ok(at(0.0, &[10])));
+    assert_eq!(s.load(t(0.0), Some(1)), Ok(0.25));
     let lost = QueuedJob { partition: Some(3), ..job(11, 0.0, 1, 1.0, 1.0).queued() };
-    assert_eq!(s.submit(0.0, lost), Err(Rejected::NoSuchPartition(3)));
+    assert_eq!(s.submit(t(0.0), lost), Err(Rejected::NoSuchPartition(3)));
 }
 
 /// 4 PEs. Reservation R1 = 3 PEs over [10,20). J1 2×15 cannot run beside it before 20.
@@ -502,31 +509,31 @@ fn advance_reservations_accepted_refused_respected() {
     let jobs = [job(1, 0.0, 2, 15.0, 15.0), job(2, 1.0, 1, 5.0, 5.0), job(3, 2.0, 1, 20.0, 20.0)];
     for policy in [Easy, Conservative, Fcfs] {
         let mut s = LocalScheduler::new(policy, 4);
-        let r1 = s.reserve(0.0, window(10.0, 20.0, 3)).unwrap();
-        let past = Rejected::Invalid("the window must be finite, non-empty and not in the past");
-        assert_eq!(s.reserve(0.0, window(-1.0, 5.0, 1)), Err(past));
-        assert_eq!(s.reserve(0.0, window(2.0, 5.0, 5)), Err(Rejected::TooWide { pes: 5, max: 4 }));
-        assert_eq!(s.reserve(0.0, window(12.0, 18.0, 2)), Err(Rejected::Unavailable));
-        assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(vec![]));
+        let r1 = s.reserve(t(0.0), window(10.0, 20.0, 3)).unwrap();
+        assert_eq!(s.reserve(t(0.0), window(2.0, 5.0, 5)), Err(Rejected::TooWide { pes: 5, max: 4 }));
+        assert_eq!(s.reserve(t(0.0), window(12.0, 18.0, 2)), Err(Rejected::Unavailable));
+        assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(vec![]));
         let fcfs = policy == Fcfs;
         let expected = if fcfs { vec![] } else { at(1.0, &[2]) };
-        assert_eq!(s.submit(1.0, jobs[1].queued()), Ok(expected));
+        assert_eq!(s.submit(t(1.0), jobs[1].queued()), Ok(expected));
         let expected = if fcfs { vec![] } else { at(2.0, &[3]) };
-        assert_eq!(s.submit(2.0, jobs[2].queued()), Ok(expected));
-        assert_eq!(s.reserve(3.0, window(5.0, 12.0, 2)), Err(Rejected::Unavailable));
-        assert!(s.reserve(3.0, window(5.0, 10.0, 2)).is_ok());
-        assert_eq!(s.cancel_reservation(4.0, r1), Ok(if fcfs { at(4.0, &[1]) } else { vec![] }));
+        assert_eq!(s.submit(t(2.0), jobs[2].queued()), Ok(expected));
+        let past = Rejected::Invalid("the window must be finite, non-empty and not in the past");
+        assert_eq!(s.reserve(t(3.0), window(2.0, 5.0, 1)), Err(past));
+        assert_eq!(s.reserve(t(3.0), window(5.0, 12.0, 2)), Err(Rejected::Unavailable));
+        assert!(s.reserve(t(3.0), window(5.0, 10.0, 2)).is_ok());
+        assert_eq!(s.cancel_reservation(t(4.0), r1), Ok(if fcfs { at(4.0, &[1]) } else { vec![] }));
         if fcfs {
-            assert_eq!(s.next_wakeup(), Some(10.0), "R2 ends");
-            assert_eq!(s.tick(10.0), at(10.0, &[2, 3]));
+            assert_eq!(s.next_wakeup(), Some(t(10.0)), "R2 ends");
+            assert_eq!(s.tick(t(10.0)), at(10.0, &[2, 3]));
             continue;
         }
-        assert_eq!(s.planned_start(1), Some(10.0));
-        assert_eq!(s.complete(6.0, 2), Ok(vec![]));
-        assert_eq!(s.next_wakeup(), Some(10.0));
-        assert_eq!(s.tick(10.0), at(10.0, &[1]));
-        assert_eq!(s.complete(22.0, 3), Ok(vec![]));
-        assert_eq!(s.complete(25.0, 1), Ok(vec![]));
+        assert_eq!(s.planned_start(1), Some(t(10.0)));
+        assert_eq!(s.complete(t(6.0), 2), Ok(vec![]));
+        assert_eq!(s.next_wakeup(), Some(t(10.0)));
+        assert_eq!(s.tick(t(10.0)), at(10.0, &[1]));
+        assert_eq!(s.complete(t(22.0), 3), Ok(vec![]));
+        assert_eq!(s.complete(t(25.0), 1), Ok(vec![]));
     }
     // The same workload through the checking driver, R1 kept: J1 waits for R1's end.
     let requests = [(0.0, window(10.0, 20.0, 3)), (3.0, window(5.0, 10.0, 2))];
@@ -544,56 +551,56 @@ fn advance_reservations_accepted_refused_respected() {
 #[test]
 fn preemption_hooks() {
     let mut s = LocalScheduler::new(Conservative, 4);
-    assert_eq!(s.submit(0.0, job(1, 0.0, 4, 10.0, 10.0).queued()), Ok(at(0.0, &[1])));
-    assert_eq!(s.submit(1.0, job(2, 1.0, 2, 5.0, 5.0).queued()), Ok(vec![]));
-    assert_eq!(s.submit(1.0, job(3, 1.0, 2, 5.0, 5.0).queued()), Ok(vec![]));
-    assert_eq!(s.suspend(2.0, 9), Err(Rejected::UnknownJob(9)));
-    let (j1, started) = s.suspend(2.0, 1).unwrap();
+    assert_eq!(s.submit(t(0.0), job(1, 0.0, 4, 10.0, 10.0).queued()), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(1.0), job(2, 1.0, 2, 5.0, 5.0).queued()), Ok(vec![]));
+    assert_eq!(s.submit(t(1.0), job(3, 1.0, 2, 5.0, 5.0).queued()), Ok(vec![]));
+    assert_eq!(s.suspend(t(2.0), 9), Err(Rejected::UnknownJob(9)));
+    let (j1, started) = s.suspend(t(2.0), 1).unwrap();
     assert_eq!((j1.estimate, started), (8.0, at(2.0, &[2, 3])));
-    assert_eq!(s.submit(2.0, j1), Ok(vec![]), "resumed into the next slot");
-    assert_eq!(s.planned_start(1), Some(7.0));
+    assert_eq!(s.submit(t(2.0), j1), Ok(vec![]), "resumed into the next slot");
+    assert_eq!(s.planned_start(1), Some(t(7.0)));
 
-    assert_eq!(s.reserve_preempting(3.0, window(3.0, 6.0, 4), &[2]), Err(Rejected::Unavailable));
+    assert_eq!(s.reserve_preempting(t(3.0), window(3.0, 6.0, 4), &[2]), Err(Rejected::Unavailable));
     assert_eq!(s.running().map(|l| l.id).collect::<Vec<_>>(), [2, 3], "rolled back");
-    assert_eq!(s.planned_start(1), Some(7.0));
-    let preempted = s.reserve_preempting(3.0, window(3.0, 6.0, 2), &[2]).unwrap();
+    assert_eq!(s.planned_start(1), Some(t(7.0)));
+    let preempted = s.reserve_preempting(t(3.0), window(3.0, 6.0, 2), &[2]).unwrap();
     assert_eq!(preempted.started, []);
     assert_eq!(preempted.evicted.len(), 1);
     let j2 = preempted.evicted[0].clone();
-    assert_eq!((j2.id, j2.submit, j2.estimate), (2, 1.0, 4.0));
-    assert_eq!(s.submit(3.0, j2), Ok(vec![]));
-    assert_eq!(s.planned_start(2), Some(15.0));
-    let (j1, started) = s.remove(4.0, 1).unwrap();
+    assert_eq!((j2.id, j2.submit, j2.estimate), (2, t(1.0), 4.0));
+    assert_eq!(s.submit(t(3.0), j2), Ok(vec![]));
+    assert_eq!(s.planned_start(2), Some(t(15.0)));
+    let (j1, started) = s.remove(t(4.0), 1).unwrap();
     assert_eq!((j1.id, started), (1, vec![]));
-    assert_eq!(s.planned_start(2), Some(6.0));
-    assert_eq!(s.next_wakeup(), Some(6.0));
-    assert_eq!(s.tick(6.0), at(6.0, &[2]));
-    assert_eq!(s.complete(7.0, 3), Ok(vec![]));
-    assert_eq!(s.complete(10.0, 2), Ok(vec![]));
-    assert_eq!(s.remove(10.0, 2), Err(Rejected::UnknownJob(2)));
+    assert_eq!(s.planned_start(2), Some(t(6.0)));
+    assert_eq!(s.next_wakeup(), Some(t(6.0)));
+    assert_eq!(s.tick(t(6.0)), at(6.0, &[2]));
+    assert_eq!(s.complete(t(7.0), 3), Ok(vec![]));
+    assert_eq!(s.complete(t(10.0), 2), Ok(vec![]));
+    assert_eq!(s.remove(t(10.0), 2), Err(Rejected::UnknownJob(2)));
 }
 
 /// 4 PEs: J1 2×10 runs, J2 4×5 waits for 10, J3 1×20 cannot run beside J2's reservation.
 #[test]
 fn timetable_queries() {
     let jobs = [job(1, 0.0, 2, 10.0, 10.0), job(2, 0.0, 4, 5.0, 5.0), job(3, 0.0, 1, 20.0, 20.0)];
-    let slot = |start, end, pes| Slot { start, end, pes };
+    let slot = |start, end, pes| Slot { start: t(start), end: t(end), pes };
     // Earliest start of a 1×5 and a 3×5 job. Conservative reserves J3 @15, EASY plans it
     // there, so 1×5 fits at once into [0,10) beside J1 and 3×5 beside J3 @15; FCFS cannot
     // start anything before J3.
     for (policy, small, wide) in [(Conservative, 0.0, 15.0), (Easy, 0.0, 15.0), (Fcfs, 15.0, 15.0)] {
         let mut s = LocalScheduler::new(policy, 4);
-        assert_eq!(s.submit(0.0, jobs[0].queued()), Ok(at(0.0, &[1])));
-        assert_eq!(s.submit(0.0, jobs[1].queued()), Ok(vec![]));
-        assert_eq!(s.load(0.0, None), Ok(0.5));
+        assert_eq!(s.submit(t(0.0), jobs[0].queued()), Ok(at(0.0, &[1])));
+        assert_eq!(s.submit(t(0.0), jobs[1].queued()), Ok(vec![]));
+        assert_eq!(s.load(t(0.0), None), Ok(0.5));
         if policy != Fcfs {
-            let slots = s.free_slots(0.0, 20.0, None).unwrap();
+            let slots = s.free_slots(t(0.0), 20.0, None).unwrap();
             assert_eq!(slots, [slot(0.0, 10.0, 2), slot(15.0, 20.0, 4)], "{policy:?}");
         }
-        assert_eq!(s.submit(0.0, jobs[2].queued()), Ok(vec![]));
-        assert_eq!(s.earliest_start(0.0, 1, 5.0, None), Ok(small), "{policy:?}");
-        assert_eq!(s.earliest_start(0.0, 3, 5.0, None), Ok(wide), "{policy:?}");
-        assert_eq!(s.earliest_start(0.0, 5, 5.0, None), Err(Rejected::TooWide { pes: 5, max: 4 }));
+        assert_eq!(s.submit(t(0.0), jobs[2].queued()), Ok(vec![]));
+        assert_eq!(s.earliest_start(t(0.0), 1, 5.0, None), Ok(t(small)), "{policy:?}");
+        assert_eq!(s.earliest_start(t(0.0), 3, 5.0, None), Ok(t(wide)), "{policy:?}");
+        assert_eq!(s.earliest_start(t(0.0), 5, 5.0, None), Err(Rejected::TooWide { pes: 5, max: 4 }));
     }
 }
 
@@ -602,11 +609,11 @@ fn late_wakeup_replans() {
     // The actor should tick at 10 (R ends); ticking at 12 instead starts J1 at 12.
     for policy in [Conservative, Easy, Fcfs, MultiPartitionEasy] {
         let mut s = LocalScheduler::new(policy, 6);
-        s.reserve(0.0, window(0.0, 10.0, 6)).unwrap();
-        assert_eq!(s.submit(1.0, job(1, 1.0, 6, 5.0, 5.0).queued()), Ok(vec![]));
-        assert_eq!(s.next_wakeup(), Some(10.0));
-        assert_eq!(s.tick(12.0), at(12.0, &[1]), "{policy:?}");
-        assert_eq!(s.running().next().map(|l| l.end), Some(17.0));
+        s.reserve(t(0.0), window(0.0, 10.0, 6)).unwrap();
+        assert_eq!(s.submit(t(1.0), job(1, 1.0, 6, 5.0, 5.0).queued()), Ok(vec![]));
+        assert_eq!(s.next_wakeup(), Some(t(10.0)));
+        assert_eq!(s.tick(t(12.0)), at(12.0, &[1]), "{policy:?}");
+        assert_eq!(s.running().next().map(|l| l.end), Some(t(17.0)));
     }
 }
 
@@ -614,14 +621,14 @@ fn late_wakeup_replans() {
 fn rejects_malformed_requests() {
     let mut s = LocalScheduler::new(Easy, 4);
     let bad = |pes, estimate| QueuedJob { pes, estimate, ..job(1, 0.0, 1, 1.0, 1.0).queued() };
-    assert!(matches!(s.submit(0.0, bad(0, 1.0)), Err(Rejected::Invalid(_))));
-    assert!(matches!(s.submit(0.0, bad(1, 0.0)), Err(Rejected::Invalid(_))));
-    assert!(matches!(s.submit(0.0, bad(1, f64::INFINITY)), Err(Rejected::Invalid(_))));
-    assert_eq!(s.submit(0.0, bad(5, 1.0)), Err(Rejected::TooWide { pes: 5, max: 4 }));
-    assert_eq!(s.submit(0.0, bad(1, 1.0)), Ok(at(0.0, &[1])));
-    assert_eq!(s.submit(0.0, bad(1, 1.0)), Err(Rejected::DuplicateJob(1)));
-    assert_eq!(s.complete(0.5, 2), Err(Rejected::UnknownJob(2)));
-    assert_eq!(s.cancel_reservation(0.5, ReservationId(7)), Err(Rejected::UnknownReservation(ReservationId(7))));
+    assert!(matches!(s.submit(t(0.0), bad(0, 1.0)), Err(Rejected::Invalid(_))));
+    assert!(matches!(s.submit(t(0.0), bad(1, 0.0)), Err(Rejected::Invalid(_))));
+    assert!(matches!(s.submit(t(0.0), bad(1, f64::INFINITY)), Err(Rejected::Invalid(_))));
+    assert_eq!(s.submit(t(0.0), bad(5, 1.0)), Err(Rejected::TooWide { pes: 5, max: 4 }));
+    assert_eq!(s.submit(t(0.0), bad(1, 1.0)), Ok(at(0.0, &[1])));
+    assert_eq!(s.submit(t(0.0), bad(1, 1.0)), Err(Rejected::DuplicateJob(1)));
+    assert_eq!(s.complete(t(0.5), 2), Err(Rejected::UnknownJob(2)));
+    assert_eq!(s.cancel_reservation(t(0.5), ReservationId(7)), Err(Rejected::UnknownReservation(ReservationId(7))));
 }
 
 #[test]
