@@ -87,9 +87,14 @@ impl Profile {
     /// Minimum number of free PEs over `[start, end)`: the PEs a job could hold for the whole
     /// window.
     pub fn min_free(&self, start: f64, end: f64) -> u32 {
-        self.steps
-            .range((Excluded(TimeKey::new(start)), Excluded(TimeKey::new(end))))
-            .fold(self.free_at(start), |min, (_, &free)| min.min(free))
+        self.inside(start, end).fold(self.free_at(start), |min, (_, &free)| min.min(free))
+    }
+
+    /// The breakpoints strictly inside `(start, end)`: none for an empty window, which a job shorter than the clock's
+    /// resolution at a late time has (`t + d == t`).
+    fn inside(&self, start: f64, end: f64) -> impl Iterator<Item = (&TimeKey, &u32)> {
+        let (start, end) = (TimeKey::new(start), TimeKey::new(end));
+        (start < end).then(|| self.steps.range((Excluded(start), Excluded(end)))).into_iter().flatten()
     }
 
     /// Earliest `t >= after` such that `pes` PEs are free throughout `[t, t + duration)`.
@@ -154,9 +159,7 @@ impl Profile {
 
     /// Largest number of free PEs anywhere in `[start, end)`.
     pub fn max_free(&self, start: f64, end: f64) -> u32 {
-        self.steps
-            .range((Excluded(TimeKey::new(start)), Excluded(TimeKey::new(end))))
-            .fold(self.free_at(start), |max, (_, &free)| max.max(free))
+        self.inside(start, end).fold(self.free_at(start), |max, (_, &free)| max.max(free))
     }
 
     /// Forgets the past: drops breakpoints before `now` (keeping the value in force at `now`).
@@ -181,7 +184,7 @@ impl Profile {
     /// The profile over `[from, until)` as maximal constant pieces, in time order.
     pub fn segments(&self, from: f64, until: f64) -> Vec<Slot> {
         let mut pieces = vec![Slot { start: from, end: until, pes: self.free_at(from) }];
-        for (&TimeKey(t), &free) in self.steps.range((Excluded(TimeKey::new(from)), Excluded(TimeKey::new(until)))) {
+        for (&TimeKey(t), &free) in self.inside(from, until) {
             let last = pieces.last_mut().expect("starts with one piece");
             last.end = t;
             pieces.push(Slot { start: t, end: until, pes: free });
@@ -247,9 +250,12 @@ impl Profile {
         total
     }
 
-    /// Applies `change` to every step in `[start, end)`.
+    /// Applies `change` to every step in `[start, end)`; an empty window (see [`Profile::inside`]) holds nothing.
     fn update(&mut self, start: f64, end: f64, change: impl Fn(u32) -> u32) {
-        assert!(start < end, "empty or reversed window [{start}, {end})");
+        if start == end {
+            return;
+        }
+        assert!(start < end, "reversed window [{start}, {end})");
         let (start, end) = (TimeKey::new(start), TimeKey::new(end));
         self.split(start);
         self.split(end);
@@ -367,6 +373,21 @@ mod tests {
         );
         assert_eq!(p.free_slots(26.0, 50.0), [Slot { start: 40.0, end: 50.0, pes: 4 }]);
         assert_eq!(p.free_slots(26.0, 26.0), []);
+    }
+
+    #[test]
+    fn windows_below_the_clocks_resolution_are_empty() {
+        let mut p = Profile::new(4);
+        p.advance(0.0);
+        p.allocate(1e12, 2e12, 1);
+        let (t, d) = (1e12, 1e-9);
+        assert_eq!(t + d, t, "the job's end is its start");
+        assert_eq!((p.min_free(t, t + d), p.max_free(t, t + d)), (3, 3));
+        assert_eq!(p.segments(t, t + d), [Slot { start: t, end: t, pes: 3 }]);
+        let before = p.clone();
+        p.allocate(t, t + d, 3);
+        p.release(t, t + d, 3);
+        assert_eq!(p, before, "an empty window holds no PE");
     }
 
     #[test]
