@@ -242,8 +242,8 @@ pub fn measure(
 }
 
 /// The period `timeseries.csv` samples `sampled` agents at over a run that ended at `end`: the scenario's
-/// (default: the end time / 100), longer when a drained run went on so long that the file would hold more than
-/// [`MAX_TIMESERIES_ROWS`] rows.
+/// (default: the end time / 100), longer when the file would hold more than [`MAX_TIMESERIES_ROWS`] rows (a long
+/// drained run, many providers).
 fn sample_period(period: Option<f64>, end: f64, sampled: usize) -> f64 {
     let period = period.unwrap_or(if end > 0.0 { end / 100.0 } else { 1.0 });
     let rows = (end / period + 1.0) * sampled as f64;

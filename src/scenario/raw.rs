@@ -32,8 +32,8 @@ pub struct RawScenario {
     /// (drained).
     pub horizon: Option<Seconds>,
     /// Period of `timeseries.csv` samples [s] (default: the end time / 100). At most a million samples per provider
-    /// over the horizon; a drained run that goes on long is sampled less often, so that its file holds at most 10
-    /// million rows.
+    /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
+    /// is sampled less often.
     pub sample_period: Option<Seconds>,
     /// How agents are executed: "actix" (every agent an actor; default) or "inline" (one thread, no actors).
     #[serde(default)]

@@ -18,12 +18,12 @@ pub const MAX_REPLICATIONS: u32 = 10_000;
 /// Runs of a study, sweep points × replications: each keeps its metrics in memory for the summaries.
 pub const MAX_RUNS: u64 = 100_000;
 
-/// Samples of `timeseries.csv` per provider over a run's horizon; a drained run (no horizon) samples less often
-/// when it runs long, so that the file holds at most [`MAX_TIMESERIES_ROWS`].
+/// Samples of `timeseries.csv` per provider over a run's horizon.
 pub const MAX_SAMPLES: f64 = 1e6;
 
-/// Rows of one run's `timeseries.csv` (samples × providers).
-pub const MAX_TIMESERIES_ROWS: usize = 10_000_000;
+/// Rows of one run's `timeseries.csv` (samples × providers), about a hundred bytes each in memory: a run with more
+/// (a long drained run, many providers) is sampled less often.
+pub const MAX_TIMESERIES_ROWS: usize = 1_000_000;
 
 /// Size of a scenario or profile file [bytes]: such files are written by hand or by a short script.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
