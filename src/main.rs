@@ -21,6 +21,8 @@ const EXIT_CONFIG: u8 = 78;
 const EXIT_TARGET: u8 = 1;
 /// Exit code after Ctrl-C.
 const EXIT_INTERRUPTED: u8 = 130;
+/// Most parallel runs (`--jobs`): each is a thread with a whole simulation in memory.
+const MAX_PARALLEL: u32 = 1024;
 
 /// gridmarket: an actor-based, multi-agent simulator of grid and cloud resource markets.
 #[derive(Parser)]
@@ -51,9 +53,9 @@ enum Command {
         /// Write the message trace (JSON lines) here; with several runs, each run writes `trace.jsonl` in its folder.
         #[arg(long)]
         trace: Option<PathBuf>,
-        /// Parallel runs (default: the number of CPUs).
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Parallel runs (default: the number of CPUs; at most 1024).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_PARALLEL)))]
+        jobs: Option<u32>,
         /// Skip runs already finished in the output folder.
         #[arg(long)]
         resume: bool,
@@ -80,9 +82,9 @@ enum Command {
         /// Output folder (default: results/<family>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Parallel runs (default: the number of CPUs).
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Parallel runs (default: the number of CPUs; at most 1024).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_PARALLEL)))]
+        jobs: Option<u32>,
         /// The scenarios folder.
         #[arg(long, default_value = "scenarios")]
         scenarios: PathBuf,
@@ -104,6 +106,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    quiet_panics();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
@@ -127,10 +130,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .collect::<Option<Vec<_>>>()
                 .context("--set takes KEY=VALUE")?;
             let study = Study::load(&file, &LoadOptions { quick, set, seed, replications, ..LoadOptions::default() })?;
+            warn(&study);
             let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
             let opts = RunOptions {
                 out: out.clone(),
-                jobs: jobs.unwrap_or_else(cpus),
+                jobs: jobs.map_or_else(cpus, |j| j as usize),
                 resume,
                 quiet,
                 trace,
@@ -149,6 +153,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate { files } => {
             for f in &files {
                 let study = Study::load(f, &LoadOptions::default())?;
+                warn(&study);
                 // The reduced sizes of `--quick` must be valid too.
                 Study::load(f, &LoadOptions { quick: true, ..LoadOptions::default() })?;
                 let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
@@ -169,9 +174,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let mut studies = Vec::new();
                 for file in scenario_files(&dir)? {
                     let study = Study::load(&file, &LoadOptions { quick, ..LoadOptions::default() })?;
+                    warn(&study);
                     let opts = RunOptions {
                         out: out.join(&study.name),
-                        jobs: jobs.unwrap_or_else(cpus),
+                        jobs: jobs.map_or_else(cpus, |j| j as usize),
                         resume: false,
                         quiet,
                         trace: None,
@@ -233,6 +239,26 @@ fn finish(result: &StudyResult, interrupt: &AtomicBool) -> ExitCode {
     } else {
         ExitCode::from(2)
     }
+}
+
+/// What the user should know about a valid scenario, on stderr.
+fn warn(study: &Study) {
+    for w in &study.warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+/// A run's panic is caught and reported as one line naming the agent, the simulated time and the message being
+/// handled (or as a run that did not finish); the default hook's text and backtrace would only repeat it, so it is
+/// printed with `RUST_BACKTRACE` only. A panic of the command itself (the main thread) is printed as usual.
+fn quiet_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let asked = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+        if asked || std::thread::current().name() == Some("main") {
+            default(info);
+        }
+    }));
 }
 
 fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {

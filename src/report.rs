@@ -37,8 +37,8 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         .map(|(metric, label)| (label.to_string(), metric.to_string()))
         .collect();
     // Per provider, when there are few enough to read.
-    let providers: Vec<&str> =
-        study.points[0].plan.agents.iter().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name.as_str()).collect();
+    let providers: Vec<String> =
+        study.points[0].plan.agents().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name).take(9).collect();
     if providers.len() <= 8 {
         for p in providers {
             for (metric, label) in [("utilisation", "utilisation"), ("revenue", "revenue [G$]")] {

@@ -5,10 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
-use serde::Deserialize;
 
 use gridmarket::output::write_atomic;
-use gridmarket::scenario::workload::{RawWorkload, WorkloadPlan};
+use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan};
 use gridmarket::workload::stats::WorkloadStats;
 use gridmarket::workload::{Workload, gwf, swf};
 
@@ -67,9 +66,10 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
                 let (k, v) = p.split_once('=').context("--param takes KEY=VALUE")?;
                 table.insert(k.trim().into(), gridmarket::scenario::parse_value(v.trim()));
             }
-            let raw = RawWorkload::deserialize(toml::Value::Table(table)).context("workload parameters")?;
-            let plan =
-                WorkloadPlan::check(&raw, std::path::Path::new(".")).map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;
+            let raw: RawWorkload = agents::registry::parse(toml::Value::Table(table))
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.path.join("."), e.message))?;
+            let plan = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default())
+                .map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;
             let mut rng = agents::sim::rng::stream(seed, &format!("workload:{model}"), 0);
             let w = plan.generate(&mut rng).map_err(anyhow::Error::msg)?;
             write(&w, &output)?;
@@ -79,6 +79,9 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             let w = read(&file)?;
             let stats = WorkloadStats::of(&w);
             println!("{}: {stats}", file.display());
+            if let Some(note) = w.skipped.note() {
+                println!("{note}");
+            }
             if let Some(p) = pes {
                 match stats.offered_load(p) {
                     Some(load) => println!("offered load on {p} PEs: {load:.3}"),

@@ -10,8 +10,11 @@
 //! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`.
 //!
 //! Every test writes into its own folder under the system's temporary directory and removes it when it passes.
+//! Commands run with a time limit and, on Linux, a memory limit: a bad input whose check breaks fails its test
+//! quickly rather than filling the machine.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,15 +31,58 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Virtual memory a command may use [KiB] (Linux): a tenth of it is plenty for every test.
+const MEMORY_KIB: u32 = 1 << 20;
+
 fn gridmarket() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gridmarket"));
-    c.current_dir(root()).env_remove("RUST_LOG").stdin(Stdio::null());
+    let bin = env!("CARGO_BIN_EXE_gridmarket");
+    let mut c = if cfg!(target_os = "linux") {
+        // `exec` keeps the process id, which the Ctrl-C test signals.
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(format!("ulimit -v {MEMORY_KIB}; exec \"$0\" \"$@\"")).arg(bin);
+        sh
+    } else {
+        Command::new(bin)
+    };
+    c.current_dir(root()).env_remove("RUST_LOG").env_remove("RUST_BACKTRACE").stdin(Stdio::null());
     c
 }
 
-/// Runs `gridmarket ARGS` to completion.
+/// Runs `gridmarket ARGS` to completion, within two minutes.
 fn run(args: &[&str]) -> Output {
-    gridmarket().args(args).output().expect("the gridmarket binary runs")
+    run_within(args, Duration::from_secs(120))
+}
+
+/// Runs `gridmarket ARGS`, killing it and failing the test if it takes longer than `limit`.
+fn run_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = gridmarket()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gridmarket binary runs");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for gridmarket") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("gridmarket {args:?} took more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output { status, stdout: stdout.join().expect("stdout"), stderr: stderr.join().expect("stderr") }
 }
 
 fn stdout(o: &Output) -> String {
@@ -240,7 +286,7 @@ fn every_broken_scenario_is_refused_with_its_exact_message() {
     for path in &scenarios {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let arg = format!("{BROKEN}/{name}");
-        let o = run(&["validate", &arg]);
+        let o = run_within(&["validate", &arg], Duration::from_secs(30));
         let actual = stderr(&o);
         let err_file = path.with_extension("err");
         if bless {
@@ -369,7 +415,7 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     let jobs = read_string(&out.join("p0/r0/jobs.csv"));
     assert!(
         jobs.starts_with(
-            "id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response,reason\n"
+            "id,source_id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response,reason\n"
         ),
         "{jobs}"
     );
@@ -702,15 +748,151 @@ fn workload_generate_stats_and_convert() {
 }
 
 #[test]
-fn run_refuses_a_trace_job_submitted_before_the_start() {
-    // Instants travel as `SimTime`s, which start at 0: a negative submit time in a trace is not one.
-    let tmp = TempDir::new("negative-submit");
-    std::fs::write(tmp.join("neg.swf"), "1 -5 10 3600 4 -1 -1 4 7200 -1 1 1 1 -1 1 -1 -1 -1\n").unwrap();
-    let scenario = "name = \"neg\"\n[workloads.trace]\nmodel = \"swf\"\nfile = \"neg.swf\"\n[providers.p]\npes = 8\n\
-                    [brokers.u]\nworkload = \"trace\"\nsubmit-to = \"p\"\n";
-    std::fs::write(tmp.join("neg.toml"), scenario).unwrap();
-    let o = run(&["run", &tmp.arg("neg.toml"), "--quiet", "--out", &tmp.arg("out")]);
-    assert_exit(&o, 2, "run of a trace with a negative submit time");
-    let expected = "workload `trace`: job 1: submit time: expected a finite, non-negative number of seconds, found -5";
-    assert!(stderr(&o).contains(expected), "{}", stderr(&o));
+fn a_trace_keeps_its_job_numbers_and_reports_the_records_left_out() {
+    let tmp = TempDir::new("trace");
+    let file = "tests/fixtures/skipped.toml";
+    let warning = format!(
+        "warning: {file}:7:1: workloads.trace.file: skipped.swf: 3 record(s) cannot be simulated (unknown submit \
+         time or runtime, or no processor count) and are left out, the first at line 4; the other jobs keep their \
+         numbers\n"
+    );
+    let o = run(&["validate", file]);
+    assert_exit(&o, 0, "validate");
+    assert_eq!(stderr(&o), warning, "reported once, although --quick loads the file again");
+    let o = run(&["run", file, "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    assert_eq!(stderr(&o), warning);
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    let pairs: Vec<(String, String)> = jobs
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[1].to_string())
+        })
+        .collect();
+    let expected = [("1", "1"), ("2", "2"), ("3", "7")].map(|(a, b)| (a.to_string(), b.to_string()));
+    assert_eq!(pairs, expected, "the trace's job 7 is job 7 in source_id:\n{jobs}");
+}
+
+#[test]
+fn an_empty_sum_is_written_as_zero() {
+    let tmp = TempDir::new("idle");
+    let o = run(&["run", "tests/fixtures/idle.toml", "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let summary = read_string(&tmp.join("out/p0/r0/summary.json"));
+    assert!(summary.contains("\"jobs.cost\": 0.0,") && !summary.contains("-0.0"), "{summary}");
+}
+
+#[test]
+fn bad_command_lines_are_refused_before_anything_runs() {
+    let tmp = TempDir::new("args");
+    // 100,000 threads were started.
+    let o =
+        run_within(&["run", TINY, "--quiet", "--jobs", "100000", "--out", &tmp.arg("out")], Duration::from_secs(10));
+    assert_exit(&o, 2, "--jobs 100000");
+    assert!(stderr(&o).starts_with("error: invalid value '100000' for '--jobs <JOBS>': 100000 is not in 1..=1024\n"));
+    let o = run(&["run", TINY, "--quiet", "--replications", "100000", "--out", &tmp.arg("out")]);
+    assert_exit(&o, EXIT_CONFIG, "--replications 100000");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {TINY}: replications: expected a positive integer up to 10000, found 100000 (from --replications \
+             100000)\n"
+        )
+    );
+    assert!(!tmp.join("out").exists(), "nothing is written for a refused command line");
+}
+
+#[test]
+fn the_largest_seed_is_kept_whole() {
+    let tmp = TempDir::new("seed-max");
+    let args = ["run", "tests/fixtures/skipped.toml", "--quiet", "--replications", "2"];
+    let o = run(&[&args[..], &["--seed", "18446744073709551615", "--out", &tmp.arg("out")]].concat());
+    assert_exit(&o, 0, "run --seed 2^64 - 1");
+    let seed = |rep: &str| {
+        let v: serde_json::Value = serde_json::from_slice(&read(&tmp.join(&format!("out/p0/{rep}/run.json")))).unwrap();
+        v["seed"].clone()
+    };
+    assert_eq!(seed("r0"), serde_json::json!(u64::MAX), "it was -1");
+    assert_eq!(seed("r1"), serde_json::json!(0), "seed + r, modulo 2^64");
+}
+
+#[test]
+fn output_folder_problems_name_the_folder() {
+    let tmp = TempDir::new("out");
+    // A file in the way.
+    std::fs::write(tmp.join("file"), "").unwrap();
+    let o = run(&["run", "tests/fixtures/skipped.toml", "--quiet", "--out", &tmp.arg("file")]);
+    assert_exit(&o, 2, "--out a file");
+    assert!(stderr(&o).ends_with(&format!("error: output folder {}: exists and is not a folder\n", tmp.arg("file"))));
+
+    // A run that cannot write its jobs: the error names the file, and no summary is written from no run.
+    std::fs::create_dir_all(tmp.join("blocked/p0/r0/jobs.csv")).unwrap();
+    let o = run(&["run", "tests/fixtures/skipped.toml", "--quiet", "--out", &tmp.arg("blocked")]);
+    assert_exit(&o, 2, "a run that cannot write");
+    let jobs = tmp.join("blocked/p0/r0/jobs.csv");
+    assert!(
+        stderr(&o).ends_with(&format!(
+            "run p0/r0 did not finish: writing {}: Is a directory (os error 21)\n",
+            jobs.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tmp.join("blocked/summary.csv").exists(), "a header-only summary.csv");
+
+    // Another scenario's outputs are not mixed with these.
+    let o = run(&["run", "tests/scenarios/tiny/half.toml", "--quiet", "--out", &tmp.arg("shared")]);
+    assert_exit(&o, 0, "run half.toml");
+    let before = read(&tmp.join("shared/summary.csv"));
+    let o = run(&["run", "tests/fixtures/skipped.toml", "--quiet", "--out", &tmp.arg("shared")]);
+    assert_exit(&o, 2, "run another scenario into the same folder");
+    assert!(
+        stderr(&o).ends_with(&format!(
+            "error: output folder {} holds the outputs of another scenario (scenario `half`, in summary.json); \
+             choose another --out or remove them\n",
+            tmp.arg("shared")
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(read(&tmp.join("shared/summary.csv")) == before, "the other scenario's outputs are left as they were");
+    // The same scenario again is no other: its runs are replaced.
+    let o = run(&["run", "tests/scenarios/tiny/half.toml", "--quiet", "--out", &tmp.arg("shared")]);
+    assert_exit(&o, 0, "run half.toml again");
+}
+
+#[test]
+fn workload_commands_refuse_bad_parameters_and_name_a_missing_file_once() {
+    let tmp = TempDir::new("workload-bad");
+    let out = tmp.arg("x.swf");
+    // Generating these jobs hung.
+    let o = run_within(
+        &["workload", "generate", "lublin", "--jobs", "10", "--param", "mean-interarrival=1e50", "-o", &out],
+        Duration::from_secs(20),
+    );
+    assert_exit(&o, 2, "mean-interarrival = 1e50");
+    assert_eq!(stderr(&o), "error: mean-interarrival: expected a positive number of seconds up to 1e12, found 1e50\n");
+    // These runtimes were written, then refused by the reader.
+    let normal = "runtime={ kind = \"normal\", mean = -5.0, sd = 1.0 }";
+    let o =
+        run(&["workload", "generate", "poisson", "--jobs", "10", "--param", "rate=1", "--param", normal, "-o", &out]);
+    assert_exit(&o, 2, "negative runtimes");
+    assert_eq!(
+        stderr(&o),
+        "error: runtime: may draw negative runtimes: use a distribution of non-negative values, e.g. \
+         `truncated_normal` with `low = 0`\n"
+    );
+    assert!(!tmp.join("x.swf").exists());
+
+    let o = run(&["workload", "stats", "tests/fixtures/nope.swf"]);
+    assert_exit(&o, 2, "stats of a missing file");
+    assert_eq!(stderr(&o), "error: tests/fixtures/nope.swf: No such file or directory (os error 2)\n");
+
+    // Gaps between consecutive submit times, whatever the order the trace lists its jobs in.
+    let o = run(&["workload", "stats", "tests/fixtures/unsorted.swf"]);
+    assert_exit(&o, 0, "stats of an unsorted trace");
+    let gaps = stdout(&o).lines().find(|l| l.starts_with("inter-arrival")).map(str::to_string).unwrap_or_default();
+    assert_eq!(gaps.split_whitespace().skip(2).collect::<Vec<_>>(), ["40.0", "45.0", "50.0", "55.0", "60.0", "50.0"]);
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use agents::ledger::{Account, External, Transfer};
-use agents::registry::values::PositiveInt;
+use agents::registry::values::GroupSize;
 use agents::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, RawGroup, Registry};
 use agents::report::{Report, Series};
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
@@ -59,8 +59,8 @@ enum Fault {
 #[serde(deny_unknown_fields)]
 struct RawFaulty {
     fault: Fault,
-    #[serde(default = "PositiveInt::one")]
-    count: PositiveInt,
+    #[serde(default = "GroupSize::one")]
+    count: GroupSize,
 }
 
 impl RawGroup for RawFaulty {

@@ -2,8 +2,10 @@
 //! It is all a new kind needs: this file, and one line that adds [`KIND`] to the registry.
 
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
-use agents::registry::values::{Positive, PositiveInt};
-use agents::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use agents::registry::values::{GroupSize, Interval};
+use agents::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
+};
 use agents::report::Report;
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,10 @@ impl AgentKind for EchoKind {
         Ok(Box::new(agents::registry::parse::<RawEcho>(group)?))
     }
 
+    fn metrics(&self) -> &'static [&'static str] {
+        &["asked", "answers"]
+    }
+
     fn summed_metrics(&self) -> &'static [&'static str] {
         &["answers"]
     }
@@ -60,12 +66,12 @@ pub enum Answer {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawEcho {
     /// How many members.
-    #[serde(default = "PositiveInt::one")]
-    pub count: PositiveInt,
+    #[serde(default = "GroupSize::one")]
+    pub count: GroupSize,
     /// The group (or member) whose members they ask.
     pub peers: String,
     /// Seconds between rounds.
-    pub interval: Positive,
+    pub interval: Interval,
     /// "always" (default) or "never".
     #[serde(default)]
     #[schemars(with = "String")]
@@ -86,14 +92,14 @@ impl RawGroup for RawEcho {
 /// A checked echo group.
 #[derive(Debug)]
 pub struct EchoSpec {
-    peers: Vec<String>,
+    peers: Members,
     interval: f64,
     answer: Answer,
 }
 
 impl GroupSpec for EchoSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        let peers = self.peers.iter().map(|p| cx.id(p)).collect::<Result<_, _>>()?;
+        let peers = self.peers.names().map(|p| cx.id(&p)).collect::<Result<_, _>>()?;
         Ok(Box::new(Echo { peers, interval: self.interval, answer: self.answer, asked: 0, answers: 0 }))
     }
 }

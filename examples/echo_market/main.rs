@@ -25,7 +25,8 @@ fn main() -> anyhow::Result<()> {
 
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/echo_market/echo_market.toml");
     let study = Study::load(&file, &LoadOptions { registry, ..LoadOptions::default() })?;
-    let out = std::env::temp_dir().join("gridmarket-echo-market");
+    // A folder of its own: another checkout's run of this example is another scenario file.
+    let out = std::env::temp_dir().join(format!("gridmarket-echo-market-{}", std::process::id()));
     let opts =
         RunOptions { out: out.clone(), jobs: 1, resume: false, quiet: true, trace: None, command: String::new() };
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false)))?;

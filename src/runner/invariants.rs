@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use agents::ledger::{self, Account, Transfer};
+use agents::registry::AgentKind;
 use agents::report::{JobOutcome, Report};
 use agents::sim::AgentId;
 
@@ -26,16 +27,17 @@ use crate::scenario::plan::Plan;
 
 /// Checks a finished run that ended at `end`; `ledger` is the merged books in time order.
 pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transfer], end: f64) -> Result<(), String> {
-    let agent = |id: AgentId| plan.agents.get(id.index());
+    let kinds: Vec<&dyn AgentKind> = plan.agents().map(|a| a.kind).collect();
+    let kind = |id: AgentId| kinds.get(id.index());
     let name = |a: Account| match a {
         Account::Agent(id) => names.get(id.index()).cloned().unwrap_or_else(|| format!("agent #{}", id.0)),
         Account::External(e) => e.name().to_string(),
     };
     let credit = |a: Account| match a {
-        Account::Agent(id) => agent(id).is_some_and(|p| p.kind.credit()),
+        Account::Agent(id) => kind(id).is_some_and(|k| k.credit()),
         Account::External(_) => true,
     };
-    let clears = |id: AgentId| agent(id).is_some_and(|p| p.kind.clears());
+    let clears = |id: AgentId| kind(id).is_some_and(|k| k.clears());
     ledger::check(ledger, &name, &credit, &clears).map_err(|b| format!("money: {}", b.what))?;
     let mut billed: BTreeMap<(Account, u64), f64> = BTreeMap::new();
     for t in ledger {
@@ -44,8 +46,7 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
         }
     }
 
-    for (i, (plan, report)) in plan.agents.iter().zip(reports).enumerate() {
-        let who = &plan.name;
+    for (i, (who, report)) in names.iter().zip(reports).enumerate() {
         let owner = Account::Agent(AgentId(i as u32));
         if let Some((t, what)) = report.violations.first() {
             return Err(format!("{who} at t={t}: {what}"));

@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 
 use agents::ledger::Transfer;
+use agents::registry::limits::MAX_TIMESERIES_ROWS;
+use agents::registry::{GroupMembers, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
@@ -16,6 +18,72 @@ use crate::scenario::plan::Plan;
 
 /// Bound of the bounded slowdown [s].
 pub const SLOWDOWN_BOUND: f64 = 10.0;
+
+/// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
+pub const JOB_METRICS: [&str; 13] = [
+    "total",
+    "completed",
+    "rejected",
+    "dropped",
+    "running",
+    "pending",
+    "wait",
+    "response",
+    "slowdown",
+    "bounded_slowdown",
+    "cost",
+    "makespan",
+    "deadlines_met",
+];
+
+/// The classes of typed leases and what [`lease_metrics`] measures of each, under `leases.<class>.`.
+const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
+const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
+
+/// Metrics of the whole run.
+const RUN_METRICS: [&str; 3] = ["end_time", "events", "utilisation"];
+
+/// Whether a run of `plan` may measure `name` (what a target may name).
+pub fn is_metric(plan: &Plan, name: &str) -> bool {
+    // Priority classes are numbered by the workloads' draws.
+    let class = name.strip_prefix("classes.").and_then(|r| r.split_once('.'));
+    if let Some((n, m)) = class
+        && n.parse::<u8>().is_ok()
+    {
+        return JOB_METRICS.contains(&m);
+    }
+    metric_names(plan, name).iter().any(|n| n == name)
+}
+
+/// The metrics a run of `plan` may measure, members' metrics for one member of each group: the member `near`
+/// names when it is one (`providers.site-7.revenue`), else the first. A few per group, not per agent.
+pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
+    let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.to_string()).collect();
+    out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{m}")));
+    for class in LEASE_CLASSES {
+        out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{m}")));
+    }
+    let near_member = near.split('.').nth(1).unwrap_or("");
+    for g in &plan.groups {
+        if g.spec.workload().is_some() {
+            out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{m}", g.name)));
+        }
+        let members = GroupMembers { kind: g.kind.name(), group: g.name.clone(), count: g.count };
+        let member = match members.index_of(near_member) {
+            Some(_) => near_member.to_string(),
+            None => member_name(&g.name, g.count, 0),
+        };
+        let table = g.kind.table();
+        out.extend(g.kind.metrics().iter().map(|m| format!("{table}.{member}.{m}")));
+        if g.count > 1 && g.kind.metrics().contains(&"utilisation") {
+            out.push(format!("{table}.{}.utilisation", g.name));
+        }
+    }
+    for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
+        out.extend(kind.summed_metrics().iter().chain(kind.derived_metrics()).map(|m| m.to_string()));
+    }
+    out
+}
 
 /// One row of `jobs.csv`.
 #[derive(Clone, Debug)]
@@ -26,6 +94,8 @@ pub struct JobRow {
     pub group: String,
     /// The provider that ran it.
     pub site: Option<String>,
+    /// Its id in its workload: the trace's job number, or its number in a generated workload.
+    pub source_id: Option<u64>,
     /// The record.
     pub record: JobRecord,
 }
@@ -60,8 +130,14 @@ pub struct Measured {
     pub names: Vec<String>,
 }
 
-/// Measures a finished run; an `Err` is a broken invariant.
-pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outcome) -> Result<Measured, String> {
+/// Measures a finished run; `sources[id - 1]` is job `id`'s id in its workload. An `Err` is a broken invariant.
+pub fn measure(
+    plan: &Plan,
+    names: &[String],
+    reports: &[Report],
+    outcome: &Outcome,
+    sources: &[u64],
+) -> Result<Measured, String> {
     let end = outcome.now.secs();
     let name = |id: AgentId| names.get(id.index()).cloned().unwrap_or_else(|| "env".into());
     let mut m = Measured::default();
@@ -69,13 +145,14 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     m.metrics.insert("events".into(), outcome.delivered as f64);
 
     let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
-    for (agent, report) in plan.agents.iter().zip(reports) {
+    for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
-            by_group.entry(agent.group.clone()).or_default().push(r);
+            by_group.entry(agent.group.to_string()).or_default().push(r);
             m.jobs.push(JobRow {
                 owner: agent.name.clone(),
-                group: agent.group.clone(),
+                group: agent.group.to_string(),
                 site: r.site.map(name),
+                source_id: usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?)).copied(),
                 record: r.clone(),
             });
         }
@@ -104,8 +181,9 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     let mut busy_total = 0.0;
     let mut capacity_total = 0.0;
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
-    let period = plan.sample_period.unwrap_or(if end > 0.0 { end / 100.0 } else { 1.0 });
-    for (agent, report) in plan.agents.iter().zip(reports) {
+    let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
+    let period = sample_period(plan.sample_period, end, sampled);
+    for (agent, report) in plan.agents().zip(reports) {
         let prefix = agent.kind.table();
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
@@ -120,7 +198,7 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
         let busy_secs = (busy.integral(end) - overhead).max(0.0);
         busy_total += busy_secs;
         capacity_total += pes * end;
-        let g = groups.entry((prefix, &agent.group)).or_default();
+        let g = groups.entry((prefix, agent.group)).or_default();
         g.0 += busy_secs;
         g.1 += pes * end;
         g.2 += 1;
@@ -151,8 +229,7 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     for kind in plan.registry.kinds() {
         for k in kind.summed_metrics() {
             let sum: f64 = plan
-                .agents
-                .iter()
+                .agents()
                 .filter(|a| a.kind.name() == kind.name())
                 .filter_map(|a| m.metrics.get(&format!("{}.{}.{k}", kind.table(), a.name)))
                 .sum();
@@ -169,7 +246,24 @@ pub fn measure(plan: &Plan, names: &[String], reports: &[Report], outcome: &Outc
     }
     super::invariants::check(plan, names, reports, &m.ledger, end)?;
     m.names = names.to_vec();
+    // An empty sum of floats is -0.0: written as 0.
+    for v in m.metrics.values_mut() {
+        *v += 0.0;
+    }
     Ok(m)
+}
+
+/// The period `timeseries.csv` samples `sampled` agents at over a run that ended at `end`: the scenario's
+/// (default: the end time / 100), longer when the file would hold more than [`MAX_TIMESERIES_ROWS`] rows (a long
+/// drained run, many providers).
+fn sample_period(period: Option<f64>, end: f64, sampled: usize) -> f64 {
+    let period = period.unwrap_or(if end > 0.0 { end / 100.0 } else { 1.0 });
+    let rows = (end / period + 1.0) * sampled as f64;
+    if rows > MAX_TIMESERIES_ROWS as f64 {
+        end * sampled as f64 / (MAX_TIMESERIES_ROWS - sampled) as f64
+    } else {
+        period
+    }
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -236,5 +330,46 @@ fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
             of.iter().filter(|j| j.outcome == JobOutcome::Completed).filter_map(|j| Some(j.end? - j.submit)).collect();
         let art = if responses.is_empty() { f64::NAN } else { responses.iter().sum::<f64>() / responses.len() as f64 };
         out.insert(format!("leases.{name}.art"), art);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_drained_run_is_sampled_less_often() {
+        assert_eq!(sample_period(None, 200.0, 3), 2.0, "the end time / 100");
+        assert_eq!(sample_period(Some(0.5), 200.0, 3), 0.5);
+        // A million seconds every millisecond on 10 providers would be 10^10 rows.
+        let period = sample_period(Some(0.001), 1e6, 10);
+        let rows = ((1e6 / period).floor() + 1.0) * 10.0;
+        assert!(rows <= MAX_TIMESERIES_ROWS as f64 && rows > 0.99 * MAX_TIMESERIES_ROWS as f64, "{rows}");
+    }
+
+    #[test]
+    fn job_metrics_are_the_ones_declared() {
+        let job = |outcome, deadline| JobRecord {
+            id: 1,
+            submit: 0.0,
+            start: Some(1.0),
+            end: Some(2.0),
+            site: None,
+            pes: 1,
+            runtime: 1.0,
+            deadline,
+            lease: None,
+            priority: 0,
+            outcome,
+            cost: 0.0,
+            reason: None,
+            parts: Vec::new(),
+        };
+        let (a, b) = (job(JobOutcome::Completed, Some(5.0)), job(JobOutcome::Rejected, None));
+        let mut out = BTreeMap::new();
+        job_metrics("jobs", &[&a, &b], &mut out);
+        let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{m}")).collect();
+        declared.sort();
+        assert_eq!(out.into_keys().collect::<Vec<_>>(), declared);
     }
 }

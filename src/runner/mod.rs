@@ -73,19 +73,22 @@ impl StudyResult {
 /// Runs every point and replication of `study` (those not already done when resuming), writes each run's files
 /// and the study's summaries into `opts.out`, and evaluates the targets. `interrupt` stops it cleanly.
 pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) -> std::io::Result<StudyResult> {
-    std::fs::create_dir_all(&opts.out)?;
+    outputs::prepare_folder(study, &opts.out)?;
     let tasks: Vec<(usize, u32)> =
         study.points.iter().flat_map(|p| (0..p.plan.replications).map(move |r| (p.index, r))).collect();
     let progress = progress_bar(tasks.len() as u64, opts.quiet);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.max(1))
+        .num_threads(opts.jobs.clamp(1, tasks.len().max(1)))
         .build()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let results: Vec<Result<Finished, (usize, u32, String)>> = pool.install(|| {
         tasks
             .par_iter()
             .map(|&(point, rep)| {
-                let result = run_task(study, point, rep, opts, interrupt);
+                // Agents' panics are caught by the kernel; this catches the runner's own, so that one bad run does
+                // not take the others with it.
+                let task = std::panic::AssertUnwindSafe(|| run_task(study, point, rep, opts, interrupt));
+                let result = std::panic::catch_unwind(task).unwrap_or_else(|p| Err(format!("panicked: {}", text(&*p))));
                 if let Some(p) = &progress {
                     p.inc(1);
                 }
@@ -119,8 +122,20 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
         .collect();
     let mut result = StudyResult { runs, unfinished, summaries, verdicts: Vec::new() };
     result.verdicts = evaluate(study, &result);
-    outputs::write_study(study, &result, &opts.out)?;
+    // Without a finished run there is nothing to summarise: no header-only files.
+    if !result.runs.is_empty() {
+        outputs::write_study(study, &result, &opts.out)?;
+    }
     Ok(result)
+}
+
+/// The message of a panic.
+fn text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// Runs (or, when resuming, reloads) one run; the error string says why it did not finish.

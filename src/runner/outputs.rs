@@ -2,7 +2,7 @@
 //!
 //! | file | contents |
 //! |---|---|
-//! | `p<i>/r<j>/jobs.csv` | one row per job: `id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
+//! | `p<i>/r<j>/jobs.csv` | one row per job: `id, source_id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (`id` unique in the run, `source_id` the job's id in its workload: a trace's job number; times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
 //! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
 //! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
@@ -41,13 +41,28 @@ pub fn write_run(
     let p = &study.points[point];
     if p.plan.outputs.jobs {
         let mut csv = Csv::new(&[
-            "id", "owner", "group", "submit", "start", "end", "site", "pes", "runtime", "deadline", "outcome", "cost",
-            "wait", "response", "reason",
+            "id",
+            "source_id",
+            "owner",
+            "group",
+            "submit",
+            "start",
+            "end",
+            "site",
+            "pes",
+            "runtime",
+            "deadline",
+            "outcome",
+            "cost",
+            "wait",
+            "response",
+            "reason",
         ]);
         for j in &r.measured.jobs {
             let rec = &j.record;
             csv.row(&[
                 Field::UInt(rec.id),
+                j.source_id.map_or(Field::Empty, Field::UInt),
                 Field::Str(&j.owner),
                 Field::Str(&j.group),
                 Field::Num(rec.submit),
@@ -64,7 +79,7 @@ pub fn write_run(
                 rec.reason.as_deref().map_or(Field::Empty, Field::Str),
             ]);
         }
-        write_atomic(&dir.join("jobs.csv"), &csv.into_bytes())?;
+        write(&dir.join("jobs.csv"), &csv.into_bytes())?;
     }
     if p.plan.outputs.timeseries {
         let mut csv = Csv::new(&["t", "agent", "busy_pes", "utilisation", "queued"]);
@@ -77,7 +92,7 @@ pub fn write_run(
                 Field::Num(s.queued),
             ]);
         }
-        write_atomic(&dir.join("timeseries.csv"), &csv.into_bytes())?;
+        write(&dir.join("timeseries.csv"), &csv.into_bytes())?;
     }
     if p.plan.outputs.ledger {
         let m = &r.measured;
@@ -134,7 +149,7 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
     for p in &study.points {
         points.row(&[Field::UInt(p.index as u64), Field::Str(&p.label)]);
     }
-    write_atomic(&out.join("points.csv"), &points.into_bytes())?;
+    write(&out.join("points.csv"), &points.into_bytes())?;
 
     let mut csv = Csv::new(&["point", "label", "metric", "n", "mean", "std", "ci95", "lo", "hi"]);
     let mut json_points = Vec::new();
@@ -146,7 +161,7 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
         }
         json_points.push(json!({"point": p.index, "label": p.label, "metrics": metrics}));
     }
-    write_atomic(&out.join("summary.csv"), &csv.into_bytes())?;
+    write(&out.join("summary.csv"), &csv.into_bytes())?;
     write_json(&out.join("summary.json"), &json!({"scenario": study.name, "points": json_points}))?;
 
     let mut diff = Csv::new(&["point", "label", "metric", "n", "mean", "std", "ci95", "lo", "hi"]);
@@ -160,7 +175,7 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
             }
         }
     }
-    write_atomic(&out.join("differences.csv"), &diff.into_bytes())?;
+    write(&out.join("differences.csv"), &diff.into_bytes())?;
     write_expectations(result, out)
 }
 
@@ -170,7 +185,7 @@ pub fn write_expectations(result: &StudyResult, out: &Path) -> std::io::Result<(
     for v in &result.verdicts {
         exp.row(&[Field::Str(&v.target), Field::Str(&v.source), Field::Str(&v.measured), Field::Str(v.verdict())]);
     }
-    write_atomic(&out.join("expectations.csv"), &exp.into_bytes())
+    write(&out.join("expectations.csv"), &exp.into_bytes())
 }
 
 /// Values of `metric` at points `a` and `b` on the replications both finished (common seeds).
@@ -196,8 +211,75 @@ fn summary_row<'a>(point: usize, label: &'a str, metric: &'a str, s: &Summary) -
     ]
 }
 
+/// Writes a file atomically; an error names it.
+fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic(path, bytes).map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
+}
+
+/// Makes `out` the study's output folder: creates it, and refuses one that holds the outputs of another scenario,
+/// which would end up mixed with this one's (its own may be replaced or, with `--resume`, kept).
+pub fn prepare_folder(study: &Study, out: &Path) -> std::io::Result<()> {
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("output folder {}: {e}", out.display()));
+    if out.exists() && !out.is_dir() {
+        return Err(named(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists and is not a folder")));
+    }
+    std::fs::create_dir_all(out).map_err(named)?;
+    // `run.json` has the path as given, perhaps relative to another folder: then the file names must match.
+    let same_file = |other: &str| match std::fs::canonicalize(other) {
+        Ok(o) => std::fs::canonicalize(&study.path).is_ok_and(|p| p == o),
+        Err(_) => Path::new(other).file_name() == study.path.file_name(),
+    };
+    let summary: Option<Value> =
+        std::fs::read(out.join("summary.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    let mut other = summary
+        .and_then(|s| s["scenario"].as_str().map(String::from))
+        .filter(|name| *name != study.name)
+        .map(|name| (format!("scenario `{name}`"), "summary.json".to_string()));
+    for point in read_dir(out).filter(|p| numbered(p, 'p')) {
+        for run in read_dir(&point).filter(|r| numbered(r, 'r')) {
+            let file = run.join("run.json");
+            let scenario: Option<String> = std::fs::read(&file)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|v| v["scenario"].as_str().map(String::from));
+            if other.is_none()
+                && let Some(path) = scenario.filter(|s| !same_file(s))
+            {
+                let rel = file.strip_prefix(out).unwrap_or(&file).display().to_string();
+                other = Some((path, rel));
+            }
+        }
+    }
+    match other {
+        Some((what, file)) => Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "output folder {} holds the outputs of another scenario ({what}, in {file}); choose another --out \
+                 or remove them",
+                out.display()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The entries of `dir` (none if it cannot be read).
+fn read_dir(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
+    std::fs::read_dir(dir).into_iter().flatten().filter_map(|e| e.ok().map(|e| e.path()))
+}
+
+/// Whether `path` is a folder named `<prefix><digits>`, as run folders are.
+fn numbered(path: &Path, prefix: char) -> bool {
+    path.is_dir()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(prefix))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn write_json(path: &Path, v: &Value) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(v).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    write(path, &bytes)
 }

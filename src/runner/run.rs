@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use agents::broker::UserJob;
 use agents::protocol::JobSpec;
-use agents::registry::{BuildCx, Deal, Member};
+use agents::registry::{BuildCx, Deal, Member, member_name};
 use agents::report::Report;
 use agents::sim::trace::{TraceFilter, TraceSink};
 use agents::sim::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
@@ -66,9 +66,10 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
     });
     b.interrupt(interrupt.clone());
     // Agents are registered in plan order, so their ids are known before any is built.
-    let ids = plan.agents.iter().enumerate().map(|(i, a)| (a.name.clone(), AgentId(i as u32))).collect();
-    let mut cx = BuildCx { seed, ids, jobs: deal_jobs(plan, seed)?, ..BuildCx::default() };
-    for (i, agent) in plan.agents.iter().enumerate() {
+    let ids = plan.agents().enumerate().map(|(i, a)| (a.name, AgentId(i as u32))).collect();
+    let (jobs, sources) = deal_jobs(plan, seed)?;
+    let mut cx = BuildCx { seed, ids, jobs, ..BuildCx::default() };
+    for (i, agent) in plan.agents().enumerate() {
         let member = Member { name: &agent.name, id: AgentId(i as u32), index: agent.index, count: agent.count };
         let built =
             agent.spec.build(&member, &mut cx).map_err(|e| SimError::Runtime(format!("{}: {e}", agent.name)))?;
@@ -108,21 +109,22 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
             r
         })
         .collect();
-    let measured = metrics::measure(plan, &names, &reports, &outcome).map_err(RunError::Invariant)?;
+    let measured = metrics::measure(plan, &names, &reports, &outcome, &sources).map_err(RunError::Invariant)?;
     Ok(RunResult { seed, outcome, measured })
 }
 
+/// Each broker's jobs, by name, and each job's id in its workload.
+type Dealt = (BTreeMap<String, Vec<UserJob>>, Vec<u64>);
+
 /// Draws each broker group's copy of its workload (a stream per workload and group, so two groups that name
 /// one workload get independent draws of it) and deals the jobs among the group's brokers. Job ids are numbered
-/// from 1 across the run, in broker order.
-fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<UserJob>>, RunError> {
+/// from 1 across the run, in broker order; the second list gives, for id `i`, the job's id in its workload at
+/// `i - 1` (a trace's job number).
+fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
     let mut generated: BTreeMap<&str, Workload> = BTreeMap::new();
-    for agent in &plan.agents {
-        let Some((name, _)) = agent.spec.workload() else { continue };
-        if generated.contains_key(agent.group.as_str()) {
-            continue;
-        }
-        let mut r = rng::stream(seed, &format!("workload:{name}:{}", agent.group), 0);
+    for group in &plan.groups {
+        let Some((name, _)) = group.spec.workload() else { continue };
+        let mut r = rng::stream(seed, &format!("workload:{name}:{}", group.name), 0);
         let w = plan.workloads[name]
             .generate(&mut r)
             .map_err(|message| RunError::Workload { name: name.to_string(), message })?;
@@ -130,63 +132,57 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<BTreeMap<String, Vec<UserJob>>, R
             let message = "no jobs (check `jobs`, `until`, `window` and `max-pes`)".to_string();
             return Err(RunError::Workload { name: name.to_string(), message });
         }
-        generated.insert(&agent.group, w);
+        generated.insert(&group.name, w);
     }
     // Deal each group's jobs among its members in one pass, then number them in member order.
-    let mut dealt: BTreeMap<&str, Vec<Vec<&crate::workload::WorkloadJob>>> = BTreeMap::new();
-    for agent in &plan.agents {
-        let Some((_, deal)) = agent.spec.workload() else { continue };
-        if dealt.contains_key(agent.group.as_str()) {
+    let mut out = BTreeMap::new();
+    let mut sources = Vec::new();
+    for group in &plan.groups {
+        let (Some((_, deal)), Some(w)) = (group.spec.workload(), generated.get(group.name.as_str())) else {
             continue;
-        }
-        let mut hands = vec![Vec::new(); agent.count];
-        for (i, j) in generated[agent.group.as_str()].jobs.iter().enumerate() {
+        };
+        let mut hands = vec![Vec::new(); group.count];
+        for (i, j) in w.jobs.iter().enumerate() {
             let key = match deal {
                 Deal::RoundRobin => i as u64,
                 Deal::ByUser => j.user.map_or(i as u64, u64::from),
             };
-            hands[(key % agent.count as u64) as usize].push(j);
+            hands[(key % group.count as u64) as usize].push(j);
         }
-        dealt.insert(&agent.group, hands);
-    }
-    let mut out = BTreeMap::new();
-    let mut next_id = 1;
-    for agent in &plan.agents {
-        let (Some(hands), Some((workload, _))) = (dealt.get(agent.group.as_str()), agent.spec.workload()) else {
-            continue;
-        };
         // Messages carry instants as `SimTime`s: a workload's times must be valid ones.
+        let workload = group.spec.workload().map_or("", |w| w.0);
         let instant = |secs: f64, what: &str, job: u64| {
             SimTime::new(secs).map_err(|e| RunError::Workload {
                 name: workload.to_string(),
                 message: format!("job {job}: {what}: {e}"),
             })
         };
-        let jobs: Vec<UserJob> = hands[agent.index]
-            .iter()
-            .map(|j| {
-                let id = next_id;
-                next_id += 1;
-                Ok(UserJob {
-                    submit: instant(j.submit, "submit time", j.id)?,
-                    spec: JobSpec {
-                        id,
-                        owner: AgentId::ENV,
-                        pes: j.pes,
-                        runtime: j.runtime,
-                        estimate: j.requested_time.unwrap_or(j.runtime).max(j.runtime),
-                        deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
-                        budget: j.budget,
-                        lease: j.lease,
-                        memory_mb: None,
-                        priority: j.priority,
-                    },
+        for (index, hand) in hands.into_iter().enumerate() {
+            let jobs: Vec<UserJob> = hand
+                .into_iter()
+                .map(|j| {
+                    sources.push(j.id);
+                    Ok(UserJob {
+                        submit: instant(j.submit, "submit time", j.id)?,
+                        spec: JobSpec {
+                            id: sources.len() as u64,
+                            owner: AgentId::ENV,
+                            pes: j.pes,
+                            runtime: j.runtime,
+                            estimate: j.requested_time.unwrap_or(j.runtime).max(j.runtime),
+                            deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
+                            budget: j.budget,
+                            lease: j.lease,
+                            memory_mb: None,
+                            priority: j.priority,
+                        },
+                    })
                 })
-            })
-            .collect::<Result<_, RunError>>()?;
-        out.insert(agent.name.clone(), jobs);
+                .collect::<Result<_, RunError>>()?;
+            out.insert(member_name(&group.name, group.count, index), jobs);
+        }
     }
-    Ok(out)
+    Ok((out, sources))
 }
 
 /// A run's seed as the outputs report it.

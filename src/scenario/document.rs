@@ -1,9 +1,12 @@
 //! The scenario file as a TOML tree: profiles merged in, `--set`, `[quick]` and sweep assignments applied, then
 //! deserialised with every error located in the file it came from.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agents::registry::Registry;
+use agents::registry::limits::MAX_FILE_BYTES;
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
@@ -16,22 +19,21 @@ pub struct Document {
     pub path: PathBuf,
     /// The tree, profiles merged.
     pub table: Table,
-    /// Where keys are in the scenario file.
-    pub spans: Spans,
+    /// Where keys are in the scenario file (shared by the copies made for sweep points).
+    pub spans: Arc<Spans>,
 }
 
 impl Document {
     /// Reads and parses `path`, merging the profiles its agent groups (the tables of `registry`'s kinds) name.
     pub fn load(path: &Path, registry: &Registry) -> Result<Document, ScenarioError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ScenarioError::file(path, format!("cannot read the scenario: {e}")))?;
+        let text = read_text(path).map_err(|e| ScenarioError::file(path, format!("cannot read the scenario: {e}")))?;
         Document::parse(path, &text, registry)
     }
 
     /// Parses `text` as if read from `path`.
     pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Document, ScenarioError> {
         let (table, spans) = parse_table(path, text)?;
-        let mut doc = Document { path: path.to_path_buf(), table, spans };
+        let mut doc = Document { path: path.to_path_buf(), table, spans: Arc::new(spans) };
         doc.merge_profiles(registry)?;
         Ok(doc)
     }
@@ -49,7 +51,7 @@ impl Document {
                     return Err(ScenarioError::at_key(&self.spans, &key, "expected a file name (string)"));
                 };
                 let path = base.join(&file);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
+                let text = read_text(&path).map_err(|e| {
                     ScenarioError::at_key(&self.spans, &key, format!("cannot read profile `{}`: {e}", path.display()))
                 })?;
                 let (defaults, _) = parse_table(&path, &text)?;
@@ -180,6 +182,17 @@ fn value_at<'a>(table: &'a Table, path: &[String]) -> Option<&'a Value> {
         };
     }
     Some(v)
+}
+
+/// The text of a scenario or profile file, refused beyond [`MAX_FILE_BYTES`] before more is read.
+fn read_text(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("larger than the limit of {} MiB", MAX_FILE_BYTES >> 20));
+    }
+    Ok(text)
 }
 
 /// Parses TOML text into a table and its key index; a syntax error is located by line and column.

@@ -1,32 +1,47 @@
 //! The checked scenario: every agent named, every reference resolved, every sweep point built.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agents::registry::{AgentKind, CheckCx, GroupMembers, GroupSpec, RawGroup, Registry};
+use agents::registry::limits::{MAX_AGENTS, MAX_RUNS, MAX_SAMPLES, MAX_SWEEP_POINTS, approx, short};
+use agents::registry::{AgentKind, CheckCx, GroupMembers, GroupSpec, RawGroup, Registry, member_name};
 use toml::Value;
 
 use super::error::{ScenarioError, Spans, did_you_mean};
 use super::raw::{RawExpect, RawOutputs, RawRuntime, RawScenario};
-use super::workload::WorkloadPlan;
+use super::workload::{TraceCache, WorkloadPlan};
 use super::{Document, parse_value};
+use crate::runner::metrics;
 
-/// One agent to build.
+/// One agent group to build.
 #[derive(Clone, Debug)]
-pub struct AgentPlan {
+pub struct GroupPlan {
+    /// Its kind.
+    pub kind: &'static dyn AgentKind,
+    /// Its name (the key under the kind's table).
+    pub name: String,
+    /// How many agents.
+    pub count: usize,
+    /// What builds its members.
+    pub spec: Arc<dyn GroupSpec>,
+}
+
+/// One agent, as [`Plan::agents`] lists it.
+#[derive(Clone, Debug)]
+pub struct AgentPlan<'a> {
     /// Unique name.
     pub name: String,
     /// Its kind.
     pub kind: &'static dyn AgentKind,
     /// The group (table) it comes from.
-    pub group: String,
+    pub group: &'a str,
     /// Its index in the group.
     pub index: usize,
     /// The group's size.
     pub count: usize,
     /// What builds it (shared by the group).
-    pub spec: Arc<dyn GroupSpec>,
+    pub spec: &'a dyn GroupSpec,
 }
 
 /// One latency setting, names resolved.
@@ -55,8 +70,8 @@ pub struct Plan {
     pub sample_period: Option<f64>,
     /// Agent runtime.
     pub runtime: RawRuntime,
-    /// Agents in registration order.
-    pub agents: Vec<AgentPlan>,
+    /// Agent groups in registration order (see [`Plan::agents`]).
+    pub groups: Vec<GroupPlan>,
     /// Workloads by name.
     pub workloads: BTreeMap<String, WorkloadPlan>,
     /// Latencies.
@@ -97,6 +112,8 @@ pub struct Study {
     pub points: Vec<Point>,
     /// Targets.
     pub expects: Vec<RawExpect>,
+    /// What the user should know although the file is valid (records of a trace left out), once each.
+    pub warnings: Vec<ScenarioError>,
 }
 
 /// How to load: the agent kinds, `--quick` and `--set` overrides.
@@ -133,13 +150,11 @@ impl Study {
         for (key, value) in &opts.set {
             doc.set(key, parse_value(value))
                 .map_err(|m| ScenarioError::file(path, format!("--set {key}={value}: {m}")))?;
-            overrides.push((key.clone(), Override::Set(value.clone())));
-        }
-        if let Some(seed) = opts.seed {
-            doc.table.insert("seed".into(), Value::Integer(seed as i64));
+            overrides.push((key.clone(), Override::Arg(format!("--set {key}={value}"))));
         }
         if let Some(r) = opts.replications {
             doc.table.insert("replications".into(), Value::Integer(i64::from(r)));
+            overrides.push(("replications".into(), Override::Arg(format!("--replications {r}"))));
         }
         // Check the base document first: its errors point at the file.
         let (base, _) = read(&doc, registry).map_err(|e| relocate(e, &overrides, &spans))?;
@@ -159,6 +174,22 @@ impl Study {
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
             }
         }
+        // Counted before any point is built.
+        let sizes: Vec<usize> = sweep.iter().map(|(_, v)| v.len()).collect();
+        let count = sizes.iter().try_fold(1usize, |n, &k| n.checked_mul(k).filter(|&n| n <= MAX_SWEEP_POINTS));
+        if count.is_none() {
+            let product = sizes.iter().map(|k| *k as f64).product::<f64>();
+            let factors = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(" × ");
+            let m = format!("{} points ({factors}), more than the limit of {MAX_SWEEP_POINTS}", approx(product));
+            return Err(ScenarioError::at_key(&spans, "sweep", m));
+        }
+        // What does not determine a run is left out of the points (and of their hashes): the sweep itself, the
+        // targets, the reduced sizes.
+        for key in ["sweep", "quick", "expect"] {
+            doc.table.remove(key);
+        }
+        let mut traces = TraceCache::default();
+        let mut warnings: Vec<ScenarioError> = Vec::new();
         let mut points = Vec::new();
         for (index, assignments) in cartesian(&sweep).into_iter().enumerate() {
             let mut point_doc = doc.clone();
@@ -178,9 +209,29 @@ impl Study {
                 e
             };
             let (raw, groups) = read(&point_doc, registry).map_err(at_point)?;
-            let plan = Plan::build(&raw, groups, registry, &spans).map_err(at_point)?;
+            let mut plan = Plan::build(&raw, groups, registry, &spans, &mut traces).map_err(at_point)?;
+            if let Some(seed) = opts.seed {
+                plan.seed = seed;
+            }
+            for (name, w) in &plan.workloads {
+                if let Some(note) = w.note() {
+                    let key = format!("workloads.{name}.file");
+                    let warning = relocate(ScenarioError::at_key(&spans, &key, note), &overrides, &spans);
+                    if !warnings.contains(&warning) {
+                        warnings.push(warning);
+                    }
+                }
+            }
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
+        }
+        let runs: u64 = points.iter().map(|p| u64::from(p.plan.replications)).sum();
+        if runs > MAX_RUNS {
+            let m = format!(
+                "{runs} runs in all ({} sweep point(s) × replications), more than the limit of {MAX_RUNS}",
+                points.len()
+            );
+            return Err(relocate(ScenarioError::at_key(&spans, "replications", m), &overrides, &spans));
         }
         for (i, e) in base.expect.iter().enumerate() {
             let other = e.versus.as_ref().map(|v| path.with_file_name(&v.scenario));
@@ -188,7 +239,7 @@ impl Study {
                 let m = format!("no other scenario {} beside this one", other.display());
                 return Err(ScenarioError::at_key(&spans, &format!("expect.{i}.versus.scenario"), m));
             }
-            check_expect(e, &sweep).map_err(|(k, m, hint)| {
+            check_expect(e, &sweep, &points).map_err(|(k, m, hint)| {
                 let e = ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m);
                 match hint {
                     Some(h) => e.hint(h),
@@ -205,6 +256,7 @@ impl Study {
             sweep,
             points,
             expects: base.expect,
+            warnings,
         })
     }
 }
@@ -214,14 +266,14 @@ impl Study {
 enum Override {
     /// The file's `[quick]` table (with `--quick`).
     Quick,
-    /// `--set key=<value>`.
-    Set(String),
+    /// A command-line argument (`--set key=<value>`, `--replications <n>`), as given.
+    Arg(String),
     /// The file's `[sweep]` table.
     Sweep,
 }
 
 /// Reports an error about an overridden key (or a key under it) where its value came from: the `[quick]` or
-/// `[sweep]` entry, or the `--set` argument.
+/// `[sweep]` entry, or the command-line argument.
 fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Spans) -> ScenarioError {
     let Some(key) = e.key.clone() else { return e };
     let Some((set, origin)) = overrides
@@ -237,9 +289,9 @@ fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Span
             e.key = Some(format!("{table}.{set}"));
             e.at = spans.locate(&format!("{table}.{set}"));
         }
-        Override::Set(value) => {
+        Override::Arg(arg) => {
             e.at = None;
-            e.message = format!("{} (from --set {set}={value})", e.message);
+            e.message = format!("{} (from {arg})", e.message);
         }
     }
     e
@@ -281,11 +333,35 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Checks a target against the sweep; an error is (key under the target, message, hint).
-fn check_expect(e: &RawExpect, sweep: &[(String, Vec<Value>)]) -> Result<(), (String, String, Option<String>)> {
+fn check_expect(
+    e: &RawExpect,
+    sweep: &[(String, Vec<Value>)],
+    points: &[Point],
+) -> Result<(), (String, String, Option<String>)> {
     let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some(), e.versus.is_some()];
     if kinds.iter().filter(|&&k| k).count() != 1 {
         let m = "give exactly one of `value`, `range`, `order`, `relative` or `versus`";
         return Err(("metric".into(), m.into(), None));
+    }
+    // A misspelt metric would only show as "not measured" once every run is done.
+    if !points.iter().any(|p| metrics::is_metric(&p.plan, &e.metric)) {
+        let names = points.first().map(|p| metrics::metric_names(&p.plan, &e.metric)).unwrap_or_default();
+        let hint = did_you_mean(&e.metric, names.iter().map(String::as_str)).map(|m| format!("did you mean `{m}`?"));
+        let m = format!("`{}` is not a metric this scenario measures", e.metric);
+        return Err(("metric".into(), m, hint.or(Some("the metrics are the keys of a run's summary.json".into()))));
+    }
+    let bounds = [
+        ("range", e.range.map(|[lo, hi]| (Some(lo), Some(hi)))),
+        ("relative", e.relative.as_ref().map(|r| (r.min, r.max))),
+        ("versus", e.versus.as_ref().map(|v| (v.min, v.max))),
+    ];
+    for (key, bound) in bounds {
+        if let Some((Some(lo), Some(hi))) = bound
+            && (lo > hi || lo.is_nan() || hi.is_nan())
+        {
+            let m = format!("expected low <= high, found {} > {}", short(lo), short(hi));
+            return Err((key.into(), m, None));
+        }
     }
     let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let swept = || {
@@ -377,29 +453,38 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
 }
 
 impl Plan {
-    /// Fills defaults and resolves names; `spans` locates errors in the scenario file.
+    /// Fills defaults and resolves names; `spans` locates errors in the scenario file, `traces` holds the trace files
+    /// read so far (each is read once per study).
     pub fn build(
         raw: &RawScenario,
         groups: Vec<Group>,
         registry: &Registry,
         spans: &Spans,
+        traces: &mut TraceCache,
     ) -> Result<Plan, ScenarioError> {
         // Every error here is about a value (a name, a reference, an option): point at it.
         let err = |key: &str, msg: String| ScenarioError {
             at: spans.locate_value(key),
             ..ScenarioError::at_key(spans, key, msg)
         };
+        if groups.is_empty() {
+            let tables: Vec<String> = registry.kinds().iter().map(|k| format!("`[{}.<name>]`", k.table())).collect();
+            let m = format!("no agents: there is nothing to simulate (add groups: {})", tables.join(", "));
+            return Err(ScenarioError::file(spans.file(), m));
+        }
         let base = spans.file().parent().unwrap_or(Path::new(".")).to_path_buf();
 
         let mut workloads = BTreeMap::new();
         for (name, w) in &raw.workloads {
-            let plan = WorkloadPlan::check(w, &base).map_err(|(k, m)| err(&format!("workloads.{name}.{k}"), m))?;
+            let plan =
+                WorkloadPlan::check(w, &base, traces).map_err(|(k, m)| err(&format!("workloads.{name}.{k}"), m))?;
             workloads.insert(name.clone(), plan);
         }
 
-        // Names: a group of one is named after the group, larger groups get `-0`, `-1`...
+        // Groups are named and counted, their members never listed: a group of one is named after the group,
+        // larger groups' members `<group>-0`, `<group>-1`...
         let mut members: Vec<GroupMembers> = Vec::new();
-        let mut all_names = BTreeSet::new();
+        let mut agents = 0usize;
         for g in &groups {
             let key = format!("{}.{}", g.kind.table(), g.name);
             let group = &g.name;
@@ -410,19 +495,34 @@ impl Plan {
                 return Err(err(&key, format!("`{group}` names two groups; group names must be unique")));
             }
             let count = g.raw.count();
-            let names: Vec<String> =
-                if count == 1 { vec![group.clone()] } else { (0..count).map(|i| format!("{group}-{i}")).collect() };
-            for n in &names {
-                if !all_names.insert(n.clone()) {
-                    return Err(err(&key, format!("agent name `{n}` is used twice")));
-                }
+            agents += count;
+            if agents > MAX_AGENTS {
+                let m = format!("{count} more agents make {agents}, more than the limit of {MAX_AGENTS} per scenario");
+                return Err(err(&format!("{key}.count"), m));
             }
-            members.push(GroupMembers { kind: g.kind.name(), group: group.clone(), members: names });
+            members.push(GroupMembers { kind: g.kind.name(), group: group.clone(), count });
         }
+        // An agent's name is its group's, or `<group>-<i>` in a larger group: found by the group's name.
+        let by_name: BTreeMap<&str, &GroupMembers> = members.iter().map(|m| (m.group.as_str(), m)).collect();
+        let member_of_larger = |name: &str| {
+            let (group, _) = name.rsplit_once('-')?;
+            by_name.get(group).filter(|g| g.count > 1)?.index_of(name)
+        };
+        for (g, m) in groups.iter().zip(&members).filter(|(_, m)| m.count == 1) {
+            if member_of_larger(&m.group).is_some() {
+                let key = format!("{}.{}", g.kind.table(), g.name);
+                return Err(err(&key, format!("agent name `{}` is used twice", m.group)));
+            }
+        }
+        let is_agent = |name: &str| by_name.get(name).is_some_and(|g| g.count == 1) || member_of_larger(name).is_some();
+        let agent_hint = |name: &str| {
+            let names: Vec<String> = members.iter().flat_map(|m| m.all().names().collect::<Vec<_>>()).collect();
+            did_you_mean(name, names.iter().map(String::as_str)).map(|m| format!("did you mean `{m}`?"))
+        };
 
         let workload_names: Vec<String> = raw.workloads.keys().cloned().collect();
-        let mut agents = Vec::new();
-        for (g, names) in groups.iter().zip(&members) {
+        let mut plans = Vec::new();
+        for (g, m) in groups.iter().zip(&members) {
             let cx = CheckCx { group: &g.name, groups: &members, workloads: &workload_names };
             let spec: Arc<dyn GroupSpec> = g
                 .raw
@@ -436,18 +536,7 @@ impl Plan {
                     }
                 })?
                 .into();
-            let count = names.members.len();
-            for (index, name) in names.members.iter().enumerate() {
-                let plan = AgentPlan {
-                    name: name.clone(),
-                    kind: g.kind,
-                    group: g.name.clone(),
-                    index,
-                    count,
-                    spec: spec.clone(),
-                };
-                agents.push(plan);
-            }
+            plans.push(GroupPlan { kind: g.kind, name: g.name.clone(), count: m.count, spec });
         }
 
         let mut latency = Vec::new();
@@ -466,42 +555,76 @@ impl Plan {
                     }));
                 }
             }
-            if agents.iter().any(|a| a.kind.name() == l.from) && agents.iter().any(|a| a.kind.name() == l.to) {
+            if plans.iter().any(|g| g.kind.name() == l.from) && plans.iter().any(|g| g.kind.name() == l.to) {
                 latency.push(LatencyRule::Kinds(l.from.clone(), l.to.clone(), l.secs.0));
             }
         }
         for (i, l) in raw.latency.pairs.iter().enumerate() {
             for (end, field) in [(&l.from, "from"), (&l.to, "to")] {
-                if !all_names.contains(end) {
-                    let mut e = err(&format!("latency.pairs.{i}.{field}"), format!("no agent named `{end}`"));
-                    if let Some(m) = did_you_mean(end, all_names.iter().map(String::as_str)) {
-                        e = e.hint(format!("did you mean `{m}`?"));
-                    }
-                    return Err(e);
+                if !is_agent(end) {
+                    let e = err(&format!("latency.pairs.{i}.{field}"), format!("no agent named `{end}`"));
+                    return Err(match agent_hint(end) {
+                        Some(h) => e.hint(h),
+                        None => e,
+                    });
                 }
             }
             latency.push(LatencyRule::Pair(l.from.clone(), l.to.clone(), l.secs.0));
         }
         for (i, a) in raw.outputs.trace_agents.iter().enumerate() {
-            if !all_names.contains(a) {
-                let mut e = err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`"));
-                if let Some(m) = did_you_mean(a, all_names.iter().map(String::as_str)) {
-                    e = e.hint(format!("did you mean `{m}`?"));
-                }
-                return Err(e);
+            if !is_agent(a) {
+                let e = err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`"));
+                return Err(match agent_hint(a) {
+                    Some(h) => e.hint(h),
+                    None => e,
+                });
             }
+        }
+        let horizon = raw.horizon.map(|h| h.0);
+        let sample_period = raw.sample_period.map(|p| p.0);
+        if let (Some(h), Some(p)) = (horizon, sample_period)
+            && h / p > MAX_SAMPLES
+        {
+            let m = format!(
+                "{} s samples the horizon of {} s {} times, more than the limit of {} per provider",
+                short(p),
+                short(h),
+                approx(h / p),
+                short(MAX_SAMPLES)
+            );
+            return Err(err("sample-period", m));
         }
         Ok(Plan {
             registry: registry.clone(),
             seed: raw.seed,
             replications: raw.replications.0,
-            horizon: raw.horizon.map(|h| h.0),
-            sample_period: raw.sample_period.map(|p| p.0),
+            horizon,
+            sample_period,
             runtime: raw.runtime,
-            agents,
+            groups: plans,
             workloads,
             latency,
             outputs: raw.outputs.clone(),
         })
+    }
+
+    /// Every agent, in registration order: groups as listed, members by index. Names are made as they are listed,
+    /// so that a plan holds nothing per agent.
+    pub fn agents(&self) -> impl Iterator<Item = AgentPlan<'_>> {
+        self.groups.iter().flat_map(|g| {
+            (0..g.count).map(move |index| AgentPlan {
+                name: member_name(&g.name, g.count, index),
+                kind: g.kind,
+                group: &g.name,
+                index,
+                count: g.count,
+                spec: &*g.spec,
+            })
+        })
+    }
+
+    /// How many agents.
+    pub fn agent_count(&self) -> usize {
+        self.groups.iter().map(|g| g.count).sum()
     }
 }

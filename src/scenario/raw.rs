@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::workload::RawWorkload;
-use agents::registry::values::{NonNegative, Positive, PositiveInt};
+use agents::registry::values::{Delay, NonNegative, Replications, Seconds};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -20,16 +20,21 @@ pub struct RawScenario {
     pub description: Option<String>,
     /// Where its setup and targets come from (e.g. "seed 000, §4.5").
     pub source: Option<String>,
-    /// Master seed: every random stream (agents, workloads) derives from it. Replication r uses seed + r.
+    /// Master seed: every random stream (agents, workloads) derives from it. Replication r uses seed + r (modulo
+    /// 2^64). At most 2^63 − 1, the largest TOML integer; `--seed` takes any 64-bit seed.
     #[serde(default)]
     pub seed: u64,
-    /// Independent runs per sweep point (seeds seed, seed+1, ...); means get a 95% confidence interval.
-    #[serde(default = "PositiveInt::one")]
-    pub replications: PositiveInt,
-    /// End of the run [s of simulated time]. Without it the run goes on until every job has ended (drained).
-    pub horizon: Option<Positive>,
-    /// Period of `timeseries.csv` samples [s] (default: the end time / 100).
-    pub sample_period: Option<Positive>,
+    /// Independent runs per sweep point (seeds seed, seed+1, ...; at most 10,000, and 100,000 runs in all over the
+    /// sweep points); means get a 95% confidence interval.
+    #[serde(default = "Replications::one")]
+    pub replications: Replications,
+    /// End of the run [s of simulated time; at most 1e12]. Without it the run goes on until every job has ended
+    /// (drained).
+    pub horizon: Option<Seconds>,
+    /// Period of `timeseries.csv` samples [s] (default: the end time / 100). At most a million samples per provider
+    /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
+    /// is sampled less often.
+    pub sample_period: Option<Seconds>,
     /// How agents are executed: "actix" (every agent an actor; default) or "inline" (one thread, no actors).
     #[serde(default)]
     pub runtime: RawRuntime,
@@ -42,7 +47,7 @@ pub struct RawScenario {
     /// What each run writes.
     #[serde(default)]
     pub outputs: RawOutputs,
-    /// Parameter sweep: dotted key → list of values; runs the cartesian product.
+    /// Parameter sweep: dotted key → list of values; runs the cartesian product (at most 10,000 points).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
@@ -70,8 +75,8 @@ pub enum RawRuntime {
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawLatency {
-    /// Latency of every message between two different agents.
-    pub default: Option<NonNegative>,
+    /// Latency of every message between two different agents (at most 1e12 s, like every latency).
+    pub default: Option<Delay>,
     /// Per pair of agent kinds ("provider", "broker", "gateway", "metabroker"...): overrides the default.
     #[serde(default)]
     pub kinds: Vec<RawLink>,
@@ -89,7 +94,7 @@ pub struct RawLink {
     /// Receiver (kind or agent name).
     pub to: String,
     /// Latency [s].
-    pub secs: NonNegative,
+    pub secs: Delay,
 }
 
 /// What each run writes into its folder.

@@ -1,21 +1,23 @@
 //! The `[workloads.<name>]` sections: which model or trace, how many jobs, and the QoS each study attaches.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use rand::distr::Distribution;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
 use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack};
-use crate::workload::{Limit, OversizePolicy, Workload, WorkloadJob, gwf, swf};
-use agents::registry::values::{Count, Fraction, NonNegative, Positive, PositiveInt};
+use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, gwf, swf};
+use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
+use agents::registry::values::{Fraction, JobCount, Positive, PositiveInt, Price, Seconds};
 
 /// Where a workload's jobs come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
     /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3).
@@ -40,30 +42,33 @@ pub enum Model {
 pub struct RawWorkload {
     /// The model or trace format.
     pub model: Model,
-    /// Number of jobs (requests) to generate; or use `until`.
-    pub jobs: Option<Count>,
-    /// Generate arrivals until this time [s].
-    pub until: Option<Positive>,
+    /// Number of jobs (requests; bags for `bot`) to generate, or use `until`: at most 10 million jobs per workload,
+    /// which models that would exceed on average are refused. Not for traces.
+    pub jobs: Option<JobCount>,
+    /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`).
+    pub until: Option<Seconds>,
     /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3".
     pub preset: Option<String>,
-    /// Lublin: largest job [PEs] (default: the preset's).
+    /// Lublin: largest job [PEs] (default: the preset's; at most 2^20).
     pub max_nodes: Option<PositiveInt>,
-    /// Lublin: UHI, log2 of the largest size (seed 003 ch5: log2(p)); applied after `max-nodes`.
+    /// Lublin: UHI, log2 of the largest size (seed 003 ch5: log2(p); at most 20); applied after `max-nodes`.
     pub u_hi: Option<f64>,
     /// Lublin: UMED, the split of the two-stage uniform (seed 003 ch5: UHI − 2.5); applied after `max-nodes`.
     pub u_med: Option<f64>,
     /// Lublin: scale sizes to this mean [PEs] (seed 000 ch3 uses 4 VMs).
     pub mean_nodes: Option<Positive>,
-    /// Lublin: scale runtimes to this mean [s] (seed 000 ch3 uses 2 h).
-    pub mean_runtime: Option<Positive>,
-    /// Lublin: scale inter-arrival times to this mean [s].
-    pub mean_interarrival: Option<Positive>,
+    /// Lublin: scale runtimes to this mean [s] (seed 000 ch3 uses 2 h); the longest runtime, about 50 times the
+    /// mean, must stay within 1e12 s.
+    pub mean_runtime: Option<Seconds>,
+    /// Lublin: scale inter-arrival times to this mean [s]; the last arrival must stay within 1e12 s on average.
+    pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
-    /// Poisson: arrival rate [1/s].
+    /// Poisson: arrival rate [1/s; from 1e-9 to 1e6].
     pub rate: Option<Positive>,
     /// Poisson: runtime distribution, e.g. `{ kind = "exponential", mean = 1.0 }`; kinds: constant, uniform,
-    /// exponential, normal, truncated_normal, log_normal, weibull, gamma, hyper_exponential.
+    /// exponential, truncated_normal (with `low` >= 0), log_normal, weibull, gamma, hyper_exponential (a plain normal
+    /// would draw negative runtimes). Its mean is at least 1e-6 s and at most 1e12 s.
     #[schemars(with = "Option<serde_json::Value>")]
     pub runtime: Option<Dist>,
     /// Poisson: PEs per job (default 1).
@@ -72,11 +77,12 @@ pub struct RawWorkload {
     pub file: Option<String>,
     /// Swf/gwf: keep jobs submitted in [from, to) seconds, re-based to 0.
     pub window: Option<[f64; 2]>,
-    /// Multiply submit times by this factor (e.g. 0.1 makes arrivals ten times denser).
+    /// Multiply submit times by this factor (e.g. 0.1 makes arrivals ten times denser; from 1e-6 to 1e6, and submit
+    /// times stay within 1e12 s).
     pub time_scale: Option<Positive>,
     /// Jobs wider than this many PEs are dropped (or clamped with `clamp = true`).
     pub max_pes: Option<PositiveInt>,
-    /// Clamp wide jobs to `max-pes` instead of dropping them.
+    /// Clamp wide jobs to `max-pes` instead of dropping them (with `max-pes` only).
     #[serde(default)]
     pub clamp: bool,
     /// Runtime estimates: "exact" (the runtime) or "requested" (the trace's requested time when known; default).
@@ -85,35 +91,126 @@ pub struct RawWorkload {
     /// `[low, high]`: submit + U[low, high] × runtime (seed 003 §7.6).
     #[schemars(with = "Option<serde_json::Value>")]
     pub deadline: Option<toml::Value>,
-    /// Budgets: twice the job's cost at this mean price [G$ per PE-second] (seed 003's relaxed budget).
-    pub budget_price: Option<NonNegative>,
+    /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (seed 003's relaxed budget).
+    pub budget_price: Option<Price>,
     /// Lease types (seed 000 ch3), drawn per job: the fraction of local requests; the others are external.
     pub local_fraction: Option<Fraction>,
     /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
-    /// each); the rest are deadline-constrained (migratable or non-preemptable, half each). Default 0.5.
+    /// each); the rest are deadline-constrained (migratable or non-preemptable, half each). Default 0.5; with
+    /// `local-fraction` only.
     pub best_effort_fraction: Option<Fraction>,
     /// Priority classes: each job is of class 0 (high) with this probability, else of class 1.
     pub priority_fraction: Option<Fraction>,
-    /// Deadline of deadline-constrained requests: submit + factor × runtime. [GAP] seed 000 does not say how they
-    /// were drawn; default 3.
+    /// Deadline of deadline-constrained requests: submit + factor × runtime (at most 1e6). [GAP] seed 000 does not
+    /// say how they were drawn; default 3. With `local-fraction` only.
     pub dc_deadline_factor: Option<Positive>,
+}
+
+/// The trace files of a study, by path: each is checked once, whatever the number of sweep points naming it.
+#[derive(Debug, Default)]
+pub struct TraceCache(BTreeMap<PathBuf, Arc<Trace>>);
+
+/// A trace file: checked record by record when the scenario is loaded, keeping none of them (validating builds no
+/// workload), then read once, by the first run that needs its jobs.
+#[derive(Debug)]
+struct Trace {
+    path: PathBuf,
+    gwf: bool,
+    /// The latest submit time [s].
+    last_submit: f64,
+    /// The records left out.
+    skipped: Skipped,
+    jobs: OnceLock<Result<Arc<Workload>, String>>,
+}
+
+impl Trace {
+    /// Reads every record of the SWF (or GWF) file at `path`, keeping what the checks of a workload need.
+    fn check(path: PathBuf, gwf: bool) -> Result<Trace, WorkloadError> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(&path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
+        let reader = std::io::BufReader::new(file);
+        let mut last_submit = 0.0f64;
+        let skipped = if gwf {
+            let mut records = gwf::GwfReader::new(reader, name);
+            for job in records.by_ref() {
+                last_submit = last_submit.max(job?.submit);
+            }
+            records.skipped()
+        } else {
+            let mut records = swf::SwfReader::new(reader, name);
+            for job in records.by_ref() {
+                last_submit = last_submit.max(job?.submit);
+            }
+            records.skipped()
+        };
+        Ok(Trace { path, gwf, last_submit, skipped, jobs: OnceLock::new() })
+    }
+
+    /// Its jobs, read at the first call.
+    fn jobs(&self) -> Result<Arc<Workload>, String> {
+        let read = || {
+            let w = if self.gwf { gwf::read_gwf_file(&self.path) } else { swf::read_swf_file(&self.path) };
+            w.map(Arc::new).map_err(|e| e.to_string())
+        };
+        self.jobs.get_or_init(read).clone()
+    }
 }
 
 /// A checked workload description: trace files are read once, models are drawn per run.
 #[derive(Clone, Debug)]
 pub struct WorkloadPlan {
     raw: RawWorkload,
-    trace: Option<Arc<Workload>>,
+    trace: Option<Arc<Trace>>,
 }
 
+/// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
+const MODEL_KEYS: [(&str, &[Model]); 14] = [
+    ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
+    ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
+    ("preset", &[Model::Lublin]),
+    ("max-nodes", &[Model::Lublin]),
+    ("u-hi", &[Model::Lublin]),
+    ("u-med", &[Model::Lublin]),
+    ("mean-nodes", &[Model::Lublin]),
+    ("mean-runtime", &[Model::Lublin]),
+    ("mean-interarrival", &[Model::Lublin]),
+    ("cluster", &[Model::Das2, Model::Bot]),
+    ("rate", &[Model::Poisson]),
+    ("runtime", &[Model::Poisson]),
+    ("pes", &[Model::Poisson]),
+    ("file", &[Model::Swf, Model::Gwf]),
+];
+
+/// Largest factor of `dc-deadline-factor` and of `deadline = [low, high]`.
+const MAX_DEADLINE_FACTOR: f64 = 1e6;
+
+/// Largest job of the Lublin model [PEs]: its size distribution is tabulated up to 2^20.
+const MAX_NODES: u32 = 1 << 20;
+
 impl WorkloadPlan {
-    /// Checks the description and reads its trace, if any. Errors name the offending key (relative to the
-    /// workload's table).
-    pub fn check(raw: &RawWorkload, base: &Path) -> Result<WorkloadPlan, (String, String)> {
-        let need = |key: &str, present: bool| if present { Ok(()) } else { Err((key.to_string(), "required".into())) };
+    /// Checks the description and its trace, if any (once per `traces`). Errors name the offending key
+    /// (relative to the workload's table).
+    pub fn check(raw: &RawWorkload, base: &Path, traces: &mut TraceCache) -> Result<WorkloadPlan, (String, String)> {
+        let bad = |key: &str, m: String| (key.to_string(), m);
+        let model = agents::registry::serde_name(&raw.model);
+        for (key, models) in MODEL_KEYS {
+            if given(raw, key) && !models.contains(&raw.model) {
+                let of: Vec<String> =
+                    models.iter().map(|m| format!("\"{}\"", agents::registry::serde_name(m))).collect();
+                return Err(bad(key, format!("not a key of the \"{model}\" model (only of {})", of.join(", "))));
+            }
+        }
+        for (key, needs) in
+            [("clamp", "max-pes"), ("best-effort-fraction", "local-fraction"), ("dc-deadline-factor", "local-fraction")]
+        {
+            if given(raw, key) && !given(raw, needs) {
+                return Err(bad(key, format!("applies with `{needs}` only, which is not given")));
+            }
+        }
+        let need = |key: &str, present: bool| if present { Ok(()) } else { Err(bad(key, "required".into())) };
         let generated = !matches!(raw.model, Model::Swf | Model::Gwf);
         if generated && raw.jobs.is_none() && raw.until.is_none() && raw.model != Model::Metabroker {
-            return Err(("jobs".into(), "a generated workload needs `jobs` or `until`".into()));
+            return Err(bad("jobs", "a generated workload needs `jobs` or `until`".into()));
         }
         match raw.model {
             Model::Poisson => {
@@ -126,36 +223,108 @@ impl WorkloadPlan {
         if let Some(e) = &raw.estimate
             && !matches!(e.as_str(), "exact" | "requested")
         {
-            return Err(("estimate".into(), format!("expected \"exact\" or \"requested\", found \"{e}\"")));
+            return Err(bad("estimate", format!("expected \"exact\" or \"requested\", found \"{e}\"")));
         }
         if let Some(d) = &raw.deadline {
             deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
         }
-        // Build everything that does not depend on the seed now, so a bad parameter fails before any run.
-        match raw.model {
+        if let Some(f) = raw.dc_deadline_factor
+            && f.0 > MAX_DEADLINE_FACTOR
+        {
+            return Err(bad(
+                "dc-deadline-factor",
+                format!("expected at most {}, found {}", short(MAX_DEADLINE_FACTOR), short(f.0)),
+            ));
+        }
+        if let Some(f) = raw.time_scale
+            && !(TIME_SCALES.0..=TIME_SCALES.1).contains(&f.0)
+        {
+            let (lo, hi) = (short(TIME_SCALES.0), short(TIME_SCALES.1));
+            return Err(bad("time-scale", format!("expected a factor from {lo} to {hi}, found {}", short(f.0))));
+        }
+        if let Some([from, to]) = raw.window
+            && !(0.0 <= from && from < to && to <= MAX_TIME)
+        {
+            let m = format!(
+                "expected [from, to] with 0 <= from < to <= {}, found [{}, {}]",
+                short(MAX_TIME),
+                short(from),
+                short(to)
+            );
+            return Err(bad("window", m));
+        }
+        // Build everything that does not depend on the seed now, so a bad parameter fails before any run, and see
+        // how many jobs arrive how far apart.
+        let scale = raw.time_scale.map_or(1.0, |f| f.0);
+        let arrivals = match raw.model {
             Model::Lublin => {
-                lublin_params(raw).map_err(|m| ("preset".to_string(), m))?;
+                let p = lublin_params(raw)?;
+                let longest = p.runtime_scale * crate::workload::lublin::TOO_MUCH_TIME.exp();
+                if longest > MAX_TIME {
+                    let m = format!("makes the longest runtime {} s, more than {} s", approx(longest), short(MAX_TIME));
+                    return Err(bad("mean-runtime", m));
+                }
+                let gap = p.mean_interarrival().map_err(|e| ("mean-interarrival".to_string(), e.to_string()))?;
+                Some((gap, 1.0, "mean-interarrival"))
             }
-            Model::Das2 | Model::Bot => {
-                cluster(raw).map_err(|m| ("cluster".to_string(), m))?;
+            Model::Das2 => Some((das2(raw).map_err(|m| ("cluster".to_string(), m))?.interarrival.mean(), 1.0, "jobs")),
+            Model::Bot => {
+                let m = bot(raw).map_err(|m| ("cluster".to_string(), m))?;
+                Some((m.interarrival.mean(), m.tasks.mean(), "jobs"))
             }
             Model::Poisson => {
-                if let Some(d) = &raw.runtime {
-                    d.sampler().map_err(|e| ("runtime".to_string(), e.to_string()))?;
+                let rate = raw.rate.map_or(1.0, |r| r.0);
+                if !(RATES.0..=RATES.1).contains(&rate) {
+                    let (lo, hi) = (short(RATES.0), short(RATES.1));
+                    return Err(bad(
+                        "rate",
+                        format!("expected a rate from {lo} to {hi} per second, found {}", short(rate)),
+                    ));
                 }
+                if let Some(d) = &raw.runtime {
+                    runtime_dist(d).map_err(|m| ("runtime".to_string(), m))?;
+                }
+                Some((1.0 / rate, 1.0, "rate"))
             }
-            _ => {}
+            Model::Metabroker | Model::Swf | Model::Gwf => None,
+        };
+        if let Some((gap, per_arrival, gap_key)) = arrivals {
+            check_arrivals(raw, gap, per_arrival, gap_key, scale)?;
         }
         let trace = match (raw.model, &raw.file) {
-            (Model::Swf, Some(f)) => {
-                Some(swf::read_swf_file(base.join(f)).map_err(|e| ("file".into(), e.to_string()))?)
-            }
-            (Model::Gwf, Some(f)) => {
-                Some(gwf::read_gwf_file(base.join(f)).map_err(|e| ("file".into(), e.to_string()))?)
+            (Model::Swf | Model::Gwf, Some(f)) => {
+                let path = base.join(f);
+                let trace = match traces.0.get(&path) {
+                    Some(t) => t.clone(),
+                    None => {
+                        let t = Trace::check(path.clone(), raw.model == Model::Gwf);
+                        let t = Arc::new(t.map_err(|e| ("file".to_string(), e.to_string()))?);
+                        traces.0.insert(path, t.clone());
+                        t
+                    }
+                };
+                // At most the latest submit time of the window, re-based to its start.
+                let [from, to] = raw.window.unwrap_or([0.0, f64::INFINITY]);
+                let last = (trace.last_submit.min(to) - from).max(0.0);
+                if last * scale > MAX_TIME {
+                    let m = format!(
+                        "makes the last submit time {} s, more than {} s",
+                        approx(last * scale),
+                        short(MAX_TIME)
+                    );
+                    return Err(bad("time-scale", m));
+                }
+                Some(trace)
             }
             _ => None,
         };
-        Ok(WorkloadPlan { raw: raw.clone(), trace: trace.map(Arc::new) })
+        Ok(WorkloadPlan { raw: raw.clone(), trace })
+    }
+
+    /// What the user should know about the workload although it is valid: records of its trace left out.
+    pub fn note(&self) -> Option<String> {
+        let note = self.trace.as_deref()?.skipped.note()?;
+        Some(format!("{}: {note}", self.raw.file.as_deref().unwrap_or_default()))
     }
 
     /// The jobs of one run, drawn with `rng` (the workload's own stream).
@@ -168,22 +337,11 @@ impl WorkloadPlan {
         };
         let err = |e: crate::workload::WorkloadError| e.to_string();
         let mut w = match raw.model {
-            Model::Lublin => lublin_params(raw)?.generate(limit, rng).map_err(err)?,
-            Model::Das2 => {
-                let model = match cluster(raw)? {
-                    Some(c) => Das2Model::local_default(c),
-                    None => Das2Model::external_default().map_err(err)?,
-                };
-                model.generate(limit, rng).map_err(err)?
+            Model::Lublin => {
+                lublin_params(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?
             }
-            Model::Bot => {
-                // The tables' defaults (seed 000 Table 5.2): α_e 1.7, α_l 4, M 90 s.
-                let model = match cluster(raw)? {
-                    Some(c) => BotModel::local(4.0, 90.0, c),
-                    None => BotModel::external(1.7, 90.0),
-                };
-                model.generate(limit, rng).map_err(err)?
-            }
+            Model::Das2 => das2(raw)?.generate(limit, rng).map_err(err)?,
+            Model::Bot => bot(raw)?.generate(limit, rng).map_err(err)?,
             Model::Metabroker => {
                 let slack = match raw.deadline.as_ref().and_then(toml::Value::as_str) {
                     Some("medium") => DeadlineSlack::Medium,
@@ -197,8 +355,12 @@ impl WorkloadPlan {
                 model.generate(rng).map_err(err)?
             }
             Model::Poisson => poisson(raw, limit, rng)?,
-            Model::Swf | Model::Gwf => self.trace.as_deref().cloned().unwrap_or_default(),
+            Model::Swf | Model::Gwf => match &self.trace {
+                Some(trace) => trace.jobs()?.as_ref().clone(),
+                None => Workload::default(),
+            },
         };
+        limit.check(w.jobs.len()).map_err(err)?;
         if let Some([from, to]) = raw.window {
             w = w.window(from, to).map_err(err)?;
         }
@@ -238,6 +400,17 @@ impl WorkloadPlan {
                 j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
             }
         }
+        // Whatever the draws, the simulation gets times it can hold (the means were checked when loading).
+        let out_of_range = |t: f64| !(0.0..=MAX_TIME).contains(&t);
+        if let Some(j) = w.jobs.iter().find(|j| out_of_range(j.submit) || out_of_range(j.runtime)) {
+            return Err(format!(
+                "job {} was drawn with submit time {} s and runtime {} s; each must be from 0 to {} s",
+                j.id,
+                short(j.submit),
+                short(j.runtime),
+                short(MAX_TIME)
+            ));
+        }
         Ok(w)
     }
 }
@@ -257,26 +430,47 @@ fn deadline_rule(v: &toml::Value) -> Result<DeadlineRule, String> {
             other => Err(format!("expected \"tight\", \"medium\", \"relaxed\" or [low, high], found \"{other}\"")),
         },
         toml::Value::Array(a) if a.len() == 2 => match (number(&a[0]), number(&a[1])) {
-            (Some(lo), Some(hi)) if 0.0 <= lo && lo <= hi && hi.is_finite() => Ok(DeadlineRule::Factor(lo, hi)),
-            _ => Err(format!("expected [low, high] with 0 <= low <= high, found {v}")),
+            (Some(lo), Some(hi)) if 0.0 <= lo && lo <= hi && hi <= MAX_DEADLINE_FACTOR => {
+                Ok(DeadlineRule::Factor(lo, hi))
+            }
+            _ => {
+                Err(format!("expected [low, high] with 0 <= low <= high <= {}, found {v}", short(MAX_DEADLINE_FACTOR)))
+            }
         },
         other => Err(format!("expected \"tight\", \"medium\", \"relaxed\" or [low, high], found {other}")),
     }
 }
 
-fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, String> {
+/// The Lublin parameters the keys give; an error is (the key at fault, why).
+fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, (String, String)> {
+    fn at(key: &'static str) -> impl Fn(crate::workload::WorkloadError) -> (String, String) {
+        move |e| (key.to_string(), e.to_string())
+    }
     let mut p = match raw.preset.as_deref().unwrap_or("typed") {
         "typed" => LublinParams::typed(),
         "typeless" => LublinParams::typeless(),
         "garg-ch5" => LublinParams::garg_ch5(),
-        "salehi-ch3" => LublinParams::amini_salehi_ch3().map_err(|e| e.to_string())?,
+        "salehi-ch3" => LublinParams::amini_salehi_ch3().map_err(at("preset"))?,
         other => {
-            return Err(format!("expected \"typed\", \"typeless\", \"garg-ch5\" or \"salehi-ch3\", found \"{other}\""));
+            let m = format!("expected \"typed\", \"typeless\", \"garg-ch5\" or \"salehi-ch3\", found \"{other}\"");
+            return Err(("preset".into(), m));
         }
     };
-    let e = |e: crate::workload::WorkloadError| e.to_string();
     if let Some(n) = raw.max_nodes {
+        if n.0 > MAX_NODES {
+            return Err((
+                "max-nodes".into(),
+                format!("expected a positive integer up to {MAX_NODES} (2^20), found {}", n.0),
+            ));
+        }
         p = p.with_max_nodes(n.0);
+    }
+    for (key, value) in [("u-hi", raw.u_hi), ("u-med", raw.u_med)] {
+        if let Some(v) = value
+            && !(0.0..=20.0).contains(&v)
+        {
+            return Err((key.into(), format!("expected a number from 0 to 20 (log2 of 2^20 PEs), found {}", short(v))));
+        }
     }
     for s in &mut p.streams {
         if let Some(h) = raw.u_hi {
@@ -285,18 +479,115 @@ fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, String> {
         if let Some(m) = raw.u_med {
             s.class.size.u_med = m;
         }
+        // What was set last is at fault: `u-hi` or `u-med` against each other or the preset's ULOW.
+        let key = if raw.u_med.is_some() {
+            "u-med"
+        } else if raw.u_hi.is_some() {
+            "u-hi"
+        } else {
+            "preset"
+        };
+        s.class.size.validate().map_err(at(key))?;
     }
     if let Some(m) = raw.mean_nodes {
-        p = p.fit_mean_nodes(m.0).map_err(e)?;
+        p = p.fit_mean_nodes(m.0).map_err(at("mean-nodes"))?;
     }
     if let Some(m) = raw.mean_runtime {
-        p = p.scale_runtime_to_mean(m.0).map_err(e)?;
+        p = p.scale_runtime_to_mean(m.0).map_err(at("mean-runtime"))?;
     }
     if let Some(m) = raw.mean_interarrival {
-        p = p.scale_interarrival_to_mean(m.0).map_err(e)?;
+        p = p.scale_interarrival_to_mean(m.0).map_err(at("mean-interarrival"))?;
     }
-    p.validate().map_err(e)?;
+    p.validate().map_err(at("preset"))?;
     Ok(p)
+}
+
+/// Whether `key` (kebab-case) of the workload's table is given.
+fn given(raw: &RawWorkload, key: &str) -> bool {
+    match key {
+        "jobs" => raw.jobs.is_some(),
+        "until" => raw.until.is_some(),
+        "preset" => raw.preset.is_some(),
+        "max-nodes" => raw.max_nodes.is_some(),
+        "u-hi" => raw.u_hi.is_some(),
+        "u-med" => raw.u_med.is_some(),
+        "mean-nodes" => raw.mean_nodes.is_some(),
+        "mean-runtime" => raw.mean_runtime.is_some(),
+        "mean-interarrival" => raw.mean_interarrival.is_some(),
+        "cluster" => raw.cluster.is_some(),
+        "rate" => raw.rate.is_some(),
+        "runtime" => raw.runtime.is_some(),
+        "pes" => raw.pes.is_some(),
+        "file" => raw.file.is_some(),
+        "clamp" => raw.clamp,
+        "max-pes" => raw.max_pes.is_some(),
+        "local-fraction" => raw.local_fraction.is_some(),
+        "best-effort-fraction" => raw.best_effort_fraction.is_some(),
+        "dc-deadline-factor" => raw.dc_deadline_factor.is_some(),
+        _ => false,
+    }
+}
+
+/// Refuses a generated workload that would on average hold more than [`MAX_JOBS`] jobs, or whose arrivals (`gap`
+/// apart on average, of `per_arrival` jobs each, submit times multiplied by `scale`) would go on beyond [`MAX_TIME`].
+fn check_arrivals(
+    raw: &RawWorkload,
+    gap: f64,
+    per_arrival: f64,
+    gap_key: &str,
+    scale: f64,
+) -> Result<(), (String, String)> {
+    let (key, arrivals) = match (raw.jobs, raw.until) {
+        (Some(n), _) => ("jobs", n.0 as f64),
+        (None, Some(t)) => ("until", t.0 / gap),
+        (None, None) => return Ok(()),
+    };
+    let jobs = arrivals * per_arrival;
+    if jobs > MAX_JOBS as f64 {
+        let each = if per_arrival == 1.0 { String::new() } else { format!(" of {} jobs each", approx(per_arrival)) };
+        let m = format!(
+            "about {} arrivals{each} ({} s apart on average) make about {} jobs, more than the limit of {MAX_JOBS} \
+             per workload",
+            approx(arrivals),
+            approx(gap),
+            approx(jobs)
+        );
+        return Err((key.into(), m));
+    }
+    // The last arrival, on average, before and after `time-scale`: whichever passes the limit is at fault.
+    let last = raw.until.map_or(arrivals * gap, |t| t.0);
+    let limit = short(MAX_TIME);
+    if last > MAX_TIME {
+        let m = format!(
+            "{} arrivals {} s apart on average end near {} s, beyond {limit} s",
+            approx(arrivals),
+            approx(gap),
+            approx(last)
+        );
+        return Err((gap_key.into(), m));
+    }
+    if last * scale > MAX_TIME {
+        let m = format!("puts the last arrival near {} s, beyond {limit} s", approx(last * scale));
+        return Err(("time-scale".into(), m));
+    }
+    Ok(())
+}
+
+/// A Poisson workload's runtime distribution: no negative runtimes, a mean within
+/// [[`MIN_MEAN_RUNTIME`], [`MAX_TIME`]].
+fn runtime_dist(d: &Dist) -> Result<(), String> {
+    d.sampler().map_err(|e| e.to_string())?;
+    if !d.non_negative() {
+        return Err("may draw negative runtimes: use a distribution of non-negative values, e.g. \
+                    `truncated_normal` with `low = 0`"
+            .into());
+    }
+    let mean = d.mean();
+    if !(MIN_MEAN_RUNTIME..=MAX_TIME).contains(&mean) {
+        let (lo, hi) = (short(MIN_MEAN_RUNTIME), short(MAX_TIME));
+        return Err(format!("expected a mean runtime from {lo} to {hi} s, found {}", short(mean)));
+    }
+    Ok(())
 }
 
 fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
@@ -307,6 +598,22 @@ fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
         Some("C256") => Ok(Some(InterGridCluster::C256)),
         Some(other) => Err(format!("expected \"C64\", \"C128\" or \"C256\", found \"{other}\"")),
     }
+}
+
+/// The DAS-2 model of `cluster` (the external rows without one).
+fn das2(raw: &RawWorkload) -> Result<Das2Model, String> {
+    match cluster(raw)? {
+        Some(c) => Ok(Das2Model::local_default(c)),
+        None => Das2Model::external_default().map_err(|e| e.to_string()),
+    }
+}
+
+/// The bag-of-tasks model of `cluster`, with the tables' defaults (seed 000 Table 5.2): α_e 1.7, α_l 4, M 90 s.
+fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
+    Ok(match cluster(raw)? {
+        Some(c) => BotModel::local(4.0, 90.0, c),
+        None => BotModel::external(1.7, 90.0),
+    })
 }
 
 /// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.
@@ -320,10 +627,8 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) 
     loop {
         t += gaps.sample(rng);
         let n = jobs.len();
-        match limit {
-            Limit::Jobs(max) if n >= max => break,
-            Limit::Until(h) if t >= h => break,
-            _ => {}
+        if limit.reached(n, t) {
+            break;
         }
         jobs.push(WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes));
     }

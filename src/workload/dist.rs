@@ -141,9 +141,39 @@ impl Dist {
         }
     }
 
+    /// Its `kind` as a scenario names it (`"exponential"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Dist::Constant { .. } => "constant",
+            Dist::Uniform { .. } => "uniform",
+            Dist::Exponential { .. } => "exponential",
+            Dist::Normal { .. } => "normal",
+            Dist::TruncatedNormal { .. } => "truncated_normal",
+            Dist::LogNormal { .. } => "log_normal",
+            Dist::Weibull { .. } => "weibull",
+            Dist::Gamma { .. } => "gamma",
+            Dist::HyperExponential { .. } => "hyper_exponential",
+        }
+    }
+
+    /// Whether it never draws a negative value (for valid parameters).
+    pub fn non_negative(&self) -> bool {
+        match *self {
+            Dist::Constant { value } => value >= 0.0,
+            Dist::Uniform { low, .. } => low >= 0.0,
+            Dist::Normal { sd, mean } => sd == 0.0 && mean >= 0.0,
+            Dist::TruncatedNormal { low, .. } => low.is_some_and(|l| l >= 0.0),
+            Dist::Exponential { .. }
+            | Dist::LogNormal { .. }
+            | Dist::Weibull { .. }
+            | Dist::Gamma { .. }
+            | Dist::HyperExponential { .. } => true,
+        }
+    }
+
     /// Validates the parameters and prepares a sampler.
     pub fn sampler(&self) -> Result<Sampler, WorkloadError> {
-        let bad = |what: &str| WorkloadError::param(format!("{self:?}"), what.to_string());
+        let bad = |what: &str| WorkloadError::param(self.kind(), what.to_string());
         let inner = match *self {
             Dist::Constant { value } if value.is_finite() => Inner::Constant(value),
             Dist::Constant { .. } => return Err(bad("value must be finite")),
@@ -302,16 +332,14 @@ impl TwoStageLogUniform {
     pub fn validate(&self) -> Result<(), WorkloadError> {
         let probs = [self.serial_prob, self.pow2_prob, self.u_prob];
         if !probs.iter().all(|p| (0.0..=1.0).contains(p)) {
-            return Err(WorkloadError::param(
-                "TwoStageLogUniform",
-                format!("probabilities must lie in [0, 1]: {self:?}"),
-            ));
+            let (s, p, u) = (self.serial_prob, self.pow2_prob, self.u_prob);
+            let m = format!("probabilities must lie in [0, 1], found serial {s}, power of two {p}, first stage {u}");
+            return Err(WorkloadError::param("sizes", m));
         }
         if !(0.0 <= self.u_low && self.u_low <= self.u_med && self.u_med <= self.u_hi && self.u_hi <= Self::MAX_U_HI) {
-            return Err(WorkloadError::param(
-                "TwoStageLogUniform",
-                format!("need 0 <= u_low <= u_med <= u_hi <= 20: {self:?}"),
-            ));
+            let (l, m, h) = (self.u_low, self.u_med, self.u_hi);
+            let m = format!("need 0 <= ULOW <= UMED <= UHI <= 20, found ULOW {l}, UMED {m}, UHI {h}");
+            return Err(WorkloadError::param("sizes", m));
         }
         Ok(())
     }

@@ -36,14 +36,23 @@ pub enum WorkloadError {
         /// Number of fields on the line.
         found: usize,
     },
+    /// A line cannot be a record of the trace (too long, too many), which ends the reading.
+    #[error("{file}:{line}: {message}")]
+    Line {
+        /// Name of the input.
+        file: String,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// Reading or writing failed.
-    #[error("{context}: {source}")]
+    #[error("{context}: {cause}")]
     Io {
         /// Input name and line, or what was being written.
         context: String,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying error, in the message (not a `source`, which would print it twice).
+        cause: std::io::Error,
     },
     /// A model or transformation parameter is out of its domain.
     #[error("invalid parameter {name}: {reason}")]

@@ -18,7 +18,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use super::parse::{Fields, Records};
-use super::{Workload, WorkloadError, WorkloadJob};
+use super::{Skipped, Workload, WorkloadError, WorkloadJob};
 
 /// Field names, from the GWF definition.
 pub const FIELDS: [&str; 29] = [
@@ -124,8 +124,8 @@ impl<R: BufRead> GwfReader<R> {
         &self.records.header
     }
 
-    /// Number of records skipped so far because they cannot be simulated.
-    pub fn skipped(&self) -> u64 {
+    /// Records skipped so far because they cannot be simulated.
+    pub fn skipped(&self) -> Skipped {
         self.records.skipped
     }
 
@@ -189,14 +189,14 @@ impl<R: BufRead> Iterator for GwfReader<R> {
 pub fn read_gwf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = GwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload { labels: r.labels(), header: r.records.header, jobs })
+    Ok(Workload { labels: r.labels(), header: r.records.header, jobs, skipped: r.records.skipped })
 }
 
 /// Reads a GWF file.
 pub fn read_gwf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| WorkloadError::Io { context: name.clone(), source })?;
+    let file = File::open(path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
     read_gwf(BufReader::new(file), &name)
 }
 

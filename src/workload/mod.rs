@@ -29,6 +29,7 @@ pub mod swf;
 
 use std::collections::BTreeMap;
 
+use agents::registry::limits::MAX_JOBS;
 use serde::{Deserialize, Serialize};
 
 pub use error::WorkloadError;
@@ -244,12 +245,46 @@ impl Limit {
         }
     }
 
-    /// True when a job number `count` (0-based) arriving at `t` is beyond the limit.
+    /// True when a job number `count` (0-based) arriving at `t` is beyond the limit. A horizon stops at
+    /// [`MAX_JOBS`] arrivals too, which the caller reports ([`Limit::check`]).
     pub(crate) fn reached(self, count: usize, t: f64) -> bool {
         match self {
             Limit::Jobs(n) => count >= n,
-            Limit::Until(h) => t >= h,
+            Limit::Until(h) => t >= h || count as u64 >= MAX_JOBS,
         }
+    }
+
+    /// Refuses what a generator made under this limit when it is more than [`MAX_JOBS`] jobs, or when a horizon
+    /// stopped at [`MAX_JOBS`] arrivals before its time.
+    pub fn check(self, jobs: usize) -> Result<(), WorkloadError> {
+        let stopped = matches!(self, Limit::Until(_)) && jobs as u64 >= MAX_JOBS;
+        if jobs as u64 > MAX_JOBS || stopped {
+            let m = format!("more than {MAX_JOBS} jobs, the limit per workload");
+            return Err(WorkloadError::param("jobs", m));
+        }
+        Ok(())
+    }
+}
+
+/// Records of a trace that cannot be simulated (unknown submit time or runtime, no processor count: jobs cancelled
+/// before they ran are logged so) and were left out by the reader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// How many.
+    pub count: u64,
+    /// The line of the first.
+    pub first_line: Option<u64>,
+}
+
+impl Skipped {
+    /// "3 records ... left out, the first at line 12", or `None` when none were.
+    pub fn note(&self) -> Option<String> {
+        let first = self.first_line?;
+        Some(format!(
+            "{} record(s) cannot be simulated (unknown submit time or runtime, or no processor count) and are left \
+             out, the first at line {first}; the other jobs keep their numbers",
+            self.count
+        ))
     }
 }
 
@@ -265,6 +300,9 @@ pub struct Workload {
     pub labels: BTreeMap<String, Vec<String>>,
     /// The jobs.
     pub jobs: Vec<WorkloadJob>,
+    /// The records of the trace it was read from that were left out.
+    #[serde(skip)]
+    pub skipped: Skipped,
 }
 
 impl Workload {
@@ -338,7 +376,7 @@ impl Workload {
                 j
             })
             .collect();
-        Workload { header: self.header.clone(), labels: self.labels.clone(), jobs }
+        Workload { header: self.header.clone(), labels: self.labels.clone(), jobs, skipped: self.skipped }
     }
 
     /// Keeps the first `n` jobs.

@@ -1,13 +1,20 @@
 //! Field parsing shared by the SWF and GWF readers: −1 as unknown, errors with context.
 
-use std::io::{BufRead, Lines};
+use std::io::{self, BufRead, Read};
 
-use super::{JobStatus, WorkloadError, WorkloadJob};
+use agents::registry::limits::{MAX_JOBS, MAX_LINE_BYTES, MAX_TIME};
+
+use super::{JobStatus, Skipped, WorkloadError, WorkloadJob};
+
+/// Header lines a trace may have: archive traces have a few dozen.
+const MAX_HEADER_LINES: usize = 10_000;
 
 /// The line grammar SWF and GWF share: comment lines become header entries, blank lines are skipped, every other
-/// line is a record handed to the format's parser. An I/O error ends the stream; a parse error does not.
+/// line is a record handed to the format's parser. An I/O error ends the stream; a parse error does not. A line, the
+/// header and the jobs are bounded ([`MAX_LINE_BYTES`], [`MAX_HEADER_LINES`], [`MAX_JOBS`]): what is not a trace
+/// (`/dev/zero`, a binary file) ends the stream with an error before it fills the memory.
 pub(crate) struct Records<R> {
-    lines: Lines<R>,
+    reader: R,
     /// The source's name (usually its path), for error messages.
     pub name: String,
     /// 1-based number of the last line read.
@@ -15,14 +22,50 @@ pub(crate) struct Records<R> {
     /// Header entries read so far.
     pub header: Vec<(String, String)>,
     /// Records the parser declined (cannot be simulated).
-    pub skipped: u64,
+    pub skipped: Skipped,
+    /// Jobs returned so far.
+    jobs: u64,
     comments: &'static [char],
     done: bool,
 }
 
 impl<R: BufRead> Records<R> {
     pub fn new(reader: R, name: String, comments: &'static [char]) -> Self {
-        Records { lines: reader.lines(), name, line: 0, header: Vec::new(), skipped: 0, comments, done: false }
+        Records {
+            reader,
+            name,
+            line: 0,
+            header: Vec::new(),
+            skipped: Skipped::default(),
+            jobs: 0,
+            comments,
+            done: false,
+        }
+    }
+
+    /// An error about the line being read, which ends the stream.
+    fn fail(&mut self, message: String) -> Option<Result<WorkloadJob, WorkloadError>> {
+        self.done = true;
+        Some(Err(WorkloadError::Line { file: self.name.clone(), line: self.line, message }))
+    }
+
+    /// The next line without its end, reading at most [`MAX_LINE_BYTES`] + 1 bytes of it.
+    fn read_line(&mut self) -> Option<io::Result<Result<String, usize>>> {
+        let mut bytes = Vec::new();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        match (&mut self.reader).take(limit).read_until(b'\n', &mut bytes) {
+            Ok(0) => None,
+            Ok(_) if bytes.last() == Some(&b'\n') || bytes.len() <= MAX_LINE_BYTES => {
+                if bytes.last() == Some(&b'\n') {
+                    bytes.pop();
+                }
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"));
+                Some(text.map(Ok))
+            }
+            Ok(n) => Some(Ok(Err(n))),
+            Err(e) => Some(Err(e)),
+        }
     }
 
     /// The next job: `parse(file, line, text)` turns a record into a job, `None` to skip it.
@@ -31,17 +74,24 @@ impl<R: BufRead> Records<R> {
         mut parse: impl FnMut(&str, u64, &str) -> Result<Option<WorkloadJob>, WorkloadError>,
     ) -> Option<Result<WorkloadJob, WorkloadError>> {
         while !self.done {
-            let text = match self.lines.next()? {
-                Ok(text) => text,
+            let read = self.read_line()?;
+            self.line += 1;
+            let text = match read {
+                Ok(Ok(text)) => text,
+                Ok(Err(_)) => {
+                    return self.fail(format!("a line longer than {} KiB: is this a trace?", MAX_LINE_BYTES >> 10));
+                }
                 Err(source) => {
                     self.done = true;
-                    let context = format!("{}:{}", self.name, self.line + 1);
-                    return Some(Err(WorkloadError::Io { context, source }));
+                    let context = format!("{}:{}", self.name, self.line);
+                    return Some(Err(WorkloadError::Io { context, cause: source }));
                 }
             };
-            self.line += 1;
             let trimmed = text.trim();
             if let Some(comment) = trimmed.strip_prefix(self.comments) {
+                if self.header.len() == MAX_HEADER_LINES {
+                    return self.fail(format!("more than {MAX_HEADER_LINES} header lines: is this a trace?"));
+                }
                 self.header.push(header_entry(comment));
                 continue;
             }
@@ -49,14 +99,27 @@ impl<R: BufRead> Records<R> {
                 continue;
             }
             match parse(&self.name, self.line, trimmed) {
-                Ok(Some(job)) => return Some(Ok(job)),
-                Ok(None) => self.skipped += 1,
+                Ok(Some(_)) if self.jobs == MAX_JOBS => {
+                    return self.fail(format!("more than {MAX_JOBS} jobs, the limit per workload"));
+                }
+                Ok(Some(job)) => {
+                    self.jobs += 1;
+                    return Some(Ok(job));
+                }
+                Ok(None) => {
+                    self.skipped.count += 1;
+                    self.skipped.first_line.get_or_insert(self.line);
+                }
                 Err(e) => return Some(Err(e)),
             }
         }
         None
     }
 }
+
+/// What a time field holds: [`MAX_TIME`] is 1e12 s (checked by a test below, as `expected` is a static string).
+const TIME: &str = "a number of seconds from 0 to 1e12, or -1";
+const TIME_WITHIN: &str = "a number of seconds from -1e12 to 1e12";
 
 /// One job line being parsed: where it is, its fields, and the format's field names.
 pub(crate) struct Fields<'a> {
@@ -92,10 +155,22 @@ impl Fields<'_> {
         }
     }
 
-    /// A time that may be negative (e.g. wait times of reservations); −1 is unknown.
+    /// A time that may be negative (e.g. wait times of reservations), within ±[`MAX_TIME`]; −1 is unknown.
     pub fn signed_time(&self, i: usize) -> Result<Option<f64>, WorkloadError> {
-        let v = self.number(i)?;
-        Ok((v != -1.0).then_some(v))
+        match self.number(i)? {
+            -1.0 => Ok(None),
+            v if v.abs() <= MAX_TIME => Ok(Some(v)),
+            _ => Err(self.error(i, TIME_WITHIN)),
+        }
+    }
+
+    /// A time or duration from 0 to [`MAX_TIME`]; −1 is unknown.
+    pub fn time(&self, i: usize) -> Result<Option<f64>, WorkloadError> {
+        match self.number(i)? {
+            -1.0 => Ok(None),
+            v if (0.0..=MAX_TIME).contains(&v) => Ok(Some(v)),
+            _ => Err(self.error(i, TIME)),
+        }
     }
 
     /// A non-negative quantity; −1 is unknown.
@@ -126,14 +201,14 @@ impl Fields<'_> {
     /// (cancelled jobs that never ran are logged like this).
     pub fn core(&self) -> Result<Option<WorkloadJob>, WorkloadError> {
         let id = self.integer(0)?.ok_or_else(|| self.error(0, "a job number >= 0"))?;
-        let submit = self.signed_time(1)?;
+        let submit = self.time(1)?;
         let wait = self.signed_time(2)?;
-        let runtime = self.quantity(3)?;
+        let runtime = self.time(3)?;
         let allocated = self.small_integer(4)?;
         let avg_cpu_time = self.quantity(5)?;
         let used_memory = self.quantity(6)?;
         let requested_pes = self.small_integer(7)?;
-        let requested_time = self.quantity(8)?;
+        let requested_time = self.time(8)?;
         let requested_memory = self.quantity(9)?;
         let status = match self.number(10)? {
             -1.0 => None,
@@ -179,6 +254,12 @@ fn header_entry(text: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_fields_name_the_cap() {
+        use agents::registry::limits::short;
+        assert!(TIME.contains(&short(MAX_TIME)) && TIME_WITHIN.contains(&short(MAX_TIME)));
+    }
 
     #[test]
     fn header_entries() {

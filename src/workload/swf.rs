@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use super::parse::{Fields, Records};
-use super::{Workload, WorkloadError, WorkloadJob};
+use super::{Skipped, Workload, WorkloadError, WorkloadJob};
 
 /// Field names, from the SWF definition.
 pub const FIELDS: [&str; 18] = [
@@ -57,8 +57,8 @@ impl<R: BufRead> SwfReader<R> {
         &self.records.header
     }
 
-    /// Number of records skipped so far because they cannot be simulated.
-    pub fn skipped(&self) -> u64 {
+    /// Records skipped so far because they cannot be simulated.
+    pub fn skipped(&self) -> Skipped {
         self.records.skipped
     }
 }
@@ -94,14 +94,14 @@ fn parse_line(file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, 
 pub fn read_swf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadError> {
     let mut r = SwfReader::new(reader, name);
     let jobs = r.by_ref().collect::<Result<Vec<_>, _>>()?;
-    Ok(Workload { header: r.records.header, jobs, ..Workload::default() })
+    Ok(Workload { header: r.records.header, jobs, skipped: r.records.skipped, ..Workload::default() })
 }
 
 /// Reads an SWF file.
 pub fn read_swf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| WorkloadError::Io { context: name.clone(), source })?;
+    let file = File::open(path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
     read_swf(BufReader::new(file), &name)
 }
 
@@ -110,7 +110,7 @@ pub fn read_swf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> 
 /// Numbers use Rust's shortest round-trip formatting, so whole seconds print as integers
 /// and fractional times survive a round trip exactly.
 pub fn write_swf<W: Write>(w: &Workload, out: W) -> Result<(), WorkloadError> {
-    let io = |source| WorkloadError::Io { context: "writing SWF".to_string(), source };
+    let io = |cause| WorkloadError::Io { context: "writing SWF".to_string(), cause };
     let mut out = BufWriter::new(out);
     for (key, value) in &w.header {
         if key.is_empty() {
@@ -228,7 +228,7 @@ mod tests {
         let file = File::open(format!("{FIXTURES}/small.swf")).unwrap();
         let mut r = SwfReader::new(BufReader::new(file), "small.swf");
         assert_eq!(r.by_ref().filter(Result::is_ok).count(), 4);
-        assert_eq!(r.skipped(), 1);
+        assert_eq!(r.skipped(), Skipped { count: 1, first_line: Some(14) });
     }
 
     #[test]

@@ -8,8 +8,10 @@ use super::{Submission, UserBroker};
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
-use crate::registry::values::{Positive, PositiveInt};
-use crate::registry::{AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::registry::values::{GroupSize, Interval};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
+};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory.
@@ -54,9 +56,10 @@ impl AgentKind for BrokerKind {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawBroker {
-    /// How many brokers (users); the workload's jobs are dealt among them (see `split`).
-    #[serde(default = "PositiveInt::one")]
-    pub count: PositiveInt,
+    /// How many brokers (users; at most 100,000 agents per scenario); the workload's jobs are dealt among them (see
+    /// `split`).
+    #[serde(default = "GroupSize::one")]
+    pub count: GroupSize,
     /// The workload (a key of `[workloads]`). Each group draws its own copy: two groups naming one synthetic
     /// workload get independent draws of it.
     pub workload: String,
@@ -71,8 +74,9 @@ pub struct RawBroker {
     /// Personalised mode (seed 003 ch3): each broker claims the cheapest feasible provider among these groups every
     /// round; `["*"]` means every provider.
     pub personalised: Option<Vec<String>>,
-    /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval).
-    pub round: Option<Positive>,
+    /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds
+    /// advance the clock).
+    pub round: Option<Interval>,
 }
 
 impl RawGroup for RawBroker {
@@ -94,16 +98,19 @@ impl RawBroker {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised` or `metabroker`"));
             }
             let names = cx.resolve("metabroker", mb, &[METABROKER])?;
-            return Ok(Target::MetaBroker(names[0].clone()));
+            return Ok(Target::MetaBroker(names.names().next().unwrap_or_default()));
         }
         match (&self.submit_to, &self.personalised) {
-            (Some(to), None) => match cx.resolve("submit-to", to, &[PROVIDER, GATEWAY])?.as_slice() {
-                [one] => Ok(Target::Direct(one.clone())),
-                names => {
-                    Err(Invalid::at("submit-to", format!("`{to}` is a group of {}; name one member", names.len()))
-                        .hint(format!("e.g. `{}`", names[0])))
+            (Some(to), None) => {
+                let members = cx.resolve("submit-to", to, &[PROVIDER, GATEWAY])?;
+                let first = members.names().next().unwrap_or_default();
+                if members.len() == 1 {
+                    Ok(Target::Direct(first))
+                } else {
+                    Err(Invalid::at("submit-to", format!("`{to}` is a group of {}; name one member", members.len()))
+                        .hint(format!("e.g. `{first}`")))
                 }
-            },
+            }
             (None, Some(list)) => {
                 let providers = cx.resolve_all("personalised", list, &[PROVIDER])?;
                 if providers.is_empty() {
@@ -126,8 +133,8 @@ pub enum Target {
     MetaBroker(String),
     /// Cheapest feasible of these providers, claimed every `round` seconds.
     Personalised {
-        /// Provider names.
-        providers: Vec<String>,
+        /// The providers.
+        providers: Vec<Members>,
         /// Round length [s].
         round: f64,
     },
@@ -154,7 +161,11 @@ impl GroupSpec for BrokerSpec {
             Target::Direct(to) => Submission::Direct { to: cx.id(to)? },
             Target::MetaBroker(to) => Submission::MetaBroker { to: cx.id(to)? },
             Target::Personalised { providers, round } => Submission::Personalised {
-                providers: providers.iter().map(|p| cx.provider(p)).collect::<Result<_, _>>()?,
+                providers: providers
+                    .iter()
+                    .flat_map(Members::names)
+                    .map(|p| cx.provider(&p))
+                    .collect::<Result<_, _>>()?,
                 round: *round,
             },
         };

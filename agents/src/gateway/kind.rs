@@ -5,8 +5,8 @@ use serde::Deserialize;
 
 use super::{Dispatch, Gateway};
 use crate::provider::kind::KIND as PROVIDER;
-use crate::registry::values::PositiveInt;
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::registry::values::GroupSize;
+use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory.
@@ -32,6 +32,10 @@ impl AgentKind for GatewayKind {
         vec![Policy::of("dispatch", &[Dispatch::RoundRobin], "seed 000 ch4")]
     }
 
+    fn metrics(&self) -> &'static [&'static str] {
+        &["forwarded", "rejected", "migrated", "migrations_refused"]
+    }
+
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<RawGateway>()
     }
@@ -45,9 +49,9 @@ impl AgentKind for GatewayKind {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawGateway {
-    /// How many gateways (each over the same providers).
-    #[serde(default = "PositiveInt::one")]
-    pub count: PositiveInt,
+    /// How many gateways (each over the same providers; at most 100,000 agents per scenario).
+    #[serde(default = "GroupSize::one")]
+    pub count: GroupSize,
     /// The provider groups (or members) of this gateway's grid.
     pub providers: Vec<String>,
     /// Dispatch policy: "round-robin" (default).
@@ -67,7 +71,7 @@ impl RawGroup for RawGateway {
         }
         let mut providers = Vec::new();
         for (i, p) in self.providers.iter().enumerate() {
-            providers.extend(cx.resolve(&format!("providers.{i}"), p, &[PROVIDER])?);
+            providers.push(cx.resolve(&format!("providers.{i}"), p, &[PROVIDER])?);
         }
         Ok(Box::new(GatewaySpec { providers, dispatch: self.dispatch }))
     }
@@ -76,15 +80,16 @@ impl RawGroup for RawGateway {
 /// A checked gateway group.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatewaySpec {
-    /// Its grid's providers, by name.
-    pub providers: Vec<String>,
+    /// Its grid's providers.
+    pub providers: Vec<Members>,
     /// Dispatch policy.
     pub dispatch: Dispatch,
 }
 
 impl GroupSpec for GatewaySpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        let providers = self.providers.iter().map(|p| cx.provider(p)).collect::<Result<_, _>>()?;
+        let providers = self.providers.iter().flat_map(Members::names).map(|p| cx.provider(&p));
+        let providers = providers.collect::<Result<_, _>>()?;
         Ok(Box::new(Gateway::new(providers, self.dispatch)))
     }
 }

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use super::agent::MetaBroker;
 use super::{MgnSolver, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
-use crate::registry::values::Positive;
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::registry::values::Interval;
+use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory: providers find meta-brokers by it to register.
@@ -44,6 +44,20 @@ impl AgentKind for MetaBrokerKind {
         ]
     }
 
+    fn metrics(&self) -> &'static [&'static str] {
+        &[
+            "rounds",
+            "tickets",
+            "dropped",
+            "spending",
+            "providers",
+            "users",
+            "generations",
+            "solver_fallbacks",
+            "generations_per_round",
+        ]
+    }
+
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<RawMetaBroker>()
     }
@@ -62,8 +76,8 @@ pub struct RawMetaBroker {
     #[serde(default = "greedy")]
     #[schemars(with = "String")]
     pub policy: SchedulingPolicy,
-    /// Scheduling interval SI [s] (default 50).
-    pub interval: Option<Positive>,
+    /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
+    pub interval: Option<Interval>,
     /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
     /// "microlp", or "highs" (only in a build with `--features highs`).
     #[serde(default)]
@@ -95,8 +109,8 @@ impl RawGroup for RawMetaBroker {
 /// A checked meta-broker.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetaBrokerSpec {
-    /// The providers of its market, by name.
-    pub providers: Vec<String>,
+    /// The providers of its market.
+    pub providers: Vec<Members>,
     /// Scheduling policy.
     pub policy: SchedulingPolicy,
     /// Scheduling interval [s].
@@ -107,7 +121,8 @@ pub struct MetaBrokerSpec {
 
 impl GroupSpec for MetaBrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        let members = self.providers.iter().map(|p| cx.id(p)).collect::<Result<Vec<_>, _>>()?;
+        let members = self.providers.iter().flat_map(Members::names).map(|p| cx.id(&p));
+        let members = members.collect::<Result<Vec<_>, _>>()?;
         Ok(Box::new(MetaBroker::new(self.policy, self.interval, members).with_solver(self.solver)))
     }
 }

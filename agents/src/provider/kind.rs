@@ -11,7 +11,8 @@ use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
 use super::scheduler::{Partitioning, SchedulerPolicy};
 use super::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
-use crate::registry::values::{NonNegative, Positive, PositiveInt};
+use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
+use crate::registry::values::{GroupSize, Positive, PositiveInt, Price, Speed};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup, serde_name,
 };
@@ -53,6 +54,30 @@ impl AgentKind for ProviderKind {
         Ok(Box::new(crate::registry::parse::<RawProvider>(group)?))
     }
 
+    fn metrics(&self) -> &'static [&'static str] {
+        &[
+            "utilisation",
+            "busy_pe_seconds",
+            "local_requests",
+            "local_rejected",
+            "preempted_leases",
+            "preempted_vms",
+            "preemption_overhead",
+            "overhead_pe_seconds",
+            "search_fallbacks",
+            "preempted_migratable",
+            "migrated_out",
+            "migrated_in",
+            "deadline_missed",
+            "owner_suspends",
+            "accepted",
+            "rejected",
+            "completed",
+            "revenue",
+            "pes",
+        ]
+    }
+
     fn summed_metrics(&self) -> &'static [&'static str] {
         &[
             "preempted_leases",
@@ -62,6 +87,10 @@ impl AgentKind for ProviderKind {
             "migrated_out",
             "deadline_missed",
         ]
+    }
+
+    fn derived_metrics(&self) -> &'static [&'static str] {
+        &["migration_rate"]
     }
 
     /// Seed 000 ch4: the share of preempted migratable leases that moved to another provider.
@@ -78,24 +107,27 @@ impl AgentKind for ProviderKind {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawProvider {
-    /// How many providers; with more than one they are named `<group>-0`, `<group>-1`, ...
-    #[serde(default = "PositiveInt::one")]
-    pub count: PositiveInt,
+    /// How many providers (at most 100,000 agents per scenario); with more than one they are named `<group>-0`,
+    /// `<group>-1`, ...
+    #[serde(default = "GroupSize::one")]
+    pub count: GroupSize,
     /// Processing elements (CPUs) per provider.
     pub pes: PositiveInt,
     /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (seed 003 ch3:
     /// sites of 4–12 CPUs).
     pub pes_max: Option<PositiveInt>,
     /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
-    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation).
+    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation);
+    /// within [0, 1e6].
     pub price_range: Option<[f64; 2]>,
     /// Each member's speed is drawn uniformly from [low, high] at every replication (seed 003: heterogeneous MIPS
-    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]).
+    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]);
+    /// within [0.001, 1000].
     pub speed_range: Option<[f64; 2]>,
-    /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1).
-    pub speed: Option<Positive>,
-    /// Price [G$ per PE-second] (default 0).
-    pub price: Option<NonNegative>,
+    /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1; from 0.001 to 1000).
+    pub speed: Option<Speed>,
+    /// Price [G$ per PE-second] (default 0; at most 1e6).
+    pub price: Option<Price>,
     /// Local scheduler: "fcfs", "easy", "conservative" or "multi-partition-easy" (default "easy").
     #[serde(default = "easy")]
     #[schemars(with = "String")]
@@ -109,7 +141,7 @@ pub struct RawProvider {
     /// `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
     #[schemars(with = "Option<serde_json::Value>")]
     pub overhead: Option<OverheadModel>,
-    /// Memory of one VM [MB] (default 1024).
+    /// Memory of one VM [MB] (default 1024; at most 1e9).
     pub vm_memory: Option<Positive>,
     /// Preemptive-resume priority between job classes (`priority-fraction` of a workload): a job that cannot start
     /// suspends running jobs of lower classes, which resume later with their remaining work (default false).
@@ -119,11 +151,14 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "String")]
     pub cancelled: CancelledLeases,
-    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7).
+    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7; at most 64 partitions).
     pub partitions: Option<Vec<PositiveInt>>,
     /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
     pub borrowing: Option<bool>,
 }
+
+/// Partitions of a multi-partition provider: each is an availability profile, kept by every member.
+const MAX_PARTITIONS: usize = 64;
 
 fn easy() -> SchedulerPolicy {
     SchedulerPolicy::Easy
@@ -155,8 +190,9 @@ impl RawGroup for RawProvider {
         }
         let mut partitioning = Partitioning::default();
         if let Some(ratios) = &self.partitions {
-            if ratios.is_empty() {
-                return Err(Invalid::at("partitions", "expected at least one partition"));
+            if ratios.is_empty() || ratios.len() > MAX_PARTITIONS {
+                let m = format!("expected 1 to {MAX_PARTITIONS} partitions, found {}", ratios.len());
+                return Err(Invalid::at("partitions", m));
             }
             partitioning.ratios = ratios.iter().map(|r| r.0).collect();
         }
@@ -181,20 +217,36 @@ impl RawGroup for RawProvider {
             return Err(Invalid::at("pes-max", format!("expected at least `pes` ({}), found {}", self.pes.0, max.0)));
         }
         if let Some([lo, hi]) = self.price_range
-            && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= config.price && config.price <= hi)
+            && !(0.0 <= lo && lo <= config.price && config.price <= hi && hi <= MAX_PRICE)
         {
-            let message =
-                format!("expected [low, high] with 0 <= low <= price ({}) <= high, found [{lo}, {hi}]", config.price);
+            let message = format!(
+                "expected [low, high] with 0 <= low <= price ({}) <= high <= {}, found [{}, {}]",
+                config.price,
+                short(MAX_PRICE),
+                short(lo),
+                short(hi)
+            );
             return Err(Invalid::at("price-range", message));
         }
         if let Some([lo, hi]) = self.speed_range
-            && !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi)
+            && !(SPEEDS.0 <= lo && lo <= hi && hi <= SPEEDS.1)
         {
-            return Err(Invalid::at(
-                "speed-range",
-                format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]"),
-            ));
+            let (min, max) = (short(SPEEDS.0), short(SPEEDS.1));
+            let message = format!(
+                "expected [low, high] with {min} <= low <= high <= {max}, found [{}, {}]",
+                short(lo),
+                short(hi)
+            );
+            return Err(Invalid::at("speed-range", message));
         }
+        if let Some(m) = self.vm_memory
+            && m.0 > MAX_VM_MEMORY
+        {
+            let message = format!("expected a number of MB up to {}, found {}", short(MAX_VM_MEMORY), short(m.0));
+            return Err(Invalid::at("vm-memory", message));
+        }
+        let check = config.overhead.check(config.vm_memory_mb);
+        check.map_err(|(key, message)| Invalid::at(format!("overhead.{key}"), message))?;
         let draws = Draws {
             pes_max: self.pes_max.map(|m| m.0),
             price_range: self.price_range.map(|[l, h]| (l, h)),

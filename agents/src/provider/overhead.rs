@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::PreemptionKind;
+use crate::registry::limits::{MAX_TIME, short};
 
 /// Parameters of the thesis's overhead model for a lease of identical VMs (Ch 3 §3.2.2; values of §3.3.2); a
 /// parameter left out of a scenario takes the thesis's value.
@@ -142,6 +143,36 @@ pub enum OverheadModel {
 }
 
 impl OverheadModel {
+    /// Checks the parameters as a scenario gives them for VMs of `memory_mb`: rates and sizes positive, times from
+    /// 0, and preempting one VM done within [`MAX_TIME`]. An error is (parameter, what is wrong).
+    pub fn check(&self, memory_mb: f64) -> Result<(), (String, String)> {
+        type Params = Vec<(&'static str, f64)>;
+        let (positive, times): (Params, Params) = match self {
+            OverheadModel::Thesis(p) => (
+                vec![("memory_mb", p.memory_mb), ("suspend_rate", p.suspend_rate), ("resume_rate", p.resume_rate)],
+                vec![("copy_time", p.copy_time), ("pause_time", p.pause_time), ("reschedule_time", p.reschedule_time)],
+            ),
+            OverheadModel::SharedStorage(s) => (vec![("throughput", s.throughput)], vec![]),
+        };
+        for (key, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err((key.into(), format!("expected a positive number, found {}", short(v))));
+            }
+        }
+        for (key, v) in times {
+            if !(0.0..=MAX_TIME).contains(&v) {
+                let message = format!("expected a number of seconds from 0 to {}, found {}", short(MAX_TIME), short(v));
+                return Err((key.into(), message));
+            }
+        }
+        let worst = [PreemptionKind::Suspend, PreemptionKind::Migrate].map(|k| self.overhead(k, 1, memory_mb));
+        if let Some(&h) = worst.iter().find(|h| !(0.0..=MAX_TIME).contains(*h)) {
+            let message = format!("preempting one VM would take {} s, more than {} s", short(h), short(MAX_TIME));
+            return Err(("model".into(), message));
+        }
+        Ok(())
+    }
+
     /// Overhead `h(L)` of preempting a lease of `vms` VMs of `memory_mb` each by `kind`.
     pub fn overhead(&self, kind: PreemptionKind, vms: u32, memory_mb: f64) -> f64 {
         match self {

@@ -238,6 +238,14 @@ impl Contention {
     /// steps: the number of minimal sets itself can reach `C(n, n/2)` (n one-VM leases, n/2 VMs missing). [`SearchLimits`] caps the
     /// steps; on [`SearchLimitExceeded`] a caller can fall back to a greedy policy, O(n log n + n·r).
     pub fn minimal_sets(&self, limits: SearchLimits) -> Result<Vec<CandidateSet>, SearchLimitExceeded> {
+        let mut sets = Vec::new();
+        self.search(limits, |members, overhead| sets.push(CandidateSet { members: members.to_vec(), overhead }))?;
+        Ok(sets)
+    }
+
+    /// Calls `visit` with the members and overhead of every minimal set, in the order of
+    /// [`minimal_sets`](Self::minimal_sets), keeping none: a policy keeps what it needs.
+    fn search(&self, limits: SearchLimits, visit: impl FnMut(&[usize], f64)) -> Result<(), SearchLimitExceeded> {
         let n = self.candidates.len();
         // reach[i][s]: PEs candidates i.. could give back in shortfall s.
         let mut reach = vec![vec![0; self.missing.len()]; n + 1];
@@ -247,17 +255,9 @@ impl Contention {
                 reach[i][s] += self.candidates[i].vms;
             }
         }
-        let mut search = Search {
-            contention: self,
-            reach,
-            limits,
-            steps: 0,
-            cover: Cover::new(self),
-            chosen: Vec::new(),
-            sets: Vec::new(),
-        };
-        search.visit(0)?;
-        Ok(search.sets)
+        let mut search =
+            Search { contention: self, reach, limits, steps: 0, cover: Cover::new(self), chosen: Vec::new(), visit };
+        search.visit(0)
     }
 
     /// Takes candidates in `order` (ties: by lease id), skipping those that hold no PEs in an open shortfall, until
@@ -328,18 +328,18 @@ impl Cover {
     }
 }
 
-/// State of [`Contention::minimal_sets`].
-struct Search<'a> {
+/// State of [`Contention::search`].
+struct Search<'a, V> {
     contention: &'a Contention,
     reach: Vec<Vec<u32>>,
     limits: SearchLimits,
     steps: u64,
     cover: Cover,
     chosen: Vec<usize>,
-    sets: Vec<CandidateSet>,
+    visit: V,
 }
 
-impl Search<'_> {
+impl<V: FnMut(&[usize], f64)> Search<'_, V> {
     fn visit(&mut self, next: usize) -> Result<(), SearchLimitExceeded> {
         let contention = self.contention;
         self.steps += 1;
@@ -351,7 +351,8 @@ impl Search<'_> {
         }
         if self.cover.open == 0 {
             if !self.chosen.iter().any(|&i| self.cover.redundant(contention, i)) {
-                self.sets.push(contention.set(self.chosen.clone()));
+                let overhead = self.chosen.iter().map(|&i| contention.candidates[i].overhead).sum();
+                (self.visit)(&self.chosen, overhead);
             }
             return Ok(());
         }
@@ -377,35 +378,63 @@ fn cmp_overhead(a: f64, b: f64) -> Ordering {
     if (a - b).abs() <= OVERHEAD_TIE { Ordering::Equal } else { a.total_cmp(&b) }
 }
 
+/// What a policy compares sets by: their number of leases and their overhead.
+type Key = (usize, f64);
+
+fn key(set: &CandidateSet) -> Key {
+    (set.members.len(), set.overhead)
+}
+
+/// Lower overhead.
+fn by_overhead(a: Key, b: Key) -> Ordering {
+    cmp_overhead(a.1, b.1)
+}
+
 /// Fewer leases, then lower overhead.
-fn cmp_leases_then_overhead(a: &CandidateSet, b: &CandidateSet) -> Ordering {
-    a.members.len().cmp(&b.members.len()).then_with(|| cmp_overhead(a.overhead, b.overhead))
+fn by_leases_then_overhead(a: Key, b: Key) -> Ordering {
+    a.0.cmp(&b.0).then_with(|| cmp_overhead(a.1, b.1))
+}
+
+/// The first of the sets offered that no later one beats under `order`, kept with what `offer` makes of it.
+struct Best<T> {
+    order: fn(Key, Key) -> Ordering,
+    best: Option<(Key, T)>,
+}
+
+impl<T> Best<T> {
+    fn new(order: fn(Key, Key) -> Ordering) -> Self {
+        Self { order, best: None }
+    }
+
+    fn offer(&mut self, key: Key, make: impl FnOnce() -> T) {
+        if self.best.as_ref().is_none_or(|(b, _)| (self.order)(key, *b).is_lt()) {
+            self.best = Some((key, make()));
+        }
+    }
 }
 
 /// Index of the first of the `eligible` sets that no later one beats under `order`.
 fn first_best(
     sets: &[CandidateSet],
     eligible: impl Fn(&CandidateSet) -> bool,
-    order: impl Fn(&CandidateSet, &CandidateSet) -> Ordering,
+    order: fn(Key, Key) -> Ordering,
 ) -> Option<usize> {
-    let mut best: Option<usize> = None;
+    let mut best = Best::new(order);
     for (i, set) in sets.iter().enumerate().filter(|(_, set)| eligible(set)) {
-        if best.is_none_or(|b| order(set, &sets[b]).is_lt()) {
-            best = Some(i);
-        }
+        best.offer(key(set), || i);
     }
-    best
+    best.best.map(|(_, i)| i)
 }
 
 /// MOV, Minimum Overhead Value (Eq 3.8): the set with the least overhead; ties go to the first.
 pub fn mov(sets: &[CandidateSet]) -> Option<usize> {
-    first_best(sets, |_| true, |a, b| cmp_overhead(a.overhead, b.overhead))
+    first_best(sets, |_| true, by_overhead)
 }
 
 /// MLIP, Minimum Leases Involved in Preemption (Eq 3.9): the set with the fewest leases; ties go to the lower
 /// overhead, then to the first.
 pub fn mlip(sets: &[CandidateSet]) -> Option<usize> {
-    first_best(sets, |_| true, cmp_leases_then_overhead)
+    first_best(sets, |_| true, by_leases_then_overhead)
 }
 
 /// MOML, Minimum Overhead Minimum Lease (Algorithm 1): among the sets whose overhead is at most the median
@@ -413,13 +442,16 @@ pub fn mlip(sets: &[CandidateSet]) -> Option<usize> {
 /// the first.
 pub fn moml(sets: &[CandidateSet]) -> Option<usize> {
     let alpha = median_overhead(sets)?;
-    first_best(sets, |set| set.overhead <= alpha + OVERHEAD_TIE, cmp_leases_then_overhead)
+    first_best(sets, |set| set.overhead <= alpha + OVERHEAD_TIE, by_leases_then_overhead)
 }
 
 /// Median of the sets' overheads, MOML's threshold `α` (the mean of the two middle values for an even count);
 /// `None` without sets.
 pub fn median_overhead(sets: &[CandidateSet]) -> Option<f64> {
-    let mut overheads: Vec<f64> = sets.iter().map(|s| s.overhead).collect();
+    median(sets.iter().map(|s| s.overhead).collect())
+}
+
+fn median(mut overheads: Vec<f64>) -> Option<f64> {
     overheads.sort_by(f64::total_cmp);
     let mid = overheads.len() / 2;
     match overheads.len() {
@@ -458,18 +490,31 @@ impl PreemptionPolicy {
         contention: &Contention,
         limits: SearchLimits,
     ) -> Result<Option<CandidateSet>, SearchLimitExceeded> {
-        let choose = match self {
+        // The exact policies keep only the best set found so far, not every minimal set: there can be as many as
+        // search steps ([`SearchLimits`]). MOML's threshold is the median of all overheads, so it searches twice,
+        // keeping 8 bytes a set the first time.
+        let (order, threshold): (fn(Key, Key) -> Ordering, f64) = match self {
             PreemptionPolicy::Nop => return Ok(contention.missing.is_empty().then(CandidateSet::default)),
             PreemptionPolicy::GreedyMov => {
                 return Ok(contention.greedy(|a, b| a.overhead.total_cmp(&b.overhead).then(b.vms.cmp(&a.vms))));
             }
             PreemptionPolicy::GreedyMlip => return Ok(contention.greedy(|a, b| b.vms.cmp(&a.vms))),
-            PreemptionPolicy::Mov => mov,
-            PreemptionPolicy::Mlip => mlip,
-            PreemptionPolicy::Moml => moml,
+            PreemptionPolicy::Mov => (by_overhead, f64::INFINITY),
+            PreemptionPolicy::Mlip => (by_leases_then_overhead, f64::INFINITY),
+            PreemptionPolicy::Moml => {
+                let mut overheads = Vec::new();
+                contention.search(limits, |_, overhead| overheads.push(overhead))?;
+                let Some(alpha) = median(overheads) else { return Ok(None) };
+                (by_leases_then_overhead, alpha + OVERHEAD_TIE)
+            }
         };
-        let mut sets = contention.minimal_sets(limits)?;
-        Ok(choose(&sets).map(|i| sets.swap_remove(i)))
+        let mut best = Best::new(order);
+        contention.search(limits, |members, overhead| {
+            if overhead <= threshold {
+                best.offer((members.len(), overhead), || members.to_vec());
+            }
+        })?;
+        Ok(best.best.map(|(_, members)| contention.set(members)))
     }
 }
 
@@ -760,6 +805,11 @@ mod tests {
             let sets = contention.minimal_sets(SearchLimits::default()).unwrap();
             let found: Vec<Vec<usize>> = sets.iter().map(|s| s.members.clone()).collect();
             assert_eq!(found, minimal, "case {case}");
+            // Keeping only the best set while searching chooses what choosing among all of them does.
+            for (policy, choose) in [(Mov, mov as fn(&[CandidateSet]) -> Option<usize>), (Mlip, mlip), (Moml, moml)] {
+                let kept = policy.select(&contention, SearchLimits::default()).unwrap();
+                assert_eq!(kept, choose(&sets).map(|i| sets[i].clone()), "case {case}, {policy:?}");
+            }
             for policy in [GreedyMov, GreedyMlip] {
                 let greedy = policy.select(&contention, SearchLimits::default()).unwrap();
                 assert_eq!(greedy.is_some(), !minimal.is_empty(), "case {case}, {policy:?}");

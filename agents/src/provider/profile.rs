@@ -60,7 +60,13 @@ impl Profile {
     /// Minimum number of free PEs over `[start, end)`: the PEs a job could hold for the whole
     /// window.
     pub fn min_free(&self, start: SimTime, end: SimTime) -> u32 {
-        self.steps.range((Excluded(start), Excluded(end))).fold(self.free_at(start), |min, (_, &free)| min.min(free))
+        self.inside(start, end).fold(self.free_at(start), |min, (_, &free)| min.min(free))
+    }
+
+    /// The breakpoints strictly inside `(start, end)`: none for an empty window, which a job shorter than the clock's
+    /// resolution at a late time has (`t + d == t`).
+    fn inside(&self, start: SimTime, end: SimTime) -> impl Iterator<Item = (&SimTime, &u32)> {
+        (start < end).then(|| self.steps.range((Excluded(start), Excluded(end)))).into_iter().flatten()
     }
 
     /// Earliest `t >= after` such that `pes` PEs are free throughout `[t, t + duration)`.
@@ -130,7 +136,7 @@ impl Profile {
 
     /// Largest number of free PEs anywhere in `[start, end)`.
     pub fn max_free(&self, start: SimTime, end: SimTime) -> u32 {
-        self.steps.range((Excluded(start), Excluded(end))).fold(self.free_at(start), |max, (_, &free)| max.max(free))
+        self.inside(start, end).fold(self.free_at(start), |max, (_, &free)| max.max(free))
     }
 
     /// Forgets the past: drops breakpoints before `now` (keeping the value in force at `now`).
@@ -154,7 +160,7 @@ impl Profile {
     /// The profile over `[from, until)` as maximal constant pieces, in time order.
     pub fn segments(&self, from: SimTime, until: SimTime) -> Vec<Slot> {
         let mut pieces = vec![Slot { start: from, end: until, pes: self.free_at(from) }];
-        for (&t, &free) in self.steps.range((Excluded(from), Excluded(until))) {
+        for (&t, &free) in self.inside(from, until) {
             let last = pieces.last_mut().expect("starts with one piece");
             last.end = t;
             pieces.push(Slot { start: t, end: until, pes: free });
@@ -220,9 +226,12 @@ impl Profile {
         total
     }
 
-    /// Applies `change` to every step in `[start, end)`.
+    /// Applies `change` to every step in `[start, end)`; an empty window (see [`Profile::inside`]) holds nothing.
     fn update(&mut self, start: SimTime, end: SimTime, change: impl Fn(u32) -> u32) {
-        assert!(start < end, "empty or reversed window [{start}, {end})");
+        if start == end {
+            return;
+        }
+        assert!(start < end, "reversed window [{start}, {end})");
         self.split(start);
         self.split(end);
         for (_, free) in self.steps.range_mut(start..end) {
@@ -343,6 +352,21 @@ mod tests {
         );
         assert_eq!(p.free_slots(t(26.0), t(50.0)), [Slot { start: t(40.0), end: t(50.0), pes: 4 }]);
         assert_eq!(p.free_slots(t(26.0), t(26.0)), []);
+    }
+
+    #[test]
+    fn windows_below_the_clocks_resolution_are_empty() {
+        let mut p = Profile::new(4);
+        p.advance(t(0.0));
+        p.allocate(t(1e12), t(2e12), 1);
+        let (at, d) = (t(1e12), 1e-9);
+        assert_eq!(at + d, at, "the job's end is its start");
+        assert_eq!((p.min_free(at, at + d), p.max_free(at, at + d)), (3, 3));
+        assert_eq!(p.segments(at, at + d), [Slot { start: at, end: at, pes: 3 }]);
+        let before = p.clone();
+        p.allocate(at, at + d, 3);
+        p.release(at, at + d, 3);
+        assert_eq!(p, before, "an empty window holds no PE");
     }
 
     #[test]

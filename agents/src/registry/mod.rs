@@ -8,6 +8,7 @@
 //! [`RawGroup::check`] resolves its references to other groups into a [`GroupSpec`], and the spec builds each member
 //! for every replication.
 
+pub mod limits;
 pub mod values;
 
 use std::collections::BTreeMap;
@@ -37,8 +38,17 @@ pub trait AgentKind: Send + Sync {
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
     /// Reads one group's table as written (unknown keys refused).
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError>;
+    /// The metrics each member reports (`<table>.<member>.<name>` in `summary.json`). A scenario's target naming a
+    /// metric of a member that is not among them is refused as misspelt.
+    fn metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Metrics its members report that the runner also sums over all of them into a run-wide metric.
     fn summed_metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The run-wide metrics [`derive_metrics`](Self::derive_metrics) may add.
+    fn derived_metrics(&self) -> &'static [&'static str] {
         &[]
     }
     /// Adds run-wide metrics derived from the sums ([`summed_metrics`](Self::summed_metrics)).
@@ -164,15 +174,68 @@ impl Invalid {
     }
 }
 
-/// The members of one group, by name.
+/// One group of a scenario: its kind, name and size. Members are named, not listed: a group of one is named after
+/// the group, larger groups' members `<group>-0`, `<group>-1`... ([`member_name`]), so checking a scenario costs
+/// nothing per agent.
 #[derive(Clone, Debug)]
 pub struct GroupMembers {
     /// The kind's name.
     pub kind: &'static str,
     /// The group's name.
     pub group: String,
-    /// Its members' names: the group's name for a group of one, `<group>-0`, `<group>-1`... otherwise.
-    pub members: Vec<String>,
+    /// Its size.
+    pub count: usize,
+}
+
+impl GroupMembers {
+    /// Every member, all of them.
+    pub fn all(&self) -> Members {
+        Members { group: self.group.clone(), count: self.count, only: None }
+    }
+
+    /// The index of the member called `name`, if it is one.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        if self.count == 1 {
+            return (name == self.group).then_some(0);
+        }
+        let i: usize = name.strip_prefix(self.group.as_str())?.strip_prefix('-')?.parse().ok()?;
+        // `a-01` is not `a-1`.
+        (i < self.count && member_name(&self.group, self.count, i) == name).then_some(i)
+    }
+}
+
+/// The name of member `index` of a group of `count`: the group's name for a group of one, else `<group>-<index>`.
+pub fn member_name(group: &str, count: usize, index: usize) -> String {
+    if count == 1 { group.to_string() } else { format!("{group}-{index}") }
+}
+
+/// Agents a reference names: every member of a group, or one of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Members {
+    group: String,
+    count: usize,
+    only: Option<usize>,
+}
+
+impl Members {
+    /// How many agents.
+    pub fn len(&self) -> usize {
+        if self.only.is_some() { 1 } else { self.count }
+    }
+
+    /// Never: a group has at least one member.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Their names, in member order.
+    pub fn names(&self) -> impl Iterator<Item = String> + '_ {
+        let range = match self.only {
+            Some(i) => i..i + 1,
+            None => 0..self.count,
+        };
+        range.map(|i| member_name(&self.group, self.count, i))
+    }
 }
 
 /// What a group's check can see of the rest of the scenario.
@@ -188,18 +251,21 @@ pub struct CheckCx<'a> {
 impl CheckCx<'_> {
     /// The members named by `reference` (a group of one of `kinds`, or one member of such a group), for the
     /// value at `key`.
-    pub fn resolve(&self, key: &str, reference: &str, kinds: &[&str]) -> Result<Vec<String>, Invalid> {
+    pub fn resolve(&self, key: &str, reference: &str, kinds: &[&str]) -> Result<Members, Invalid> {
         let of_kinds = || self.groups.iter().filter(|g| kinds.contains(&g.kind));
         if let Some(g) = of_kinds().find(|g| g.group == reference) {
-            return Ok(g.members.clone());
+            return Ok(g.all());
         }
-        if of_kinds().any(|g| g.members.iter().any(|m| m == reference)) {
-            return Ok(vec![reference.to_string()]);
+        if let Some((g, i)) = of_kinds().find_map(|g| Some((g, g.index_of(reference)?))) {
+            return Ok(Members { only: Some(i), ..g.all() });
         }
-        let names =
-            of_kinds().flat_map(|g| std::iter::once(g.group.as_str()).chain(g.members.iter().map(String::as_str)));
+        let names = of_kinds().flat_map(|g| {
+            let members = (g.count > 1).then(|| g.all());
+            std::iter::once(g.group.clone()).chain(members.into_iter().flat_map(|m| m.names().collect::<Vec<_>>()))
+        });
+        let names: Vec<String> = names.collect();
         let problem = Invalid::at(key, format!("no {} named `{reference}`", kinds.join(" or ")));
-        Err(match did_you_mean(reference, names) {
+        Err(match did_you_mean(reference, names.iter().map(String::as_str)) {
             Some(m) => problem.hint(format!("did you mean `{m}`?")),
             None => problem,
         })
@@ -207,14 +273,13 @@ impl CheckCx<'_> {
 
     /// Like [`resolve`](Self::resolve) for each of `references` (at `key.0`, `key.1`...), where `"*"` stands for
     /// every member of every group of `kinds`.
-    pub fn resolve_all(&self, key: &str, references: &[String], kinds: &[&str]) -> Result<Vec<String>, Invalid> {
+    pub fn resolve_all(&self, key: &str, references: &[String], kinds: &[&str]) -> Result<Vec<Members>, Invalid> {
         let mut out = Vec::new();
         for (i, r) in references.iter().enumerate() {
             if r == "*" {
-                let all = self.groups.iter().filter(|g| kinds.contains(&g.kind));
-                out.extend(all.flat_map(|g| g.members.iter().cloned()));
+                out.extend(self.groups.iter().filter(|g| kinds.contains(&g.kind)).map(GroupMembers::all));
             } else {
-                out.extend(self.resolve(&format!("{key}.{i}"), r, kinds)?);
+                out.push(self.resolve(&format!("{key}.{i}"), r, kinds)?);
             }
         }
         Ok(out)
@@ -345,4 +410,69 @@ fn levenshtein(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Report;
+    use crate::sim::SimTime;
+
+    #[test]
+    fn members_are_named_not_listed() {
+        let g = GroupMembers { kind: "provider", group: "site".into(), count: 12 };
+        assert_eq!(g.index_of("site-11"), Some(11));
+        assert_eq!(g.index_of("site-12"), None);
+        assert_eq!(g.index_of("site-01"), None, "not the name of member 1");
+        assert_eq!(g.index_of("site"), None);
+        let one = GroupMembers { kind: "provider", group: "solo".into(), count: 1 };
+        assert_eq!((one.index_of("solo"), one.index_of("solo-0")), (Some(0), None));
+        assert_eq!(g.all().names().nth(3).as_deref(), Some("site-3"));
+        let cx = CheckCx { group: "x", groups: &[g, one], workloads: &[] };
+        let member = cx.resolve("k", "site-4", &["provider"]).unwrap();
+        assert_eq!(member.names().collect::<Vec<_>>(), ["site-4"]);
+        assert_eq!(
+            cx.resolve_all("k", &["*".into()], &["provider"]).unwrap().iter().map(Members::len).sum::<usize>(),
+            13
+        );
+        let e = cx.resolve("k", "site-40", &["provider"]).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.hint.as_deref()),
+            ("no provider named `site-40`", Some("did you mean `site-0`?"))
+        );
+    }
+
+    /// A target's metric is checked against what the kinds declare: the declarations must match what their members
+    /// report.
+    #[test]
+    fn kinds_declare_the_metrics_their_members_report() {
+        let registry = Registry::standard();
+        let groups: Vec<GroupMembers> = ["provider", "gateway", "metabroker", "broker"]
+            .iter()
+            .map(|&kind| GroupMembers { kind, group: kind.into(), count: 1 })
+            .collect();
+        let workloads = ["w".to_string()];
+        let mut build = BuildCx::default();
+        for (i, g) in groups.iter().enumerate() {
+            build.ids.insert(g.group.clone(), AgentId(i as u32));
+        }
+        let tables = [
+            "pes = 4",
+            "providers = [\"provider\"]",
+            "providers = [\"provider\"]",
+            "workload = \"w\"\nsubmit-to = \"provider\"",
+        ];
+        for (g, table) in groups.iter().zip(tables) {
+            let kind = registry.kind(g.kind).unwrap();
+            let raw = kind.parse(toml::Value::Table(table.parse().unwrap())).unwrap();
+            let cx = CheckCx { group: &g.group, groups: &groups, workloads: &workloads };
+            let spec = raw.check(&cx).unwrap();
+            let member = Member { name: &g.group, id: build.ids[&g.group], index: 0, count: 1 };
+            let agent = spec.build(&member, &mut build).unwrap();
+            let mut report = Report::default();
+            agent.report(SimTime::ZERO, &mut report);
+            let names: Vec<&str> = report.metrics.iter().map(|(k, _)| *k).collect();
+            assert_eq!(names, kind.metrics(), "{}", g.kind);
+        }
+    }
 }
