@@ -9,7 +9,7 @@ use agents::registry::Registry;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
-use gridmarket::runner::{RunOptions, StudyResult, Verdict, evaluate_versus, run_study, write_expectations};
+use gridmarket::runner::{Outcome, RunOptions, StudyResult, evaluate_versus, run_study, write_verdicts};
 use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
 use gridmarket::{report, schema};
 
@@ -17,7 +17,7 @@ mod workload_cmd;
 
 /// Exit code of a scenario that is refused (sysexits EX_CONFIG).
 const EXIT_CONFIG: u8 = 78;
-/// Exit code when a reproduced target fails.
+/// Exit code when a target or a sanity check fails (with `--strict`, also when one is inconclusive).
 const EXIT_TARGET: u8 = 1;
 /// Exit code after Ctrl-C.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -65,6 +65,9 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Exit 1 when a target or check is inconclusive too, not only when one fails.
+        #[arg(long)]
+        strict: bool,
     },
     /// Check scenario files without running them.
     Validate {
@@ -91,6 +94,9 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Exit 1 when a target or check is inconclusive too, not only when one fails.
+        #[arg(long)]
+        strict: bool,
     },
     /// List scenario families and the policies of each agent kind.
     List {
@@ -123,7 +129,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run { file, seed, replications, set, out, trace, jobs, resume, quick, quiet } => {
+        Command::Run { file, seed, replications, set, out, trace, jobs, resume, quick, quiet, strict } => {
             let set = set
                 .iter()
                 .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
@@ -143,12 +149,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let interrupt = interrupt_flag()?;
             let result = run_study(&study, &opts, &interrupt)?;
             print!("{}", report::summary_table(&study, &result));
-            if !result.verdicts.is_empty() {
-                println!();
-                print!("{}", report::verdict_table(&result));
+            let verdicts = report::verdict_tables(&study, &result);
+            if !verdicts.is_empty() {
+                print!("\n{verdicts}");
             }
             println!("outputs: {}", out.display());
-            Ok(finish(&result, &interrupt))
+            Ok(finish(&result, &interrupt, strict))
         }
         Command::Validate { files } => {
             for f in &files {
@@ -161,7 +167,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Reproduce { name, quick, out, jobs, scenarios, quiet } => {
+        Command::Reproduce { name, quick, out, jobs, scenarios, quiet, strict } => {
             let families = if name == "all" { families(&scenarios)? } else { vec![name] };
             let interrupt = interrupt_flag()?;
             let mut failed = false;
@@ -186,22 +192,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let result = run_study(&study, &opts, &interrupt)?;
                     studies.push((study, result));
                 }
-                // Targets that compare two files of the family, now that every file has run.
-                let versus: Vec<Vec<Verdict>> =
+                // Targets and checks that compare two files of the family, now that every file has run.
+                let versus: Vec<_> =
                     studies.iter().map(|(study, result)| evaluate_versus(study, result, &studies)).collect();
-                for ((study, result), extra) in studies.iter_mut().zip(versus) {
-                    if !extra.is_empty() {
-                        result.verdicts.extend(extra);
-                        write_expectations(result, &out.join(&study.name))?;
+                for ((study, result), (targets, checks)) in studies.iter_mut().zip(versus) {
+                    if !targets.is_empty() || !checks.is_empty() {
+                        result.verdicts.extend(targets);
+                        result.checks.extend(checks);
+                        write_verdicts(study, result, &out.join(&study.name))?;
                     }
-                    failed |= result.verdicts.iter().any(|v| v.pass != Some(true)) || !result.unfinished.is_empty();
+                    failed |= fails(result, strict) || !result.unfinished.is_empty();
                 }
                 report::write_family_report(&family, &studies, &out)?;
                 println!("== {family}");
                 for (study, result) in &studies {
                     println!("-- {}", study.name);
-                    print!("{}", report::verdict_table(result));
+                    print!("{}", report::verdict_tables(study, result));
                 }
+                let targets: Vec<_> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
+                let checks: Vec<_> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
+                println!(
+                    "{family}: {}; {}",
+                    report::tally_line("targets", &targets, quick),
+                    report::tally_line("sanity checks", &checks, false)
+                );
                 println!("report: {}", out.join("report.md").display());
                 if interrupt.load(Ordering::Relaxed) {
                     return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -226,18 +240,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Exit status of a study: 130 if interrupted (after saying which runs did not finish), 2 if runs failed.
-fn finish(result: &StudyResult, interrupt: &AtomicBool) -> ExitCode {
+/// Whether a target or check of `result` fails, or with `strict` is inconclusive.
+fn fails(result: &StudyResult, strict: bool) -> bool {
+    result.verdicts.iter().chain(&result.checks).any(|v| match v.outcome {
+        Outcome::Pass => false,
+        Outcome::Fail => true,
+        Outcome::Inconclusive => strict,
+    })
+}
+
+/// Exit status of a study: 130 if interrupted (after saying which runs did not finish), 2 if runs failed, 1 if a
+/// target or check failed (or, with `strict`, was inconclusive).
+fn finish(result: &StudyResult, interrupt: &AtomicBool, strict: bool) -> ExitCode {
     for (point, rep, why) in &result.unfinished {
         eprintln!("run p{point}/r{rep} did not finish: {why}");
     }
     if interrupt.load(Ordering::Relaxed) {
         eprintln!("interrupted: {} finished run(s) kept; rerun with --resume to complete", result.runs.len());
         ExitCode::from(EXIT_INTERRUPTED)
-    } else if result.unfinished.is_empty() {
-        ExitCode::SUCCESS
-    } else {
+    } else if !result.unfinished.is_empty() {
         ExitCode::from(2)
+    } else if fails(result, strict) {
+        ExitCode::from(EXIT_TARGET)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

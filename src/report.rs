@@ -8,8 +8,8 @@ use agents::provider::kind::KIND as PROVIDER;
 
 use crate::output::write_atomic;
 use crate::plot::{self, BarSeries, Series};
-use crate::runner::StudyResult;
 use crate::runner::metrics::SLOWDOWN_BOUND;
+use crate::runner::{Outcome, StudyResult, Verdict};
 use crate::scenario::Study;
 use crate::scenario::plan::show;
 
@@ -81,13 +81,43 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     out
 }
 
-/// The targets table: target | source | measured | verdict.
-pub fn verdict_table(result: &StudyResult) -> String {
-    let mut rows = vec![vec!["target".into(), "source".into(), "measured (mean ± CI)".into(), "verdict".into()]];
-    for v in &result.verdicts {
-        rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict().into()]);
+/// How many of `verdicts` passed, failed and were inconclusive.
+pub fn tally(verdicts: &[Verdict]) -> [usize; 3] {
+    let count = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count();
+    [count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Inconclusive)]
+}
+
+/// "3 of 5 targets pass, 1 FAIL, 1 inconclusive", marked indicative for `--quick` (not for sanity checks, which
+/// hold on every run whatever its size).
+pub fn tally_line(noun: &str, verdicts: &[Verdict], quick: bool) -> String {
+    if verdicts.is_empty() {
+        return format!("no {noun}");
     }
-    table(&rows)
+    let [pass, fail, inconclusive] = tally(verdicts);
+    let quick = if quick { " (--quick: indicative)" } else { "" };
+    format!("{pass} of {} {noun} pass, {fail} FAIL, {inconclusive} inconclusive{quick}", verdicts.len())
+}
+
+/// The targets and the sanity checks of a study, each table under its tally (nothing for a study without them).
+pub fn verdict_tables(study: &Study, result: &StudyResult) -> String {
+    let mut out = String::new();
+    if !result.verdicts.is_empty() {
+        let _ = writeln!(out, "{}", tally_line("targets", &result.verdicts, study.quick));
+        let mut rows = vec![["target", "source", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
+        for v in &result.verdicts {
+            rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict(study.quick)]);
+        }
+        out.push_str(&table(&rows));
+    }
+    if !result.checks.is_empty() {
+        let _ = writeln!(out, "{}", tally_line("sanity checks", &result.checks, false));
+        let mut rows = vec![["check", "why", "measured", "verdict"].map(String::from).to_vec()];
+        for v in &result.checks {
+            rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.outcome.label().into()]);
+        }
+        out.push_str(&table(&rows));
+    }
+    out
 }
 
 fn table(rows: &[Vec<String>]) -> String {
@@ -105,9 +135,23 @@ fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// How to read the verdicts, at the top of `report.md`.
+const VERDICT_RULES: &str = "A target is a claim of a source. A value or a range passes when the whole 95% confidence \
+interval of the mean lies inside its band and fails when the interval lies wholly outside it; an order, a relative \
+difference or a difference to another file is judged the same way on the interval of the paired differences on common \
+seeds (an order claims a difference: a tie on every seed fails). Anything else, or fewer than 2 replications, is \
+inconclusive: it needs more replications. Sanity checks hold by construction on every run; they are not targets and \
+are not counted among them.\n\n";
+
 /// Writes `report.md` and the charts of a reproduced family into `out`; returns the Markdown.
 pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: &Path) -> std::io::Result<String> {
     let mut md = format!("# Reproduction: {family}\n\n");
+    let targets: Vec<Verdict> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
+    let checks: Vec<Verdict> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
+    let quick = studies.iter().any(|(s, _)| s.quick);
+    let (targets, checks) = (tally_line("targets", &targets, quick), tally_line("sanity checks", &checks, false));
+    let _ = writeln!(md, "In all: {targets}; {checks}.\n");
+    md.push_str(VERDICT_RULES);
     for (study, result) in studies {
         let _ = writeln!(md, "## {}\n", study.name);
         if let Some(d) = &study.description {
@@ -117,18 +161,22 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
             let _ = writeln!(md, "Source: {s}\n");
         }
         let _ = writeln!(md, "```text\n{}```\n", summary_table(study, result));
+        let esc = |t: &str| t.replace('|', "\\|");
         if !result.verdicts.is_empty() {
-            let _ = writeln!(md, "| target | source | measured (mean ± CI) | verdict |\n|---|---|---|---|");
+            let _ = writeln!(md, "{}\n", tally_line("targets", &result.verdicts, study.quick));
+            md.push_str("| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n");
             for v in &result.verdicts {
-                let esc = |t: &str| t.replace('|', "\\|");
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} |",
-                    esc(&v.target),
-                    esc(&v.source),
-                    esc(&v.measured),
-                    v.verdict()
-                );
+                let cells = [&v.target, &v.source, &v.tolerance, &v.measured].map(|c| esc(c));
+                let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
+            }
+            md.push('\n');
+        }
+        if !result.checks.is_empty() {
+            let _ = writeln!(md, "{} (not targets)\n", tally_line("sanity checks", &result.checks, false));
+            md.push_str("| check | why | measured | verdict |\n|---|---|---|---|\n");
+            for v in &result.checks {
+                let cells = [&v.target, &v.source, &v.measured].map(|c| esc(c));
+                let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.outcome.label());
             }
             md.push('\n');
         }
@@ -147,7 +195,7 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
 /// One chart per metric named by a target, against the first swept key (a series per value of the others).
 fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
     let Some((key, values)) = study.sweep.first() else { return Vec::new() };
-    let mut metrics: Vec<&str> = study.expects.iter().map(|e| e.metric.as_str()).collect();
+    let mut metrics: Vec<&str> = study.targets.iter().map(|e| e.metric.as_str()).collect();
     metrics.dedup();
     let numeric: Option<Vec<f64>> =
         values.iter().map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).collect();

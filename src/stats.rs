@@ -3,7 +3,8 @@
 //! A replication set is a slice of per-seed results. [`Summary::of`] reduces it to the mean, the sample standard
 //! deviation and a two-sided 95% Student-t confidence half-width, the figures every report prints. Comparing two
 //! policies run on the same seeds is done with [`paired_difference`] (common random numbers make the per-seed
-//! differences far less noisy than two independent intervals) and [`relative_difference`].
+//! differences far less noisy than two independent intervals), [`relative_paired_difference`] and
+//! [`relative_difference`].
 //!
 //! Everything is pure and panic-free: undefined quantities (the mean of nothing, the spread of one value) are NaN
 //! rather than errors, so a sweep with a failed cell still produces a report. Means and variances use Welford's
@@ -106,6 +107,23 @@ pub fn paired_difference(a: &[f64], b: &[f64]) -> Result<Summary, LengthMismatch
         return Err(LengthMismatch { left: a.len(), right: b.len() });
     }
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    Ok(Summary::of(&diffs))
+}
+
+/// Summary of the per-seed differences `a[i] - b[i]` over `|mean(b)|`: a relative effect on common seeds.
+///
+/// Its `ci95` is the paired-t interval scaled by the baseline; the baseline mean's own uncertainty is not carried
+/// into it (a second-order term while the baseline is far from zero). NaN or infinite when the baseline mean is 0.
+///
+/// # Errors
+///
+/// [`LengthMismatch`] if the slices differ in length, since then seeds cannot be matched.
+pub fn relative_paired_difference(a: &[f64], b: &[f64]) -> Result<Summary, LengthMismatch> {
+    if a.len() != b.len() {
+        return Err(LengthMismatch { left: a.len(), right: b.len() });
+    }
+    let base = Welford::over(b).mean().abs();
+    let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| (x - y) / base).collect();
     Ok(Summary::of(&diffs))
 }
 
@@ -362,6 +380,19 @@ mod tests {
         assert!(!d.contains(0.0), "a consistent per-seed gain is significant");
         assert_eq!(paired_difference(&a, &b[..2]), Err(LengthMismatch { left: 4, right: 2 }));
         assert_eq!(paired_difference(&[], &[]).map(|s| s.n), Ok(0));
+    }
+
+    #[test]
+    fn relative_paired_difference_scales_the_paired_interval() {
+        let a = [5.0, 6.0, 3.5, 8.0];
+        let b = [10.0, 11.0, 9.0, 14.0];
+        let d = paired_difference(&a, &b).expect("same length");
+        let r = relative_paired_difference(&a, &b).expect("same length");
+        assert_eq!(r.n, 4);
+        assert!(close(r.mean, d.mean / 11.0, 1e-15) && close(r.ci95, d.ci95 / 11.0, 1e-15));
+        assert!(close(r.mean, relative_difference(&a, &b), 1e-15), "the mean is the relative difference of the means");
+        assert!(relative_paired_difference(&[1.0], &[0.0]).expect("same length").mean.is_infinite());
+        assert_eq!(relative_paired_difference(&a, &b[..1]), Err(LengthMismatch { left: 4, right: 1 }));
     }
 
     #[test]

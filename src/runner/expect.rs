@@ -1,147 +1,327 @@
-//! Checking `[[expect]]` targets against the measured means.
+//! Judging targets (`[[expect]]`) and sanity checks (`[[check]]`).
+//!
+//! A target is a claim of a source, judged on 95% confidence intervals: a value or a range on the interval of the
+//! mean; an order, a relative difference or a comparison with another file on the interval of the paired
+//! differences on common seeds (common random numbers make them far less noisy than two independent intervals). It
+//! passes when the interval lies inside the claimed band, fails when it lies wholly outside, and is inconclusive
+//! (needs more replications) when it straddles a bound or there are fewer than 2 replications. A sanity check holds
+//! by construction, so it is judged on every run instead: it passes when every run meets it.
+
+use std::collections::BTreeMap;
 
 use toml::Value;
 
 use super::StudyResult;
 use crate::scenario::Study;
-use crate::scenario::plan::{Point, show};
-use crate::scenario::raw::RawExpect;
-use crate::stats::Summary;
+use crate::scenario::plan::{Claim, Point, Test, show};
+use crate::stats::{Summary, paired_difference, relative_paired_difference};
 
-/// One target and how it fared.
+/// How a target or check fared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The interval lies inside the band (a check: every run meets it).
+    Pass,
+    /// The interval lies wholly outside the band (a check: a run does not meet it), or the metric is not measured.
+    Fail,
+    /// The interval straddles a bound, or there are too few replications to tell: needs more replications.
+    Inconclusive,
+}
+
+impl Outcome {
+    /// "pass", "FAIL" or "inconclusive".
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "FAIL",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// Several outcomes read together (the steps of an order): a fail if any fails, a pass if all pass.
+    fn all(outcomes: impl IntoIterator<Item = Outcome>) -> Outcome {
+        let mut all = Outcome::Pass;
+        for o in outcomes {
+            match o {
+                Outcome::Fail => return Outcome::Fail,
+                Outcome::Inconclusive => all = Outcome::Inconclusive,
+                Outcome::Pass => {}
+            }
+        }
+        all
+    }
+}
+
+/// One target or check at one sweep point (or group of points), and how it fared.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     /// What was expected, in words.
     pub target: String,
-    /// Where the target comes from.
+    /// Where a target comes from; why a check holds.
     pub source: String,
-    /// What was measured (mean ± 95% CI half-width).
+    /// Where a target's band comes from.
+    pub tolerance: String,
+    /// A target's mean or paired difference ± 95% CI half-width; the spread of a check over the runs.
     pub measured: String,
-    /// Whether the target holds; `None` when the metric was not measured.
-    pub pass: Option<bool>,
+    /// The verdict.
+    pub outcome: Outcome,
 }
 
 impl Verdict {
-    /// "pass", "FAIL" or "missing".
-    pub fn verdict(&self) -> &'static str {
-        match self.pass {
-            Some(true) => "pass",
-            Some(false) => "FAIL",
-            None => "missing",
+    /// The outcome's label, marked "(indicative)" when `quick`: reduced sizes do not settle a claim.
+    pub fn verdict(&self, quick: bool) -> String {
+        let label = self.outcome.label();
+        if quick { format!("{label} (indicative)") } else { label.into() }
+    }
+}
+
+/// Whether `s`, the summary of the replications, lies in [lo, hi]: a target's 95% CI, judged as the module says.
+pub fn judge_ci(s: &Summary, lo: f64, hi: f64) -> Outcome {
+    if s.n < 2 {
+        Outcome::Inconclusive
+    } else if lo <= s.lo() && s.hi() <= hi {
+        Outcome::Pass
+    } else if s.hi() < lo || s.lo() > hi {
+        Outcome::Fail
+    } else {
+        // Straddling a bound, or NaN (a metric undefined in some run).
+        Outcome::Inconclusive
+    }
+}
+
+/// One step "a > b" of a target's order, from the paired differences a − b: a tie on every seed fails, since the
+/// source claims a difference.
+fn judge_step(d: &Summary) -> Outcome {
+    if d.n < 2 {
+        Outcome::Inconclusive
+    } else if d.lo() > 0.0 {
+        Outcome::Pass
+    } else if d.hi() <= 0.0 {
+        Outcome::Fail
+    } else {
+        Outcome::Inconclusive
+    }
+}
+
+/// How claims are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// A target: on the 95% CI.
+    Target,
+    /// A sanity check: on every run.
+    Check,
+}
+
+impl Rule {
+    /// Whether `s` lies in [lo, hi] (`None`: open).
+    fn within(self, s: &Summary, lo: Option<f64>, hi: Option<f64>) -> Outcome {
+        let (lo, hi) = (lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY));
+        match self {
+            Rule::Target => judge_ci(s, lo, hi),
+            Rule::Check if s.n == 0 => Outcome::Inconclusive,
+            // A NaN among the runs makes min and max NaN: not met.
+            Rule::Check if lo <= s.min && s.max <= hi => Outcome::Pass,
+            Rule::Check => Outcome::Fail,
+        }
+    }
+
+    /// One step of an order, from the paired differences: strict for a target, ties allowed for a check.
+    fn step(self, d: &Summary) -> Outcome {
+        match self {
+            Rule::Target => judge_step(d),
+            Rule::Check => self.within(d, Some(0.0), None),
+        }
+    }
+
+    /// What was measured: mean ± CI for a target, the spread over the runs for a check.
+    fn measured(self, s: &Summary) -> String {
+        match self {
+            Rule::Target if s.n < 2 => format!("{} ({} replication)", fmt_summary(s), s.n),
+            Rule::Target => fmt_summary(s),
+            Rule::Check if s.n == 0 => "no runs".into(),
+            Rule::Check if s.min == s.max => format!("{} in {} runs", num(s.min), s.n),
+            Rule::Check => format!("{} to {} over {} runs", num(s.min), num(s.max), s.n),
+        }
+    }
+
+    /// The order sign: ">" for a target, "≥" for a check.
+    fn sign(self) -> &'static str {
+        match self {
+            Rule::Target => " > ",
+            Rule::Check => " ≥ ",
         }
     }
 }
 
-/// Evaluates every target of `study`.
-pub fn evaluate(study: &Study, result: &StudyResult) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    for e in &study.expects {
-        let source = e.source.clone().unwrap_or_default();
-        let points: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, e)).collect();
-        let summary = |p: &Point| result.summaries[p.index].get(&e.metric).copied();
-        if e.value.is_some() || e.range.is_some() {
-            for p in &points {
-                let where_ = if p.label.is_empty() { String::new() } else { format!(" at {}", p.label) };
-                let s = summary(p);
-                let (target, pass) = match (e.value, e.range) {
-                    (Some(v), _) => {
-                        let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * v.abs()));
-                        let ci = if e.within_ci { " or within the 95% CI" } else { "" };
-                        let pass = s.map(|s| (s.mean - v).abs() <= tol || (e.within_ci && s.contains(v)));
-                        (format!("{} = {v} ± {}{ci}{where_}", e.metric, short(tol)), pass)
-                    }
-                    (None, Some([lo, hi])) => {
-                        (format!("{} in [{lo}, {hi}]{where_}", e.metric), s.map(|s| lo <= s.mean && s.mean <= hi))
-                    }
-                    _ => unreachable!("checked when the scenario was loaded"),
-                };
-                let measured = s.map_or("not measured".into(), |s| fmt_summary(&s));
-                out.push(Verdict { target, source: source.clone(), measured, pass });
-            }
-            continue;
-        }
-        let Some(over) = e.over.as_deref() else { continue };
-        // Compare along `over` within each group of points that agree on every other swept key.
-        let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
-        for p in points {
-            let rest = p.assignments.iter().filter(|(k, _)| k != over).map(|(k, v)| format!("{k}={}", show(v)));
-            let key = rest.collect::<Vec<_>>().join(", ");
-            match groups.iter_mut().find(|g| g.0 == key) {
-                Some(g) => g.1.push(p),
-                None => groups.push((key, vec![p])),
-            }
-        }
-        for (rest, members) in groups {
-            let at = |v: &Value| members.iter().find(|p| p.assignments.iter().any(|(k, x)| k == over && x == v));
-            let where_ = if rest.is_empty() { String::new() } else { format!(" at {rest}") };
-            if let Some(order) = &e.order {
-                let means: Vec<Option<Summary>> = order.iter().map(|v| at(v).and_then(|p| summary(p))).collect();
-                let names: Vec<String> = order.iter().map(show).collect();
-                let target = format!("{}: {}{where_}", e.metric, names.join(" ≥ "));
-                let measured = means
-                    .iter()
-                    .zip(&names)
-                    .map(|(m, n)| format!("{n} {}", m.map_or("n/a".into(), |s| fmt_summary(&s))))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let pass = means
-                    .iter()
-                    .map(|m| m.map(|s| s.mean))
-                    .collect::<Option<Vec<f64>>>()
-                    .map(|m| m.windows(2).all(|w| w[0] >= w[1]));
-                out.push(Verdict { target, source: source.clone(), measured, pass });
-            }
-            if let Some(rel) = &e.relative {
-                let (a, b) = (at(&rel.a).and_then(|p| summary(p)), at(&rel.b).and_then(|p| summary(p)));
-                let bounds = bounds(rel.min, rel.max);
+/// Judges every target and check of `study` (the targets, then the checks) but those comparing with another file
+/// ([`evaluate_versus`]).
+pub fn evaluate(study: &Study, result: &StudyResult) -> (Vec<Verdict>, Vec<Verdict>) {
+    let judge = |claims: &[Claim], rule| claims.iter().flat_map(|c| judge(study, result, c, rule)).collect();
+    (judge(&study.targets, Rule::Target), judge(&study.checks, Rule::Check))
+}
+
+fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verdict> {
+    let verdict = |target: String, (measured, outcome): (String, Outcome)| Verdict {
+        target,
+        source: c.source.clone(),
+        tolerance: c.tolerance.clone(),
+        measured,
+        outcome,
+    };
+    let points: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
+    let band = |p: &Point, lo: f64, hi: f64| match result.summaries[p.index].get(&c.metric) {
+        Some(s) => (rule.measured(s), rule.within(s, Some(lo), Some(hi))),
+        None => not_measured(),
+    };
+    match &c.test {
+        Test::Value { value, tol } => points
+            .iter()
+            .map(|p| {
+                let shown = if *tol > 0.0 { format!(" ± {}", short(*tol)) } else { String::new() };
+                let target = format!("{} = {value}{shown}{}", c.metric, at(&p.label));
+                verdict(target, band(p, value - tol, value + tol))
+            })
+            .collect(),
+        Test::Range { lo, hi } => points
+            .iter()
+            .map(|p| verdict(format!("{} in [{lo}, {hi}]{}", c.metric, at(&p.label)), band(p, *lo, *hi)))
+            .collect(),
+        Test::Order { over, values } => along(&points, over)
+            .into_iter()
+            .map(|(rest, members)| {
+                let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
+                let names: Vec<String> = values.iter().map(show).collect();
+                let target = format!("{}: {}{}", c.metric, names.join(rule.sign()), at(&rest));
+                let steps: Vec<(String, Outcome)> = values
+                    .windows(2)
+                    .zip(names.windows(2))
+                    .map(|(v, n)| {
+                        let (measured, outcome) = match paired(&seeds(&v[0]), &seeds(&v[1])) {
+                            Some(d) => (rule.measured(&d), rule.step(&d)),
+                            None => not_measured(),
+                        };
+                        (format!("{} − {}: {measured}", n[0], n[1]), outcome)
+                    })
+                    .collect();
+                let measured = steps.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; ");
+                verdict(target, (measured, Outcome::all(steps.iter().map(|(_, o)| *o))))
+            })
+            .collect(),
+        Test::Relative { over, a, b, min, max } => along(&points, over)
+            .into_iter()
+            .map(|(rest, members)| {
+                let (name_a, name_b) = (show(a), show(b));
                 let target =
-                    format!("{}: ({a} − {b}) / |{b}| {bounds}{where_}", e.metric, a = show(&rel.a), b = show(&rel.b));
-                let diff = a.zip(b).map(|(a, b)| (a.mean - b.mean) / b.mean.abs());
-                out.push(Verdict {
-                    target,
-                    source: source.clone(),
-                    measured: diff.map_or("not measured".into(), |d| format!("{d:.4}")),
-                    pass: diff.map(|d| within(d, rel.min, rel.max)),
-                });
-            }
+                    format!("{}: ({name_a} − {name_b}) / |{name_b}| {}{}", c.metric, bounds(*min, *max), at(&rest));
+                let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
+                let judged = match relative(&seeds(a), &seeds(b)) {
+                    Some(r) => (rule.measured(&r), rule.within(&r, *min, *max)),
+                    None => not_measured(),
+                };
+                verdict(target, judged)
+            })
+            .collect(),
+        // Judged once the other file has run.
+        Test::Versus { .. } => Vec::new(),
+    }
+}
+
+/// Judges the `versus` targets and checks of `study` against the other studies of its family, already run (the
+/// targets, then the checks). Runs pair up by seed: files with the same `seed` and replications pair every run.
+pub fn evaluate_versus(
+    study: &Study,
+    result: &StudyResult,
+    family: &[(Study, StudyResult)],
+) -> (Vec<Verdict>, Vec<Verdict>) {
+    let judge = |claims: &[Claim], rule| {
+        claims.iter().flat_map(|c| versus(study, result, family, c, rule)).collect::<Vec<Verdict>>()
+    };
+    (judge(&study.targets, Rule::Target), judge(&study.checks, Rule::Check))
+}
+
+fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], c: &Claim, rule: Rule) -> Vec<Verdict> {
+    let Test::Versus { scenario, min, max } = &c.test else { return Vec::new() };
+    let verdict = |target: String, measured: String, outcome| Verdict {
+        target,
+        source: c.source.clone(),
+        tolerance: c.tolerance.clone(),
+        measured,
+        outcome,
+    };
+    let other_path = study.path.with_file_name(scenario);
+    let Some((other, other_result)) = family.iter().find(|(s, _)| s.path == other_path) else {
+        let target = format!("{} versus {scenario}", c.metric);
+        return vec![verdict(target, "the other scenario did not run".into(), Outcome::Fail)];
+    };
+    let mut out = Vec::new();
+    for p in study.points.iter().filter(|p| matches_at(p, &c.at)) {
+        // The other file's points that agree with this one on every key both files sweep.
+        let agrees =
+            |q: &&Point| q.assignments.iter().all(|(k, v)| p.assignments.iter().all(|(pk, pv)| pk != k || pv == v));
+        for q in other.points.iter().filter(agrees) {
+            let target =
+                format!("{}: {} − {} {}{}", c.metric, study.name, other.name, bounds(*min, *max), at(&p.label));
+            let here = result.by_seed(p.index, &c.metric);
+            let (measured, outcome) = match paired(&here, &other_result.by_seed(q.index, &c.metric)) {
+                Some(d) if d.n == 0 => ("no common seeds".into(), Outcome::Inconclusive),
+                // A check's spread already counts its runs.
+                Some(d) if rule == Rule::Check => (rule.measured(&d), rule.within(&d, *min, *max)),
+                Some(d) => (format!("{} on {} common seeds", rule.measured(&d), d.n), rule.within(&d, *min, *max)),
+                None => not_measured(),
+            };
+            out.push(verdict(target, measured, outcome));
         }
     }
     out
 }
 
-/// Evaluates the `versus` targets of `study` against the other studies of its family, already run.
-pub fn evaluate_versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)]) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    for e in &study.expects {
-        let Some(versus) = &e.versus else { continue };
-        let source = e.source.clone().unwrap_or_default();
-        let other_path = study.path.with_file_name(&versus.scenario);
-        let Some((other, other_result)) = family.iter().find(|(s, _)| s.path == other_path) else {
-            let target = format!("{} versus {}", e.metric, versus.scenario);
-            out.push(Verdict { target, source, measured: "the other scenario did not run".into(), pass: None });
-            continue;
-        };
-        let bounds = bounds(versus.min, versus.max);
-        for p in study.points.iter().filter(|p| matches_at(p, e)) {
-            // The other file's points that agree with this one on every key both files sweep.
-            let agrees =
-                |q: &&Point| q.assignments.iter().all(|(k, v)| p.assignments.iter().all(|(pk, pv)| pk != k || pv == v));
-            for q in other.points.iter().filter(agrees) {
-                let here = result.summaries[p.index].get(&e.metric).copied();
-                let there = other_result.summaries[q.index].get(&e.metric).copied();
-                let where_ = if p.label.is_empty() { String::new() } else { format!(" at {}", p.label) };
-                let target = format!("{}: {} − {} {bounds}{where_}", e.metric, study.name, other.name);
-                let diff = here.zip(there).map(|(a, b)| a.mean - b.mean);
-                let measured = match (here, there) {
-                    (Some(a), Some(b)) => format!("{} vs {}", fmt_summary(&a), fmt_summary(&b)),
-                    _ => "not measured".into(),
-                };
-                let pass = diff.map(|d| within(d, versus.min, versus.max));
-                out.push(Verdict { target, source: source.clone(), measured, pass });
-            }
+fn not_measured() -> (String, Outcome) {
+    ("not measured".into(), Outcome::Fail)
+}
+
+/// The points of `points` grouped by their values of every swept key but `over`, with the group's label.
+fn along<'a>(points: &[&'a Point], over: &str) -> Vec<(String, Vec<&'a Point>)> {
+    let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
+    for &p in points {
+        let rest = p.assignments.iter().filter(|(k, _)| k != over).map(|(k, v)| format!("{k}={}", show(v)));
+        let key = rest.collect::<Vec<_>>().join(", ");
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(p),
+            None => groups.push((key, vec![p])),
         }
     }
-    out
+    groups
+}
+
+/// Seed → value of `metric` at the member of a group where `over` = `v` (empty when not measured).
+fn seeds_at(result: &StudyResult, members: &[&Point], over: &str, v: &Value, metric: &str) -> BTreeMap<u64, f64> {
+    members
+        .iter()
+        .find(|p| p.assignments.iter().any(|(k, x)| k == over && x == v))
+        .map(|p| result.by_seed(p.index, metric))
+        .unwrap_or_default()
+}
+
+/// The values of `a` and `b` on the seeds both ran, in seed order.
+fn common(a: &BTreeMap<u64, f64>, b: &BTreeMap<u64, f64>) -> (Vec<f64>, Vec<f64>) {
+    a.iter().filter_map(|(seed, x)| Some((*x, *b.get(seed)?))).unzip()
+}
+
+/// The paired differences a − b on common seeds; `None` when either side was not measured.
+fn paired(a: &BTreeMap<u64, f64>, b: &BTreeMap<u64, f64>) -> Option<Summary> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let (x, y) = common(a, b);
+    paired_difference(&x, &y).ok()
+}
+
+/// The paired differences a − b on common seeds over |mean(b)| there; `None` when either side was not measured.
+fn relative(a: &BTreeMap<u64, f64>, b: &BTreeMap<u64, f64>) -> Option<Summary> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let (x, y) = common(a, b);
+    relative_paired_difference(&x, &y).ok()
 }
 
 /// `[min, max]` in words (either bound may be open).
@@ -154,18 +334,18 @@ fn bounds(min: Option<f64>, max: Option<f64>) -> String {
     }
 }
 
-fn within(x: f64, min: Option<f64>, max: Option<f64>) -> bool {
-    min.is_none_or(|lo| x >= lo) && max.is_none_or(|hi| x <= hi)
+/// " at LABEL", or nothing for the only point.
+fn at(label: &str) -> String {
+    if label.is_empty() { String::new() } else { format!(" at {label}") }
 }
 
-fn matches_at(p: &Point, e: &RawExpect) -> bool {
-    e.at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v))
+fn matches_at(p: &Point, at: &BTreeMap<String, Value>) -> bool {
+    at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v))
 }
 
 /// `mean ± ci95` to about four significant digits of the mean (just the mean with one replication).
 pub fn fmt_summary(s: &Summary) -> String {
-    let magnitude = if s.mean.is_finite() && s.mean != 0.0 { s.mean.abs().log10().floor() as i32 } else { 0 };
-    let decimals = (3 - magnitude).clamp(0, 6) as usize;
+    let decimals = decimals(s.mean);
     if s.ci95.is_finite() && s.n > 1 {
         format!("{:.decimals$} ± {:.decimals$}", s.mean, s.ci95)
     } else {
@@ -173,9 +353,113 @@ pub fn fmt_summary(s: &Summary) -> String {
     }
 }
 
+/// `x` to about four significant digits.
+fn num(x: f64) -> String {
+    format!("{x:.*}", decimals(x))
+}
+
+fn decimals(x: f64) -> usize {
+    let magnitude = if x.is_finite() && x != 0.0 { x.abs().log10().floor() as i32 } else { 0 };
+    (3 - magnitude).clamp(0, 6) as usize
+}
+
 /// A number with at most six decimals and no trailing zeros (`0.175`, not `0.17500000000000002`).
 fn short(x: f64) -> String {
     let s = format!("{x:.6}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s.is_empty() || s == "-" { "0".into() } else { s.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A summary with the given mean and CI half-width over `n` values.
+    fn ci(mean: f64, half: f64, n: usize) -> Summary {
+        Summary { n, mean, std: f64::NAN, ci95: half, min: mean - half, max: mean + half }
+    }
+
+    #[test]
+    fn a_value_target_passes_only_when_the_whole_ci_is_inside_the_band() {
+        assert_eq!(judge_ci(&ci(2.0, 0.05, 10), 1.9, 2.1), Outcome::Pass);
+        // The band's ends belong to it, and an exact value on every run passes an exact target.
+        assert_eq!(judge_ci(&ci(2.0, 0.1, 10), 1.9, 2.1), Outcome::Pass);
+        assert_eq!(judge_ci(&ci(50.0, 0.0, 10), 50.0, 50.0), Outcome::Pass);
+        // Wholly outside, on either side.
+        assert_eq!(judge_ci(&ci(2.5, 0.1, 10), 1.9, 2.1), Outcome::Fail);
+        assert_eq!(judge_ci(&ci(1.0, 0.1, 10), 1.9, 2.1), Outcome::Fail);
+        // Straddling either bound, or wider than the band, needs more replications: never a pass.
+        assert_eq!(judge_ci(&ci(2.08, 0.05, 10), 1.9, 2.1), Outcome::Inconclusive);
+        assert_eq!(judge_ci(&ci(1.92, 0.05, 10), 1.9, 2.1), Outcome::Inconclusive);
+        assert_eq!(judge_ci(&ci(2.0, 0.5, 10), 1.9, 2.1), Outcome::Inconclusive);
+        // Touching a bound from outside is not wholly outside.
+        assert_eq!(judge_ci(&ci(2.2, 0.1, 10), 1.9, 2.1), Outcome::Inconclusive);
+    }
+
+    #[test]
+    fn fewer_than_two_replications_or_an_undefined_metric_is_inconclusive() {
+        assert_eq!(judge_ci(&Summary::of(&[2.0]), 1.9, 2.1), Outcome::Inconclusive);
+        assert_eq!(judge_ci(&Summary::of(&[]), 1.9, 2.1), Outcome::Inconclusive);
+        assert_eq!(judge_ci(&Summary::of(&[2.0, f64::NAN, 2.0]), 1.9, 2.1), Outcome::Inconclusive);
+        assert_eq!(judge_step(&Summary::of(&[5.0])), Outcome::Inconclusive);
+        // A check needs one run.
+        assert_eq!(Rule::Check.within(&Summary::of(&[]), Some(0.0), None), Outcome::Inconclusive);
+        assert_eq!(Rule::Check.within(&Summary::of(&[1.0]), Some(0.0), None), Outcome::Pass);
+    }
+
+    #[test]
+    fn one_sided_bands_are_open_on_the_other_side() {
+        assert_eq!(Rule::Target.within(&ci(-0.7, 0.1, 10), None, Some(-0.5)), Outcome::Pass);
+        assert_eq!(Rule::Target.within(&ci(-0.3, 0.1, 10), None, Some(-0.5)), Outcome::Fail);
+        assert_eq!(Rule::Target.within(&ci(-0.55, 0.1, 10), None, Some(-0.5)), Outcome::Inconclusive);
+        assert_eq!(Rule::Target.within(&ci(1e9, 1.0, 10), Some(0.0), None), Outcome::Pass);
+    }
+
+    #[test]
+    fn an_order_step_is_judged_on_the_paired_ci() {
+        // Per-seed gains far less noisy than the two means: the paired CI lies above 0.
+        let a = [10.0, 20.0, 30.0, 40.0];
+        let b = [9.0, 19.5, 28.5, 39.0];
+        let d = paired_difference(&a, &b).unwrap();
+        assert_eq!(judge_step(&d), Outcome::Pass);
+        assert_eq!(judge_step(&paired_difference(&b, &a).unwrap()), Outcome::Fail);
+        // The paired CI straddles 0.
+        let c = [10.5, 19.0, 30.5, 39.5];
+        assert_eq!(judge_step(&paired_difference(&a, &c).unwrap()), Outcome::Inconclusive);
+        // A tie on every seed: the claimed difference is not there.
+        assert_eq!(judge_step(&paired_difference(&a, &a).unwrap()), Outcome::Fail);
+        // A check allows ties and needs every seed on its side.
+        assert_eq!(Rule::Check.step(&paired_difference(&a, &a).unwrap()), Outcome::Pass);
+        assert_eq!(Rule::Check.step(&paired_difference(&a, &c).unwrap()), Outcome::Fail);
+    }
+
+    #[test]
+    fn a_check_holds_on_every_run_or_fails() {
+        let runs = Summary::of(&[50.0, 50.0, 50.0]);
+        assert_eq!(Rule::Check.within(&runs, Some(50.0), Some(50.0)), Outcome::Pass);
+        assert_eq!(Rule::Check.measured(&runs), "50.00 in 3 runs");
+        let one_off = Summary::of(&[50.0, 49.0, 50.0]);
+        assert_eq!(Rule::Check.within(&one_off, Some(50.0), Some(50.0)), Outcome::Fail);
+        assert_eq!(Rule::Check.measured(&one_off), "49.00 to 50.00 over 3 runs");
+        assert_eq!(Rule::Check.within(&Summary::of(&[0.5, f64::NAN]), Some(0.0), Some(1.0)), Outcome::Fail);
+    }
+
+    #[test]
+    fn outcomes_read_together() {
+        use Outcome::*;
+        assert_eq!(Outcome::all([Pass, Pass]), Pass);
+        assert_eq!(Outcome::all([Pass, Inconclusive, Pass]), Inconclusive);
+        assert_eq!(Outcome::all([Inconclusive, Fail, Pass]), Fail);
+    }
+
+    #[test]
+    fn runs_pair_up_on_the_seeds_both_ran() {
+        let a = BTreeMap::from([(3, 1.0), (4, 2.0), (5, 4.0)]);
+        let b = BTreeMap::from([(4, 1.0), (5, 1.0), (6, 9.0)]);
+        assert_eq!(common(&a, &b), (vec![2.0, 4.0], vec![1.0, 1.0]));
+        assert_eq!(paired(&a, &b).map(|d| (d.n, d.mean)), Some((2, 2.0)));
+        assert_eq!(paired(&a, &BTreeMap::new()), None, "not measured");
+        let disjoint = BTreeMap::from([(7, 1.0)]);
+        assert_eq!(paired(&a, &disjoint).map(|d| d.n), Some(0), "no common seed: inconclusive, not failed");
+    }
 }

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-pub use expect::{Verdict, evaluate, evaluate_versus, fmt_summary};
-pub use outputs::write_expectations;
+pub use expect::{Outcome, Verdict, evaluate, evaluate_versus, fmt_summary, judge_ci};
+pub use outputs::write_verdicts;
 pub use run::{RunError, RunResult};
 
 use crate::scenario::Study;
@@ -46,6 +46,8 @@ pub struct Finished {
     pub point: usize,
     /// Replication.
     pub rep: u32,
+    /// Its seed: runs of different points or files with the same seed pair up (common random numbers).
+    pub seed: u64,
     /// Metrics.
     pub metrics: BTreeMap<String, f64>,
 }
@@ -61,12 +63,14 @@ pub struct StudyResult {
     pub summaries: Vec<BTreeMap<String, Summary>>,
     /// Targets and how they fared.
     pub verdicts: Vec<Verdict>,
+    /// Sanity checks and how they fared.
+    pub checks: Vec<Verdict>,
 }
 
 impl StudyResult {
-    /// The per-replication values of `metric` at `point`, in replication order.
-    pub fn values(&self, point: usize, metric: &str) -> Vec<f64> {
-        self.runs.iter().filter(|r| r.point == point).filter_map(|r| r.metrics.get(metric).copied()).collect()
+    /// Seed → value of `metric` at `point`, over the finished runs.
+    pub fn by_seed(&self, point: usize, metric: &str) -> BTreeMap<u64, f64> {
+        self.runs.iter().filter(|r| r.point == point).filter_map(|r| Some((r.seed, *r.metrics.get(metric)?))).collect()
     }
 }
 
@@ -120,8 +124,8 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
             by_metric.into_iter().map(|(k, v)| (k.to_string(), Summary::of(&v))).collect()
         })
         .collect();
-    let mut result = StudyResult { runs, unfinished, summaries, verdicts: Vec::new() };
-    result.verdicts = evaluate(study, &result);
+    let mut result = StudyResult { runs, unfinished, summaries, verdicts: Vec::new(), checks: Vec::new() };
+    (result.verdicts, result.checks) = evaluate(study, &result);
     // Without a finished run there is nothing to summarise: no header-only files.
     if !result.runs.is_empty() {
         outputs::write_study(study, &result, &opts.out)?;
@@ -152,7 +156,7 @@ fn run_task(
     if opts.resume
         && let Some(metrics) = outputs::finished_run(&dir, p.hash, seed)
     {
-        return Ok(Finished { point, rep, metrics });
+        return Ok(Finished { point, rep, seed, metrics });
     }
     if interrupt.load(Ordering::Relaxed) {
         return Err("interrupted before it started".into());
@@ -165,7 +169,7 @@ fn run_task(
     };
     let result = run::run(&p.plan, rep, interrupt, trace.as_deref()).map_err(|e| e.to_string())?;
     outputs::write_run(study, point, rep, &result, &dir, &opts.command).map_err(|e| e.to_string())?;
-    Ok(Finished { point, rep, metrics: result.measured.metrics })
+    Ok(Finished { point, rep, seed, metrics: result.measured.metrics })
 }
 
 /// The folder of one run.

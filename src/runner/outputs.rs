@@ -10,7 +10,8 @@
 //! | `points.csv` | `point, label` for every sweep point |
 //! | `summary.csv` / `summary.json` | per point and metric over replications: `n, mean, std, ci95` (half-width, Student t), `lo, hi` |
 //! | `differences.csv` | per point after the first and metric: paired difference to point 0 on common seeds, `n, mean, ci95, lo, hi` |
-//! | `expectations.csv` | every target: `target, source, measured, verdict` |
+//! | `expectations.csv` | every target: `target, source, tolerance, measured, verdict` (`pass`, `FAIL` or `inconclusive`; "(indicative)" after it with `--quick`) |
+//! | `checks.csv` | every sanity check: `check, why, measured, verdict` (`pass` when every run meets it) |
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -176,16 +177,29 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
         }
     }
     write(&out.join("differences.csv"), &diff.into_bytes())?;
-    write_expectations(result, out)
+    write_verdicts(study, result, out)
 }
 
-/// `expectations.csv`: every target of the study with its verdict.
-pub fn write_expectations(result: &StudyResult, out: &Path) -> std::io::Result<()> {
-    let mut exp = Csv::new(&["target", "source", "measured", "verdict"]);
+/// `expectations.csv` and `checks.csv`: every target and every sanity check of the study with its verdict.
+pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::io::Result<()> {
+    let mut targets = Csv::new(&["target", "source", "tolerance", "measured", "verdict"]);
     for v in &result.verdicts {
-        exp.row(&[Field::Str(&v.target), Field::Str(&v.source), Field::Str(&v.measured), Field::Str(v.verdict())]);
+        let verdict = v.verdict(study.quick);
+        targets.row(&[
+            Field::Str(&v.target),
+            Field::Str(&v.source),
+            Field::Str(&v.tolerance),
+            Field::Str(&v.measured),
+            Field::Str(&verdict),
+        ]);
     }
-    write(&out.join("expectations.csv"), &exp.into_bytes())
+    write(&out.join("expectations.csv"), &targets.into_bytes())?;
+    let mut checks = Csv::new(&["check", "why", "measured", "verdict"]);
+    for v in &result.checks {
+        let verdict = v.outcome.label();
+        checks.row(&[Field::Str(&v.target), Field::Str(&v.source), Field::Str(&v.measured), Field::Str(verdict)]);
+    }
+    write(&out.join("checks.csv"), &checks.into_bytes())
 }
 
 /// Values of `metric` at points `a` and `b` on the replications both finished (common seeds).

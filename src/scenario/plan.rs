@@ -110,10 +110,44 @@ pub struct Study {
     pub sweep: Vec<(String, Vec<Value>)>,
     /// Every point.
     pub points: Vec<Point>,
-    /// Targets.
-    pub expects: Vec<RawExpect>,
+    /// Targets (`[[expect]]`).
+    pub targets: Vec<Claim>,
+    /// Sanity checks (`[[check]]`).
+    pub checks: Vec<Claim>,
+    /// Loaded with `--quick`: reduced sizes, so its verdicts are only indicative.
+    pub quick: bool,
     /// What the user should know although the file is valid (records of a trace left out), once each.
     pub warnings: Vec<ScenarioError>,
+}
+
+/// A target or a sanity check, checked against the sweep.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    /// The metric.
+    pub metric: String,
+    /// A target's source (the figure or table and its value); a check's `why`, if any.
+    pub source: String,
+    /// Where a target's band comes from (empty when it has none or for a check).
+    pub tolerance: String,
+    /// The sweep point(s) it applies to.
+    pub at: BTreeMap<String, Value>,
+    /// What it claims.
+    pub test: Test,
+}
+
+/// What a target or check claims about its metric.
+#[derive(Clone, Debug)]
+pub enum Test {
+    /// `value ± tol` at each point.
+    Value { value: f64, tol: f64 },
+    /// Within `[lo, hi]` at each point.
+    Range { lo: f64, hi: f64 },
+    /// Ordered along sweep key `over`, largest first.
+    Order { over: String, values: Vec<Value> },
+    /// (a − b) / |b| within [min, max] along sweep key `over`.
+    Relative { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64> },
+    /// This file's point minus the other file's within [min, max].
+    Versus { scenario: String, min: Option<f64>, max: Option<f64> },
 }
 
 /// How to load: the agent kinds, `--quick` and `--set` overrides.
@@ -233,20 +267,27 @@ impl Study {
             );
             return Err(relocate(ScenarioError::at_key(&spans, "replications", m), &overrides, &spans));
         }
-        for (i, e) in base.expect.iter().enumerate() {
-            let other = e.versus.as_ref().map(|v| path.with_file_name(&v.scenario));
-            if let Some(other) = other.filter(|o| !o.is_file() || o == path) {
-                let m = format!("no other scenario {} beside this one", other.display());
-                return Err(ScenarioError::at_key(&spans, &format!("expect.{i}.versus.scenario"), m));
-            }
-            check_expect(e, &sweep, &points).map_err(|(k, m, hint)| {
-                let e = ScenarioError::at_key(&spans, &format!("expect.{i}.{k}"), m);
-                match hint {
-                    Some(h) => e.hint(h),
-                    None => e,
-                }
-            })?;
-        }
+        let claims = |table: &str, raws: Vec<RawExpect>| {
+            raws.into_iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let other = e.versus.as_ref().map(|v| path.with_file_name(&v.scenario));
+                    if let Some(other) = other.filter(|o| !o.is_file() || o == path) {
+                        let m = format!("no other scenario {} beside this one", other.display());
+                        return Err(ScenarioError::at_key(&spans, &format!("{table}.{i}.versus.scenario"), m));
+                    }
+                    check_claim(e, &sweep, &points, table == "expect").map_err(|(k, m, hint)| {
+                        let e = ScenarioError::at_key(&spans, &format!("{table}.{i}.{k}"), m);
+                        match hint {
+                            Some(h) => e.hint(h),
+                            None => e,
+                        }
+                    })
+                })
+                .collect::<Result<Vec<Claim>, ScenarioError>>()
+        };
+        let targets = claims("expect", base.expect)?;
+        let checks = claims("check", base.check.into_iter().map(RawExpect::from).collect())?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(Study {
             path: path.to_path_buf(),
@@ -255,7 +296,9 @@ impl Study {
             source: base.source.clone(),
             sweep,
             points,
-            expects: base.expect,
+            targets,
+            checks,
+            quick: opts.quick,
             warnings,
         })
     }
@@ -332,17 +375,14 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-/// Checks a target against the sweep; an error is (key under the target, message, hint).
-fn check_expect(
-    e: &RawExpect,
+/// Checks a target (or, with `target` false, a sanity check read as one) against the sweep; an error is (key under
+/// it, message, hint).
+fn check_claim(
+    e: RawExpect,
     sweep: &[(String, Vec<Value>)],
     points: &[Point],
-) -> Result<(), (String, String, Option<String>)> {
-    let kinds = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some(), e.versus.is_some()];
-    if kinds.iter().filter(|&&k| k).count() != 1 {
-        let m = "give exactly one of `value`, `range`, `order`, `relative` or `versus`";
-        return Err(("metric".into(), m.into(), None));
-    }
+    target: bool,
+) -> Result<Claim, (String, String, Option<String>)> {
     // A misspelt metric would only show as "not measured" once every run is done.
     if !points.iter().any(|p| metrics::is_metric(&p.plan, &e.metric)) {
         let names = points.first().map(|p| metrics::metric_names(&p.plan, &e.metric)).unwrap_or_default();
@@ -378,17 +418,13 @@ fn check_expect(
             return Err((format!("at.{key}"), format!("`{key}` is not a sweep key"), swept()));
         }
     }
-    if e.order.is_some() || e.relative.is_some() {
-        let Some(over) = e.over.as_deref() else {
+    // The sweep key of `order` and `relative`, with the values they name.
+    let over = |listed: &[&Value]| {
+        let Some(over) = e.over.clone() else {
             let m = "required with `order` and `relative`: the sweep key they compare the points along";
-            return Err(("over".into(), m.into(), swept()));
+            return Err(("over".to_string(), m.to_string(), swept()));
         };
-        let values = values_of(over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key"), swept()))?;
-        let listed: Vec<&Value> = match (&e.order, &e.relative) {
-            (Some(o), _) => o.iter().collect(),
-            (_, Some(r)) => vec![&r.a, &r.b],
-            _ => vec![],
-        };
+        let values = values_of(&over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key"), swept()))?;
         for v in listed {
             if !values.contains(v) {
                 let all = values.iter().map(show).collect::<Vec<_>>().join(", ");
@@ -396,8 +432,51 @@ fn check_expect(
                 return Err(("over".into(), format!("{} is not a value of sweep key `{over}`", show(v)), hint));
             }
         }
+        Ok(over)
+    };
+    let test = match (e.value, e.range, &e.order, &e.relative, &e.versus) {
+        (Some(value), None, None, None, None) => {
+            let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * value.abs()));
+            Test::Value { value, tol }
+        }
+        (None, Some([lo, hi]), None, None, None) => Test::Range { lo, hi },
+        (None, None, Some(values), None, None) => {
+            Test::Order { over: over(&values.iter().collect::<Vec<_>>())?, values: values.clone() }
+        }
+        (None, None, None, Some(r), None) => {
+            let (a, b) = (r.a.clone(), r.b.clone());
+            Test::Relative { over: over(&[&a, &b])?, a, b, min: r.min, max: r.max }
+        }
+        (None, None, None, None, Some(v)) => Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max },
+        _ => {
+            let m = if target {
+                "give exactly one of `value`, `range`, `order`, `relative` or `versus`"
+            } else {
+                "give exactly one of `value`, `range`, `order` or `versus`"
+            };
+            return Err(("metric".into(), m.into(), None));
+        }
+    };
+    let source = e.source.filter(|s| !s.trim().is_empty());
+    if target && source.is_none() {
+        let m = "a target needs a `source`: the figure or table it comes from and the value it shows";
+        let hint = "a claim that holds by construction (a job count, a ratio in [0, 1]) is a `[[check]]`";
+        return Err(("source".into(), m.into(), Some(hint.into())));
     }
-    Ok(())
+    let banded = e.abs_tol.is_some() || e.rel_tol.is_some() || e.range.is_some() || e.relative.is_some();
+    let tolerance = e.tolerance.filter(|t| !t.trim().is_empty());
+    if target && banded && tolerance.is_none() {
+        let m = "required with `abs-tol`, `rel-tol`, `range` and `relative`: where the band comes from";
+        let hint = "the paper's CI, the variance it reports, or a stated modelling allowance";
+        return Err(("tolerance".into(), m.into(), Some(hint.into())));
+    }
+    Ok(Claim {
+        metric: e.metric,
+        source: source.unwrap_or_default(),
+        tolerance: tolerance.unwrap_or_default(),
+        at: e.at,
+        test,
+    })
 }
 
 /// One agent group as written: its kind, its name, and its table read by the kind.
@@ -446,6 +525,10 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
             {
                 e = e.hint(format!("did you mean `{m}`?"));
             }
+        }
+        // Scenarios written before targets were judged on their whole CI.
+        if e.key.as_ref().is_some_and(|k| k.starts_with("expect.") && k.ends_with(".within-ci")) {
+            e = e.hint("a value target now passes only when its whole 95% CI lies within the tolerance: drop the key");
         }
         e
     })?;

@@ -18,7 +18,7 @@ pub struct RawScenario {
     pub name: Option<String>,
     /// What the scenario studies, in a sentence or two.
     pub description: Option<String>,
-    /// Where its setup and targets come from (e.g. "seed 000, §4.5").
+    /// Where its setup and targets come from (e.g. "Garg (2010), Meta Scheduling for Market-Oriented Grid and Utility Computing, §3.6").
     pub source: Option<String>,
     /// Master seed: every random stream (agents, workloads) derives from it. Replication r uses seed + r (modulo
     /// 2^64). At most 2^63 − 1, the largest TOML integer; `--seed` takes any 64-bit seed.
@@ -55,9 +55,14 @@ pub struct RawScenario {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub quick: BTreeMap<String, toml::Value>,
-    /// Targets checked by `gridmarket reproduce` (and reported by `run`).
+    /// Targets: claims of the source papers, judged on the 95% confidence intervals by `gridmarket reproduce` and
+    /// `run`.
     #[serde(default)]
     pub expect: Vec<RawExpect>,
+    /// Sanity checks: what holds by construction (a job count, a ratio in [0, 1]), checked on every run and reported
+    /// apart from the targets.
+    #[serde(default)]
+    pub check: Vec<RawCheck>,
 }
 
 /// The agent runtime.
@@ -139,42 +144,99 @@ fn yes() -> bool {
     true
 }
 
-/// A target to check against the measured means: exactly one of `value`, `range`, `order` or `relative`.
+/// A target: a claim of a source, with exactly one of `value`, `range`, `order`, `relative` or `versus`. Each
+/// passes when the 95% confidence interval of what it measures lies inside its band (or on its claimed side), fails
+/// when the interval lies wholly outside, and is inconclusive otherwise (or with fewer than 2 replications).
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawExpect {
     /// The metric (a key of `summary.json`, e.g. `jobs.completed`, `providers.fast.utilisation`).
     pub metric: String,
-    /// Where the target comes from (e.g. "seed 000, Table 3.1").
+    /// Required: the figure or table and the value it shows (e.g. "Amini Salehi (2012) Table 3.1: −72.0%").
     pub source: Option<String>,
+    /// Where the band comes from: the paper's CI, the variance it reports, or a stated modelling allowance.
+    /// Required with `abs-tol`, `rel-tol`, `range` and `relative`.
+    pub tolerance: Option<String>,
     /// The sweep point(s) it applies to (sweep key → value); default every point.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub at: BTreeMap<String, toml::Value>,
-    /// Target value, met within `abs-tol` or `rel-tol` (default exact).
+    /// Target value: the mean's 95% CI must lie within `abs-tol` or `rel-tol` of it (default exact).
     pub value: Option<f64>,
     /// Absolute tolerance for `value`.
     pub abs_tol: Option<NonNegative>,
     /// Relative tolerance for `value` (fraction of the target).
     pub rel_tol: Option<NonNegative>,
-    /// Also accept `value` when it lies inside the 95% confidence interval of the mean (analytic checks).
-    #[serde(default)]
-    pub within_ci: bool,
-    /// Inclusive range [low, high] the mean must fall in.
+    /// Inclusive range [low, high] the mean's 95% CI must lie in.
     pub range: Option<[f64; 2]>,
-    /// Ordering across the values of sweep key `over`: the mean is non-increasing along this list of values
-    /// (write them best first, e.g. ["MOV", "MOML", "MLIP"] for "MOV ≥ MOML ≥ MLIP").
+    /// Strict order across the values of sweep key `over`, best first (["MOV", "MOML", "MLIP"] for "MOV > MOML >
+    /// MLIP"): each step passes when the 95% CI of the paired differences on common seeds lies above 0 and fails
+    /// when it lies at or below 0 (a tie on every seed fails).
     #[serde(default)]
     #[schemars(with = "Option<Vec<serde_json::Value>>")]
     pub order: Option<Vec<toml::Value>>,
     /// The sweep key that `order` and `relative` range over.
     pub over: Option<String>,
-    /// Relative difference between two values of `over`: (mean(a) − mean(b)) / |mean(b)| within [min, max].
+    /// Relative difference between two values of `over`: the paired differences mean(a) − mean(b) on common seeds
+    /// over |mean(b)|, whose 95% CI must lie within [min, max].
     pub relative: Option<RawRelative>,
-    /// Difference to another scenario of the same family at every point: mean(here) − mean(there) within
-    /// [min, max], where "there" is the other file's point with the same values of the keys both sweep. Checked
-    /// by `gridmarket reproduce`, which runs both files.
+    /// Difference to another scenario of the same family at every point: mean(here) − mean(there), paired on the
+    /// seeds both files ran, whose 95% CI must lie within [min, max]; "there" is the other file's point with the
+    /// same values of the keys both sweep. Checked by `gridmarket reproduce`, which runs both files.
     pub versus: Option<RawVersus>,
+}
+
+/// A sanity check: what holds by construction, on every run (`jobs.total = 50`, a ratio in [0, 1]). Exactly one of
+/// `value`, `range`, `order` or `versus`, met by every run (`order`: by every seed, ties allowed; `versus`: by
+/// every seed both files ran). Never counted among the targets.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCheck {
+    /// The metric (a key of `summary.json`).
+    pub metric: String,
+    /// Why it holds (e.g. "the workload has 50 jobs").
+    pub why: Option<String>,
+    /// The sweep point(s) it applies to (sweep key → value); default every point.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub at: BTreeMap<String, toml::Value>,
+    /// Value every run must give, within `abs-tol` or `rel-tol` (default exact).
+    pub value: Option<f64>,
+    /// Absolute tolerance for `value`.
+    pub abs_tol: Option<NonNegative>,
+    /// Relative tolerance for `value` (fraction of it).
+    pub rel_tol: Option<NonNegative>,
+    /// Inclusive range [low, high] every run must fall in.
+    pub range: Option<[f64; 2]>,
+    /// Order across the values of sweep key `over`, largest first: on every seed, each value's run gives at least
+    /// the next one's.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Value>>")]
+    pub order: Option<Vec<toml::Value>>,
+    /// The sweep key that `order` ranges over.
+    pub over: Option<String>,
+    /// Difference to another scenario of the same family, within [min, max] on every seed both files ran.
+    pub versus: Option<RawVersus>,
+}
+
+impl From<RawCheck> for RawExpect {
+    /// A check read as a target with its `why` for a source, to be checked against the sweep the same way.
+    fn from(c: RawCheck) -> RawExpect {
+        RawExpect {
+            metric: c.metric,
+            source: c.why,
+            tolerance: None,
+            at: c.at,
+            value: c.value,
+            abs_tol: c.abs_tol,
+            rel_tol: c.rel_tol,
+            range: c.range,
+            order: c.order,
+            over: c.over,
+            relative: None,
+            versus: c.versus,
+        }
+    }
 }
 
 /// "at least as many as the other file": `{ scenario = "personalised.toml", min = 0 }`.
