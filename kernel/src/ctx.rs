@@ -30,11 +30,13 @@ pub struct Effects<M> {
     pub(crate) cancelled: Vec<(AgentId, u64)>,
     pub(crate) stop: Option<(AgentId, String)>,
     pub(crate) error: Option<(AgentId, SimError)>,
+    /// Agents that asked for [`Agent::end_of_instant`](super::Agent::end_of_instant).
+    pub(crate) end_of_instant: Vec<AgentId>,
 }
 
 impl<M> Default for Effects<M> {
     fn default() -> Self {
-        Effects { sent: Vec::new(), cancelled: Vec::new(), stop: None, error: None }
+        Effects { sent: Vec::new(), cancelled: Vec::new(), stop: None, error: None, end_of_instant: Vec::new() }
     }
 }
 
@@ -142,6 +144,14 @@ impl<'a, M: Message> Ctx<'a, M> {
             }
         };
         &mut self.state.rngs[pos].1
+    }
+
+    /// Asks for a call of [`Agent::end_of_instant`](super::Agent::end_of_instant) once every message of the current
+    /// instant is delivered (one call, however often it is asked for in the instant).
+    pub fn at_end_of_instant(&mut self) {
+        if self.fx.end_of_instant.last() != Some(&self.state.id) {
+            self.fx.end_of_instant.push(self.state.id);
+        }
     }
 
     /// Asks the simulation to stop once the current instant's round is delivered.

@@ -9,6 +9,16 @@ use super::ctx::Effects;
 use super::trace::TraceSink;
 use super::{AgentId, Directory, Envelope, EventKey, Message, SimError, SimTime};
 
+/// What a runtime does next.
+pub(crate) enum Step {
+    /// Deliver the batch of envelopes.
+    Deliver,
+    /// Call these agents' [`Agent::end_of_instant`](super::Agent::end_of_instant), in this order.
+    EndOfInstant(Vec<AgentId>),
+    /// Nothing is left to deliver before the limit, or the run is stopped.
+    Done,
+}
+
 /// When a run ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum End {
@@ -59,6 +69,8 @@ pub struct Engine<M> {
     now: SimTime,
     round: u32,
     max_rounds: u32,
+    /// Agents to call at the end of the current instant, in id order.
+    end_of_instant: BTreeSet<AgentId>,
     delivered: u64,
     injected: u64,
     stopped: Option<(AgentId, String)>,
@@ -83,6 +95,7 @@ impl<M: Message> Engine<M> {
             now: SimTime::ZERO,
             round: 0,
             max_rounds: MAX_ROUNDS,
+            end_of_instant: BTreeSet::new(),
             delivered: 0,
             injected: 0,
             stopped: None,
@@ -148,16 +161,31 @@ impl<M: Message> Engine<M> {
         Ok(())
     }
 
-    /// Fills `batch` with the next `(time, round)` group dated at or before `limit`, in key order (cancelled
-    /// timers are gone already). Returns `false` when there is none (or the run is stopped).
-    pub(crate) fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<bool, SimError> {
+    /// What comes next: the next `(time, round)` group of envelopes dated at or before `limit` (into `batch`, in
+    /// key order; cancelled timers are gone already), or, once the current instant has no envelope left, the end of
+    /// the instant for the agents that asked for it (a round of its own). [`Step::Done`] when there is nothing left
+    /// (or the run is stopped).
+    pub(crate) fn next_step(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<Step, SimError> {
         batch.clear();
         if self.stopped.is_some() || self.failed.is_some() {
-            return Ok(false);
+            return Ok(Step::Done);
         }
         if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(SimError::Interrupted { at: self.now });
         }
+        if !self.end_of_instant.is_empty() && self.fel.peek().is_none_or(|key| key.at != self.now || key.at > limit) {
+            self.round = self.round.saturating_add(1);
+            if self.round > self.max_rounds {
+                let agents = self.end_of_instant.iter().map(|&id| SimError::name_of(&self.dir, id)).collect();
+                return Err(SimError::ZeroDelayLoop { at: self.now, rounds: self.max_rounds, agents });
+            }
+            return Ok(Step::EndOfInstant(std::mem::take(&mut self.end_of_instant).into_iter().collect()));
+        }
+        Ok(if self.next_batch(limit, batch)? { Step::Deliver } else { Step::Done })
+    }
+
+    /// Fills `batch` with the next `(time, round)` group dated at or before `limit`.
+    fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<bool, SimError> {
         while let Some(key) = self.fel.peek() {
             if key.at > limit {
                 break;
@@ -204,6 +232,7 @@ impl<M: Message> Engine<M> {
         for (agent, seq) in fx.cancelled.drain(..) {
             self.fel.cancel(agent, seq);
         }
+        self.end_of_instant.extend(fx.end_of_instant.drain(..));
         // Several agents of one batch may stop or fail: keep the lowest id so the outcome never depends on the
         // order in which their effects arrived.
         if let Some(stop) = fx.stop.take()

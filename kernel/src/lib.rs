@@ -73,6 +73,12 @@ pub trait Agent<W: World>: Any + Send {
     /// Reacts to one delivered message.
     fn handle(&mut self, env: &Envelope<W::Msg>, ctx: &mut Ctx<'_, W::Msg>);
 
+    /// Called once the current instant has no message left to deliver, when the agent asked for it in this instant
+    /// ([`Ctx::at_end_of_instant`]): the place for work that must see every event of an instant, such as one
+    /// scheduling pass after all the jobs that end at one time. Messages it sends without delay are delivered at the
+    /// same instant, in later rounds (and may lead to another end of the instant).
+    fn end_of_instant(&mut self, _ctx: &mut Ctx<'_, W::Msg>) {}
+
     /// Reports what the agent measured (jobs, metrics, series...) at `now`, the end of a run or between runs.
     fn report(&self, _now: SimTime, _out: &mut W::Report) {}
 }

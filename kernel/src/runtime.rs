@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use super::Message as _;
 use super::ctx::{AgentState, Effects};
 use super::trace::TraceSink;
+use super::engine::Step;
 use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime, World};
 
 /// How agents are executed.
@@ -300,10 +301,20 @@ fn deliver<W: World>(
     }
 }
 
-fn start<W: World>(agent: &mut dyn Agent<W>, ctx: &mut Ctx<'_, W::Msg>, fx_fail: &mut Option<SimError>) {
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| agent.start(ctx))) {
-        *fx_fail = Some(SimError::Runtime(format!("agent {} panicked at start: {}", ctx.name(), panic_text(&p))));
-    }
+/// Calls `agent`'s start or end of the instant, turning a panic into an error that names the agent and the call.
+fn call<W: World>(agent: &mut dyn Agent<W>, call: Call<'_, W::Msg>, ctx: &mut Ctx<'_, W::Msg>) -> Option<SimError> {
+    let result = match call {
+        Call::Start => catch_unwind(AssertUnwindSafe(|| agent.start(ctx))),
+        Call::EndOfInstant => catch_unwind(AssertUnwindSafe(|| agent.end_of_instant(ctx))),
+        Call::Deliver(_) => return None,
+    };
+    result.err().map(|p| {
+        let when = match call {
+            Call::Start => "at start".to_string(),
+            _ => format!("at the end of the instant t={}", ctx.now()),
+        };
+        SimError::Runtime(format!("agent {} panicked {when}: {}", ctx.name(), panic_text(&p)))
+    })
 }
 
 fn clock_panicked(p: &Box<dyn Any + Send>) -> SimError {
@@ -314,27 +325,38 @@ fn panic_text(p: &Box<dyn Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
 }
 
-/// Runs the handlers of one agent for its share of a batch (or its start), collecting effects.
+/// What the runtime asks of an agent.
+#[derive(Clone, Copy)]
+enum Call<'a, M> {
+    /// Its start, before the first delivery.
+    Start,
+    /// Its share of a batch, in key order.
+    Deliver(&'a [Envelope<M>]),
+    /// Its end of the instant.
+    EndOfInstant,
+}
+
+/// Runs one agent's start, share of a batch or end of the instant, collecting effects.
 fn run_agent<W: World>(
     agent: &mut dyn Agent<W>,
     state: &mut AgentState,
     dir: &Directory,
     (now, round): (SimTime, u32),
-    envs: &[Envelope<W::Msg>],
-    starting: bool,
+    what: Call<'_, W::Msg>,
     fx: &mut Effects<W::Msg>,
 ) {
     let mut panicked = None;
     {
         let mut ctx = Ctx::new(now, round, dir, state, fx);
-        if starting {
-            start(agent, &mut ctx, &mut panicked);
-        }
-        for env in envs {
-            if panicked.is_some() {
-                break;
+        if let Call::Deliver(envs) = what {
+            for env in envs {
+                if panicked.is_some() {
+                    break;
+                }
+                deliver(agent, env, &mut ctx, &mut panicked);
             }
-            deliver(agent, env, &mut ctx, &mut panicked);
+        } else {
+            panicked = call(agent, what, &mut ctx);
         }
     }
     if let Some(e) = panicked {
@@ -359,23 +381,36 @@ impl<W: World> Inline<W> {
         let mut fx = Effects::default();
         if start {
             for (agent, state) in self.agents.iter_mut().zip(&mut self.states) {
-                run_agent(&mut **agent, state, &dir, (SimTime::ZERO, 0), &[], true, &mut fx);
+                run_agent(&mut **agent, state, &dir, (SimTime::ZERO, 0), Call::Start, &mut fx);
                 engine.absorb(&mut fx);
             }
             engine.end_batch()?;
         }
         let mut batch = Vec::new();
-        while engine.next_batch(limit, &mut batch)? {
+        loop {
+            let step = engine.next_step(limit, &mut batch)?;
             let stamp = (engine.now(), engine.round());
-            if batch.len() > 1 {
-                // Stable: each agent's share stays in key order.
-                batch.sort_by_key(|e| e.to);
-            }
-            for share in batch.chunk_by(|a, b| a.to == b.to) {
-                let i = share[0].to.index();
-                let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
-                run_agent(agent, state, &dir, stamp, share, false, &mut fx);
-                engine.absorb(&mut fx);
+            match step {
+                Step::Done => break,
+                Step::EndOfInstant(agents) => {
+                    for id in agents {
+                        let (agent, state) = (&mut *self.agents[id.index()], &mut self.states[id.index()]);
+                        run_agent(agent, state, &dir, stamp, Call::EndOfInstant, &mut fx);
+                        engine.absorb(&mut fx);
+                    }
+                }
+                Step::Deliver => {
+                    if batch.len() > 1 {
+                        // Stable: each agent's share stays in key order.
+                        batch.sort_by_key(|e| e.to);
+                    }
+                    for share in batch.chunk_by(|a, b| a.to == b.to) {
+                        let i = share[0].to.index();
+                        let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
+                        run_agent(agent, state, &dir, stamp, Call::Deliver(share), &mut fx);
+                        engine.absorb(&mut fx);
+                    }
+                }
             }
             engine.end_batch()?;
         }
@@ -402,6 +437,7 @@ enum Share<M> {
     Start,
     One(Envelope<M>),
     Many(Vec<Envelope<M>>),
+    EndOfInstant,
 }
 
 /// Runner → agent actor (out of band, between runs): look at the agent.
@@ -460,12 +496,19 @@ impl<W: World> Clock<W> {
     fn step(&mut self) {
         let Some(run) = self.run.as_mut() else { return };
         let engine = &mut run.engine;
-        match engine.end_batch().and_then(|()| engine.next_batch(run.limit, &mut self.batch)) {
-            Ok(true) => {}
-            Ok(false) => return self.finish(Ok(())),
+        let step = match engine.end_batch().and_then(|()| engine.next_step(run.limit, &mut self.batch)) {
+            Ok(Step::Done) => return self.finish(Ok(())),
+            Ok(step) => step,
             Err(e) => return self.finish(Err(e)),
-        }
+        };
         let (now, round) = (engine.now(), engine.round());
+        if let Step::EndOfInstant(agents) = step {
+            self.outstanding = agents.len();
+            for id in agents {
+                self.agents[id.index()].do_send(Deliver { now, round, share: Share::EndOfInstant });
+            }
+            return;
+        }
         // The common case, one envelope, skips the grouping.
         if self.batch.len() == 1 {
             let env = self.batch.pop().expect("one envelope");
@@ -517,12 +560,13 @@ impl<W: World> Handler<Deliver<W::Msg>> for AgentActor<W> {
     fn handle(&mut self, msg: Deliver<W::Msg>, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref_mut() {
             let stamp = (msg.now, msg.round);
-            let (envs, starting) = match &msg.share {
-                Share::Start => (&[][..], true),
-                Share::One(env) => (std::slice::from_ref(env), false),
-                Share::Many(envs) => (envs.as_slice(), false),
+            let what = match &msg.share {
+                Share::Start => Call::Start,
+                Share::One(env) => Call::Deliver(std::slice::from_ref(env)),
+                Share::Many(envs) => Call::Deliver(envs.as_slice()),
+                Share::EndOfInstant => Call::EndOfInstant,
             };
-            run_agent(agent, &mut self.state, &self.dir, stamp, envs, starting, &mut self.fx);
+            run_agent(agent, &mut self.state, &self.dir, stamp, what, &mut self.fx);
         }
         // The clock's own work (merging, the next batch, the trace) runs here with the lock held: a panic in it
         // must end the run with an error, not leave the runner waiting for a batch that never comes.
