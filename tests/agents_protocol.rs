@@ -188,8 +188,9 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         expect("market.sla_request").from("user-0"),
         expect("market.sla_request").from("user-1"),
         expect("market.sla_accept").to("user-0"),
-        expect("job.started").to("user-0"),
         expect("market.sla_fail").to("user-1"),
+        // The provider's one queue pass of the instant starts the job once every claim is in.
+        expect("job.started").to("user-0"),
         expect("timer.round").to("user-1").at(50.0),
         expect("timer.job_end").to("only").at(100.0),
         expect("job.completed").to("user-0").at(100.0),
@@ -409,4 +410,30 @@ fn test_lp_policy_splits_a_bag_of_tasks_into_one_ticket_per_part() {
     );
     let quoted = tb.sim().report(mb).unwrap().metrics.into_iter().find(|m| m.0 == "spending");
     assert_eq!(quoted, Some(("spending", 800.0)));
+}
+
+#[test]
+fn test_provider_schedules_an_instant_in_one_pass() {
+    // Two 2-PE jobs end at t=10, 10 s before their estimates; a 4-PE job W (job 3) waits ahead of a 2-PE job S
+    // (job 4). One pass after both ends starts W at 10; a pass after each end would have backfilled S at 10 and
+    // started W only when S ended, at 15.
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 1 }] {
+        let mut tb = TestBed::new(1);
+        tb.runtime(rt);
+        tb.agent("site", "provider", provider(4, 1.0, 0.0));
+        let user = tb.probe("user");
+        for id in [1, 2] {
+            tb.inject(0.0, "user", "site", submit(JobSpec { estimate: 20.0, ..job(id, user, 2, 10.0) }));
+        }
+        tb.inject(1.0, "user", "site", submit(job(3, user, 4, 10.0)));
+        tb.inject(2.0, "user", "site", submit(job(4, user, 2, 5.0)));
+        tb.run_to_quiescence().unwrap();
+        let started = |job| Msg::Job(JobMsg::Started { job });
+        tb.assert_in_order(&[
+            expect("job.completed").msg(Msg::Job(JobMsg::Completed { job: 1, cost: 0.0 })).at(10.0),
+            expect("job.completed").msg(Msg::Job(JobMsg::Completed { job: 2, cost: 0.0 })).at(10.0),
+            expect("job.started").msg(started(3)).at(10.0),
+            expect("job.started").msg(started(4)).at(20.0),
+        ]);
+    }
 }

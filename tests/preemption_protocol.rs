@@ -188,12 +188,13 @@ fn test_a_migratable_lease_moves_through_the_gateway_to_a_free_provider() {
         expect("lease.migrate").from("rp-a").to("igg"),
         expect("job.started").from("rp-a").to("local-user").at(100.0),
         expect("lease.migrate").from("igg").to("rp-b").at(100.0),
-        expect("lease.resumed").from("rp-b").to("user").at(100.0),
         expect("lease.migrated")
             .from("rp-b")
             .to("igg")
             .msg(Msg::Lease(LeaseMsg::Migrated { lease: 1, to: AgentId(1) })),
         expect("lease.migrated").from("igg").to("rp-a"),
+        // The destination's one queue pass of the instant starts it.
+        expect("lease.resumed").from("rp-b").to("user").at(100.0),
         // The 900 s of work left plus the migration overhead, on the destination's PEs.
         expect("job.completed").from("rp-b").to("user").at(100.0 + 900.0 + h),
     ]);
@@ -208,15 +209,15 @@ fn test_a_migratable_lease_moves_through_the_gateway_to_a_free_provider() {
 
 /// At a speed other than 1 the destination rounds the lease's runtime and its scheduler's estimate differently: here
 /// `left / 1.07 + h` exceeds `(left + h·1.07) / 1.07` by an ulp (`left`, the reference-PE work left). The lease must
-/// still end by its planned end, which a debug build's scheduler asserts.
+/// still end by its planned end, which the scheduler checks (an overrun fails the run).
 #[test]
 fn test_a_lease_migrated_between_providers_of_other_speeds_ends_within_its_plan() {
     let (mut tb, h) = migration_at(Sites { speeds: [1.33, 1.07], prices: [0.0, 0.0] }, 2000.0, 20_000.0, false);
     let left = (2000.0 / 1.33 - 100.0) * 1.33;
     tb.assert_in_order(&[
         expect("lease.migrate").from("igg").to("rp-b").at(100.0),
-        expect("lease.resumed").from("rp-b").to("user").at(100.0),
         expect("lease.migrated").from("igg").to("rp-a"),
+        expect("lease.resumed").from("rp-b").to("user").at(100.0),
         expect("job.completed").from("rp-b").to("user").at(100.0 + left / 1.07 + h),
     ]);
     assert_eq!(provider_metric(&mut tb, "rp-b", "completed"), 1.0);

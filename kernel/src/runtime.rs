@@ -20,8 +20,8 @@ use tokio::sync::oneshot;
 
 use super::Message as _;
 use super::ctx::{AgentState, Effects};
-use super::trace::TraceSink;
 use super::engine::Step;
+use super::trace::TraceSink;
 use super::{Agent, AgentId, Ctx, Delay, Directory, End, Engine, Envelope, Outcome, SimError, SimTime, World};
 
 /// How agents are executed.

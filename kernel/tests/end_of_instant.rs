@@ -7,7 +7,9 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 enum Msg {
     /// Forward to the other agent without delay, `hops` more times.
-    Relay { hops: u32 },
+    Relay {
+        hops: u32,
+    },
     Hello,
 }
 

@@ -27,7 +27,7 @@ impl Provider {
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 self.start(started, ctx);
                 if self.config.preemptive_priority {
-                    self.preempt_lower_classes(id, ctx);
+                    self.arrivals.push(id);
                 }
             }
             Err(reason) => {
@@ -114,9 +114,13 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// Records the state series and keeps exactly one wake-up pending at the scheduler's next due time.
+    /// Records the state series, asks for the end of the instant when the scheduler's pass is due, and keeps
+    /// exactly one wake-up pending at the scheduler's next due time.
     pub(super) fn after_event(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
+        if self.scheduler.pass_pending() || !self.arrivals.is_empty() {
+            ctx.at_end_of_instant();
+        }
         self.busy.set(now, f64::from(self.busy_now));
         self.queued.set(now, f64::from(self.waiting_now));
         let due = self.scheduler.next_wakeup().filter(|&t| t > now);

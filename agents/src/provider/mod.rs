@@ -156,6 +156,9 @@ pub struct Provider {
     /// for a destination, and leases their owner suspended. The lease as evicted from the scheduler, its remaining
     /// runtime here and its overhead [s].
     parked: BTreeMap<JobId, (QueuedJob, f64, f64)>,
+    /// Jobs that arrived in this instant, which may preempt lower classes once the pass has placed them
+    /// (preemptive-resume priority).
+    arrivals: Vec<JobId>,
 }
 
 /// What contention cost, for the metrics of seed 000 ch3.
@@ -188,10 +191,12 @@ struct ContentionStats {
 impl Provider {
     /// A provider with an empty cluster.
     pub fn new(config: ProviderConfig) -> Provider {
-        let scheduler = match config.scheduler {
+        let mut scheduler = match config.scheduler {
             SchedulerPolicy::MultiPartitionEasy => LocalScheduler::multi_partition(config.pes, &config.partitioning),
             policy => LocalScheduler::new(policy, config.pes),
         };
+        // One queue pass per instant, once every event of the instant is in (see `end_of_instant`).
+        scheduler.defer_passes();
         Provider {
             config,
             scheduler,
@@ -207,6 +212,7 @@ impl Provider {
             book: Book::default(),
             contention: ContentionStats::default(),
             parked: BTreeMap::new(),
+            arrivals: Vec::new(),
         }
     }
 
@@ -244,6 +250,17 @@ impl Agent<GridMarket> for Provider {
             let me = self.resource_update(ctx.now(), 0.0);
             ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
         }
+    }
+
+    /// The instant's one queue pass, after all its events; then, with preemptive-resume priority, what the
+    /// instant's arrivals of higher classes preempt.
+    fn end_of_instant(&mut self, ctx: &mut Ctx<'_>) {
+        let started = self.scheduler.pass(ctx.now());
+        self.start(started, ctx);
+        for id in std::mem::take(&mut self.arrivals) {
+            self.preempt_lower_classes(id, ctx);
+        }
+        self.after_event(ctx);
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {

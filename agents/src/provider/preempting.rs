@@ -101,8 +101,10 @@ impl Provider {
                 })
                 .map(|(&v, _)| v);
             let Some(victim) = victim else { break };
-            let Ok((remaining, started)) = self.scheduler.suspend(now, victim) else { break };
+            let Ok((remaining, _)) = self.scheduler.suspend(now, victim) else { break };
             self.requeue_preempted(remaining, 0.0, ctx);
+            // At the end of the instant already: see at once whether the job can start now.
+            let started = self.scheduler.pass(now);
             self.start(started, ctx);
         }
     }

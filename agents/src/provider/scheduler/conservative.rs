@@ -5,6 +5,7 @@ use super::{LocalScheduler, SchedulerPolicy, Started};
 use crate::sim::SimTime;
 
 /// Capacity given back to a conservative schedule, logged to prune compression.
+#[derive(Clone)]
 pub(super) struct Release {
     epoch: u64,
     start: SimTime,
@@ -40,7 +41,8 @@ impl LocalScheduler {
         let profile = &mut self.cluster.parts[0];
         let mut starting = Vec::new();
         for (&seq, waiting) in &mut self.queue {
-            let hold = waiting.hold.as_mut().expect("conservative plans every waiting job");
+            // A job that arrived in this instant is placed after the compression (see `pass`).
+            let Some(hold) = waiting.hold.as_mut() else { continue };
             let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
             let unseen =
                 |r: &Release| r.epoch > waiting.clean && r.end > now && r.start < hold.start && r.max_free >= pes;

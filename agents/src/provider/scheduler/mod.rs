@@ -23,6 +23,7 @@
 //! pass of FCFS and (multi-partition) EASY; `conservative` the compression of conservative
 //! backfilling; `tests` the unit tests.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -190,6 +191,7 @@ pub enum Rejected {
 }
 
 /// A job in the queue.
+#[derive(Clone)]
 struct Waiting {
     job: QueuedJob,
     partition: usize,
@@ -200,12 +202,14 @@ struct Waiting {
 }
 
 /// A running job, as submitted, and the window it holds.
+#[derive(Clone)]
 struct Running {
     job: QueuedJob,
     hold: Hold,
 }
 
 /// An advance reservation and the PEs it takes from each partition.
+#[derive(Clone)]
 struct Reservation {
     request: ReservationRequest,
     take: Vec<u32>,
@@ -216,6 +220,12 @@ struct Reservation {
 /// Every method taking `now` must be called with non-decreasing times. The actor must call
 /// [`complete`](Self::complete) no later than `start + estimate` and [`tick`](Self::tick) at
 /// [`next_wakeup`](Self::next_wakeup).
+///
+/// With [`defer_passes`](Self::defer_passes), events only change the state and the queue pass waits for
+/// [`pass`](Self::pass), which the actor calls once every event of an instant is in: several jobs that end (or arrive)
+/// at one instant are then scheduled together, whatever order their events came in. Queries answer as the pass
+/// would leave the schedule.
+#[derive(Clone)]
 pub struct LocalScheduler {
     policy: SchedulerPolicy,
     now: SimTime,
@@ -234,6 +244,10 @@ pub struct LocalScheduler {
     next_reservation: u64,
     /// Its guarantees found broken, with when: always checked, reported by the provider (a run with any fails).
     violations: Vec<(SimTime, String)>,
+    /// Passes wait for [`pass`](Self::pass).
+    deferred: bool,
+    /// An event since the last pass.
+    pending: bool,
 }
 
 impl LocalScheduler {
@@ -273,6 +287,8 @@ impl LocalScheduler {
             next_seq: 0,
             next_reservation: 0,
             violations: Vec::new(),
+            deferred: false,
+            pending: false,
         }
     }
 
@@ -305,7 +321,8 @@ impl LocalScheduler {
         let seq = (u64::from(job.priority) << 56) | self.next_seq;
         self.next_seq += 1;
         self.seq_of.insert(job.id, seq);
-        let hold = (self.policy == SchedulerPolicy::Conservative).then(|| {
+        // A deferred conservative job is placed by the pass, after the schedule took in the instant's other events.
+        let hold = (self.policy == SchedulerPolicy::Conservative && !self.deferred).then(|| {
             let hold = self.cluster.place(partition, job.pes, job.estimate, now);
             self.cluster.allocate(&hold);
             self.due.insert((hold.start, seq));
@@ -313,7 +330,7 @@ impl LocalScheduler {
         });
         let clean = self.epoch;
         self.queue.insert(seq, Waiting { job, partition, hold, clean });
-        Ok(self.replan(now))
+        Ok(self.after_change(now))
     }
 
     /// A running job left at `now` (finished, possibly before its estimate, or cancelled):
@@ -327,13 +344,13 @@ impl LocalScheduler {
         if now < running.hold.end {
             self.free(now, running.hold.end, &running.hold.take);
         }
-        Ok(self.replan(now))
+        Ok(self.after_change(now))
     }
 
     /// Time passes to `now` (a wake-up requested by [`next_wakeup`](Self::next_wakeup)).
     pub fn tick(&mut self, now: SimTime) -> Vec<Started> {
         self.advance(now);
-        self.replan(now)
+        self.after_change(now)
     }
 
     /// When the actor must call [`tick`](Self::tick) next even if nothing else happens: the
@@ -354,7 +371,7 @@ impl LocalScheduler {
             self.due.remove(&(hold.start, seq));
             self.free(hold.start, hold.end, &hold.take);
         }
-        Ok((waiting.job, self.replan(now)))
+        Ok((waiting.job, self.after_change(now)))
     }
 
     /// Suspends (or cancels) a running lease at `now`. Returns the job with its estimate cut to
@@ -369,7 +386,7 @@ impl LocalScheduler {
         self.advance(now);
         self.free(now, running.hold.end, &running.hold.take);
         let job = QueuedJob { estimate: running.hold.end - now, ..running.job };
-        Ok((job, self.replan(now)))
+        Ok((job, self.after_change(now)))
     }
 
     /// Accepts an advance reservation only if the profile has `pes` free PEs throughout the
@@ -393,7 +410,7 @@ impl LocalScheduler {
         if start < reservation.request.end {
             self.free(start, reservation.request.end, &reservation.take);
         }
-        Ok(self.replan(now))
+        Ok(self.after_change(now))
     }
 
     /// Places an advance reservation by evicting `victims` (running or waiting jobs, e.g. a
@@ -453,7 +470,7 @@ impl LocalScheduler {
                 self.log_release(hold.start, hold.end);
             }
         }
-        let started = self.replan(now);
+        let started = self.after_change(now);
         Ok(Preempted { reservation, evicted, started })
     }
 
@@ -474,16 +491,18 @@ impl LocalScheduler {
             return Err(Rejected::Invalid("the duration must be positive and finite"));
         }
         let now = now.max(self.now);
-        if self.policy == SchedulerPolicy::Conservative {
-            return Ok(self.cluster.place(own, pes, duration, now).start);
+        let this = self.settled(now);
+        let this = this.as_ref();
+        if this.policy == SchedulerPolicy::Conservative {
+            return Ok(this.cluster.place(own, pes, duration, now).start);
         }
-        let mut cluster = self.cluster.clone();
+        let mut cluster = this.cluster.clone();
         let mut after = now;
-        for waiting in self.queue.values().filter(|w| w.hold.is_none()) {
+        for waiting in this.queue.values().filter(|w| w.hold.is_none()) {
             let job = &waiting.job;
             let hold = cluster.place(waiting.partition, job.pes, job.estimate, after);
             cluster.allocate(&hold);
-            if self.policy == SchedulerPolicy::Fcfs {
+            if this.policy == SchedulerPolicy::Fcfs {
                 after = hold.start;
             }
         }
@@ -496,16 +515,17 @@ impl LocalScheduler {
     /// in the profile, so slots may be taken by them; a reservation in a slot is still honoured.
     pub fn free_slots(&self, now: SimTime, horizon: f64, partition: Option<usize>) -> Result<Vec<Slot>, Rejected> {
         let now = now.max(self.now);
-        Ok(self.cluster.profile(partition)?.free_slots(now, now + horizon))
+        Ok(self.settled(now).cluster.profile(partition)?.free_slots(now, now + horizon))
     }
 
     /// Fraction of the PEs (of the cluster or of a partition) busy at `now`, reservations
     /// included: Garg's queue load `l_k`.
     pub fn load(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
         let now = now.max(self.now);
+        let this = self.settled(now);
         let (capacity, free) = match partition {
-            None => (self.cluster.capacity(), self.cluster.free_at(now)),
-            Some(p) => self.cluster.part(p).map(|part| (part.capacity(), part.free_at(now)))?,
+            None => (this.cluster.capacity(), this.cluster.free_at(now)),
+            Some(p) => this.cluster.part(p).map(|part| (part.capacity(), part.free_at(now)))?,
         };
         if capacity == 0 {
             return Ok(0.0);
@@ -521,8 +541,9 @@ impl LocalScheduler {
     /// Planned start of a waiting job, if it holds a reservation (every waiting job under
     /// conservative backfilling; partition heads under EASY).
     pub fn planned_start(&self, id: JobId) -> Option<SimTime> {
-        let seq = self.seq_of.get(&id)?;
-        self.queue[seq].hold.as_ref().map(|hold| hold.start)
+        let this = self.settled(self.now);
+        let seq = this.seq_of.get(&id)?;
+        this.queue[seq].hold.as_ref().map(|hold| hold.start)
     }
 
     /// Running jobs, by id.
@@ -603,6 +624,59 @@ impl LocalScheduler {
     fn free(&mut self, start: SimTime, end: SimTime, take: &[u32]) {
         self.cluster.release(start, end, take);
         self.log_release(start, end);
+    }
+
+    /// Makes the queue passes wait for [`pass`](Self::pass) (see the type's documentation).
+    pub fn defer_passes(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Whether an event since the last [`pass`](Self::pass) is waiting for one.
+    pub fn pass_pending(&self) -> bool {
+        self.pending
+    }
+
+    /// The queue pass over every event since the last; returns the jobs that start now.
+    pub fn pass(&mut self, now: SimTime) -> Vec<Started> {
+        self.advance(now);
+        self.pending = false;
+        let mut started = self.replan(now);
+        if self.policy == SchedulerPolicy::Conservative {
+            // The instant's arrivals get their reservations, in queue order, in what the compression left.
+            let unplaced: Vec<u64> = self.queue.iter().filter(|(_, w)| w.hold.is_none()).map(|(&s, _)| s).collect();
+            for seq in unplaced {
+                let waiting = self.queue.get_mut(&seq).expect("just listed");
+                let hold = self.cluster.place(waiting.partition, waiting.job.pes, waiting.job.estimate, now);
+                self.cluster.allocate(&hold);
+                self.due.insert((hold.start, seq));
+                let starts = hold.start <= now;
+                waiting.hold = Some(hold);
+                waiting.clean = self.epoch;
+                if starts {
+                    started.push(self.commit(seq, now));
+                }
+            }
+        }
+        started
+    }
+
+    /// After an event: the queue pass now, or a pass pending when passes are deferred.
+    fn after_change(&mut self, now: SimTime) -> Vec<Started> {
+        if self.deferred {
+            self.pending = true;
+            return Vec::new();
+        }
+        self.replan(now)
+    }
+
+    /// The schedule as the pending pass will leave it (itself when none is pending), for queries.
+    fn settled(&self, now: SimTime) -> Cow<'_, LocalScheduler> {
+        if !self.pending {
+            return Cow::Borrowed(self);
+        }
+        let mut settled = self.clone();
+        settled.pass(now.max(self.now));
+        Cow::Owned(settled)
     }
 
     /// The policy's queue pass after an event; returns the jobs that start now.

@@ -697,3 +697,43 @@ fn pruned_compression_matches_naive() {
         assert_eq!(fast.starts, naive.starts, "seed {seed}");
     }
 }
+
+/// Two 2-PE jobs end at t=10, 10 s before their estimates, on a 4-PE cluster where a wide job W (4 PEs) waits ahead
+/// of a small one S (2 PEs, 5 s). A pass after the first end would backfill S into the 2 PEs it frees, and W could
+/// then start only at 15, when S ends; one pass after both ends starts W at once.
+#[test]
+fn one_pass_per_instant_schedules_the_instant_as_a_whole() {
+    for policy in [Fcfs, Easy, Conservative] {
+        let run = |deferred: bool| {
+            let mut s = LocalScheduler::new(policy, 4);
+            if deferred {
+                s.defer_passes();
+            }
+            let mut started = Vec::new();
+            for spec in [job(1, 0.0, 2, 20.0, 10.0), job(2, 0.0, 2, 20.0, 10.0)] {
+                started.extend(s.submit(t(0.0), spec.queued()).unwrap());
+            }
+            started.extend(s.pass(t(0.0)));
+            started.extend(s.submit(t(1.0), job(3, 1.0, 4, 10.0, 10.0).queued()).unwrap());
+            started.extend(s.submit(t(2.0), job(4, 2.0, 2, 5.0, 5.0).queued()).unwrap());
+            started.extend(s.pass(t(2.0)));
+            assert!(!s.pass_pending());
+            started.extend(s.complete(t(10.0), 1).unwrap());
+            if deferred && policy != Fcfs {
+                // Queries answer as the pass would leave the schedule if the instant ended here: W keeps its place
+                // at 20, S backfills at 10 until 15.
+                assert_eq!(s.planned_start(3), Some(t(20.0)), "{policy:?}");
+                assert_eq!(s.earliest_start(t(10.0), 1, 1.0, None), Ok(t(15.0)), "{policy:?}");
+            }
+            started.extend(s.complete(t(10.0), 2).unwrap());
+            assert_eq!(s.pass_pending(), deferred);
+            started.extend(s.pass(t(10.0)));
+            started.retain(|s| s.start == t(10.0));
+            started
+        };
+        assert_eq!(run(true), at(10.0, &[3]), "{policy:?}: W starts, S waits");
+        // FCFS never backfills: both orders agree.
+        let immediate = if policy == Fcfs { at(10.0, &[3]) } else { at(10.0, &[4]) };
+        assert_eq!(run(false), immediate, "{policy:?}: a pass per event lets S take W's place");
+    }
+}
