@@ -41,7 +41,7 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         study.points[0].plan.agents().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name).take(9).collect();
     if providers.len() <= 8 {
         for p in providers {
-            for (metric, label) in [("utilisation", "utilisation"), ("revenue", "revenue [G$]")] {
+            for (metric, label) in [("utilisation", "utilisation"), ("received", "received [G$]")] {
                 shown.push((format!("{p}: {label}"), format!("providers.{p}.{metric}")));
             }
         }

@@ -95,8 +95,10 @@ pub enum Reason {
     Refund,
     /// An SLA penalty.
     Penalty,
-    /// What an auction's winner pays.
+    /// What an auction's winner pays (and what the auctioneer keeps of it).
     Auction,
+    /// A lease bought at a posted price.
+    Lease,
     /// An energy bill.
     Energy,
     /// A market fee.
@@ -104,6 +106,10 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason.
+    pub const ALL: [Reason; 7] =
+        [Reason::Usage, Reason::Refund, Reason::Penalty, Reason::Auction, Reason::Lease, Reason::Energy, Reason::Fee];
+
     /// The name written in the ledger and in metric names.
     pub fn name(self) -> &'static str {
         match self {
@@ -111,6 +117,7 @@ impl Reason {
             Reason::Refund => "refund",
             Reason::Penalty => "penalty",
             Reason::Auction => "auction",
+            Reason::Lease => "lease",
             Reason::Energy => "energy",
             Reason::Fee => "fee",
         }
@@ -166,11 +173,6 @@ impl Book {
         let amount = transfer.amount;
         self.transfers.push(transfer);
         amount
-    }
-
-    /// The amounts booked here for `reason`, summed.
-    pub fn total(&self, reason: Reason) -> f64 {
-        self.transfers.iter().filter(|t| t.reason == reason).map(|t| t.amount).sum()
     }
 
     /// Every transfer booked, in order.

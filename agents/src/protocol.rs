@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::exchange::mechanism::{MechanismKind, MechanismParams};
 pub use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::sim::{AgentId, SimTime};
 
@@ -23,6 +24,8 @@ pub enum Msg {
     Lease(LeaseMsg),
     /// Market registration, advertisement, bidding, clearing and payment.
     Market(MarketMsg),
+    /// The market exchange: accounts, advertisement, discovery, commodity leases and auctions.
+    Exchange(ExchangeMsg),
     /// Node power states and frequencies.
     Energy(EnergyMsg),
     /// Timers an agent sets for itself (`Ctx::wake_in`).
@@ -38,6 +41,7 @@ impl gridmarket_kernel::Message for Msg {
             Msg::Job(m) => m.kind(),
             Msg::Lease(m) => m.kind(),
             Msg::Market(m) => m.kind(),
+            Msg::Exchange(m) => m.kind(),
             Msg::Energy(m) => m.kind(),
             Msg::Timer(m) => m.kind(),
             Msg::Probe(m) => m.kind(),
@@ -63,7 +67,15 @@ macro_rules! sub_protocols {
     };
 }
 
-sub_protocols!(Job(JobMsg), Lease(LeaseMsg), Market(MarketMsg), Energy(EnergyMsg), Timer(TimerMsg), Probe(ProbeMsg),);
+sub_protocols!(
+    Job(JobMsg),
+    Lease(LeaseMsg),
+    Market(MarketMsg),
+    Exchange(ExchangeMsg),
+    Energy(EnergyMsg),
+    Timer(TimerMsg),
+    Probe(ProbeMsg),
+);
 
 /// A job as it travels between user broker, gateway, meta-broker and provider.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -319,6 +331,8 @@ pub struct Ticket {
     pub start: SimTime,
     /// What the user will pay [G$].
     pub cost: f64,
+    /// The cost was paid when the slot was reserved (an exchange's contract): the provider bills nothing more.
+    pub prepaid: bool,
 }
 
 impl Ticket {
@@ -421,6 +435,289 @@ impl MarketMsg {
     }
 }
 
+/// How a time slot on the exchange is traded.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trading {
+    /// Leased at a posted price [G$ per CPU-second] (the commodity market).
+    Commodity {
+        /// The price.
+        price: f64,
+    },
+    /// Sold in auctions, at no less than a reserve price [G$ per CPU-second].
+    Auction {
+        /// The reserve price.
+        reserve: f64,
+    },
+}
+
+/// A provider's time slot as it advertises it: CPUs free from `start` for `duration` seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Advertisement {
+    /// The provider's session token.
+    pub token: u64,
+    /// The provider's number for this request.
+    pub request: u64,
+    /// CPUs.
+    pub cpus: u32,
+    /// When they are free from.
+    pub start: SimTime,
+    /// For how long [s].
+    pub duration: f64,
+    /// The CPUs' speed relative to the reference PE.
+    pub speed: f64,
+    /// How they are traded.
+    pub trading: Trading,
+}
+
+/// One slot of the exchange's service catalogue, as discovery shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Offer {
+    /// The slot's id.
+    pub slot: u64,
+    /// The provider.
+    pub provider: AgentId,
+    /// CPUs free.
+    pub cpus: u32,
+    /// From.
+    pub start: SimTime,
+    /// For how long [s].
+    pub duration: f64,
+    /// The provider's CPU speed relative to the reference PE.
+    pub speed: f64,
+    /// How it is traded.
+    pub trading: Trading,
+    /// The auction it is in, if any.
+    pub auction: Option<u64>,
+}
+
+/// An open auction, as discovery shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuctionInfo {
+    /// Its id.
+    pub auction: u64,
+    /// How it clears.
+    pub mechanism: MechanismKind,
+    /// What is sold.
+    pub item: Item,
+    /// The reserve (forward: the lowest unit price; reverse: the highest).
+    pub reserve: f64,
+    /// When it clears.
+    pub end: SimTime,
+    /// How long the leases it trades last [s].
+    pub lease: f64,
+}
+
+/// What a consumer looks for in the catalogue.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Discovery {
+    /// The consumer's session token.
+    pub token: u64,
+    /// The consumer's number for this request.
+    pub request: u64,
+    /// CPUs wanted.
+    pub cpus: u32,
+    /// Lease time wanted [s].
+    pub duration: f64,
+}
+
+/// The answer to `Discover`: the matching slots and the open auctions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Offers {
+    /// The consumer's number of its `Discover`.
+    pub request: u64,
+    /// Slots with enough CPUs for long enough, in id order.
+    pub slots: Vec<Offer>,
+    /// Open auctions, in id order.
+    pub auctions: Vec<AuctionInfo>,
+}
+
+/// A consumer's lease of CPUs of a commodity slot at its posted price.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeaseRequest {
+    /// The consumer's session token.
+    pub token: u64,
+    /// The slot.
+    pub slot: u64,
+    /// The job to run there (`pes` CPUs are leased).
+    pub job: JobSpec,
+    /// The lease's length [s].
+    pub duration: f64,
+}
+
+/// What an auction sells.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Item {
+    /// The CPUs of the holder's time slot: consumers bid (a forward auction).
+    Slot(u64),
+    /// The holder's application: providers offer their slots (a reverse auction).
+    Application(Box<JobSpec>),
+    /// Neither side is the holder's: providers' asks meet consumers' bids (a call market, double auction).
+    Market,
+}
+
+/// A request to hold an auction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuctionRequest {
+    /// The holder's session token.
+    pub token: u64,
+    /// The holder's number for this request.
+    pub request: u64,
+    /// How it clears.
+    pub mechanism: MechanismKind,
+    /// Parameters of the mechanism (form, k).
+    pub params: MechanismParams,
+    /// What is sold.
+    pub item: Item,
+    /// The reserve price [G$ per CPU-second]: the lowest in a forward auction, the highest in a reverse one.
+    pub reserve: f64,
+    /// When it clears.
+    pub end: SimTime,
+    /// How long the leases it trades last [s].
+    pub lease: f64,
+}
+
+/// An order joining an auction: a consumer's bid for its job's CPUs, or a provider's ask with CPUs of its slot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quote {
+    /// Buy `job.pes` CPUs at up to `price` each per second.
+    Buy {
+        /// The job.
+        job: JobSpec,
+        /// Per CPU-second [G$].
+        price: f64,
+    },
+    /// Sell the slot's CPUs at no less than `price` each per second.
+    Sell {
+        /// The slot.
+        slot: u64,
+        /// Per CPU-second [G$].
+        price: f64,
+    },
+}
+
+/// A request to join (or re-bid in) an auction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BidRequest {
+    /// The bidder's session token.
+    pub token: u64,
+    /// The auction.
+    pub auction: u64,
+    /// The order.
+    pub quote: Quote,
+}
+
+/// Why the exchange refused a request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// The requester's number for the request (its job id for a lease or a bid, 0 where the request has none).
+    pub request: u64,
+    /// The request's kind, e.g. `"exchange.bid"`.
+    pub what: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Exchange sub-protocol: the market exchange (Mandi, Garg 2010 ch 8 §8.4), message by message. Every request but
+/// `Register` and `Login` carries the session token `Login` gave; the exchange answers what it cannot serve with
+/// `Refused`. Leases and auctions end, through the provider's advance reservation, in a `Market::Ticket` to the
+/// consumer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExchangeMsg {
+    /// Any agent → exchange (phase 1): open an account under a login no one has. Answered by `Registered` or
+    /// `Refused`. Any user may then act as consumer and as provider.
+    Register {
+        /// The login.
+        login: Box<str>,
+    },
+    /// Exchange → agent: the account is open.
+    Registered,
+    /// Agent → exchange (phase 2): log in to its account. Answered by `Session` or `Refused`.
+    Login {
+        /// The login.
+        login: Box<str>,
+    },
+    /// Exchange → agent: the token its later requests carry.
+    Session {
+        /// The token.
+        token: u64,
+    },
+    /// Exchange → requester: the request cannot be served.
+    Refused(Box<Refusal>),
+    /// Provider → exchange (phase 3): put a time slot in the service catalogue. Answered by `Advertised` or
+    /// `Refused`.
+    Advertise(Box<Advertisement>),
+    /// Exchange → provider: the slot is in the catalogue under `slot`.
+    Advertised {
+        /// The provider's number of its `Advertise`.
+        request: u64,
+        /// The slot's id.
+        slot: u64,
+    },
+    /// Provider → exchange: take a slot that is in no negotiation back out of the catalogue.
+    Withdraw {
+        /// The provider's session token.
+        token: u64,
+        /// The slot.
+        slot: u64,
+    },
+    /// Consumer → exchange (phase 4): the slots of at least `cpus` CPUs for at least `duration` seconds, and the open
+    /// auctions. Answered by `Offers`.
+    Discover(Box<Discovery>),
+    /// Exchange → consumer: what `Discover` found.
+    Offers(Box<Offers>),
+    /// Consumer → exchange (phase 5): lease CPUs of a commodity slot at its posted price. The exchange reserves them
+    /// with the provider and answers `Market::Ticket` (or `Refused`).
+    Lease(Box<LeaseRequest>),
+    /// Any agent → exchange (phase 6): hold an auction. Answered by `AuctionHeld` or `Refused`; it clears at its end
+    /// time.
+    HoldAuction(Box<AuctionRequest>),
+    /// Exchange → holder: the auction is open under `auction`.
+    AuctionHeld {
+        /// The holder's number of its `HoldAuction`.
+        request: u64,
+        /// The auction's id.
+        auction: u64,
+    },
+    /// Consumer or provider → exchange (phase 7): join an auction with an order, or replace its earlier one (a
+    /// consumer's for the same job, a provider's for the same slot) while the auction is open.
+    Bid(Box<BidRequest>),
+    /// Exchange → consumer (phase 8): the auction cleared without its job (not all of its CPUs matched, or its bid
+    /// lost).
+    Lost {
+        /// The auction.
+        auction: u64,
+        /// The job.
+        job: JobId,
+    },
+}
+
+impl ExchangeMsg {
+    /// The message kind as written in the trace (`"exchange.bid"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ExchangeMsg::Register { .. } => "exchange.register",
+            ExchangeMsg::Registered => "exchange.registered",
+            ExchangeMsg::Login { .. } => "exchange.login",
+            ExchangeMsg::Session { .. } => "exchange.session",
+            ExchangeMsg::Refused(_) => "exchange.refused",
+            ExchangeMsg::Advertise(_) => "exchange.advertise",
+            ExchangeMsg::Advertised { .. } => "exchange.advertised",
+            ExchangeMsg::Withdraw { .. } => "exchange.withdraw",
+            ExchangeMsg::Discover(_) => "exchange.discover",
+            ExchangeMsg::Offers(_) => "exchange.offers",
+            ExchangeMsg::Lease(_) => "exchange.lease",
+            ExchangeMsg::HoldAuction(_) => "exchange.hold_auction",
+            ExchangeMsg::AuctionHeld { .. } => "exchange.auction_held",
+            ExchangeMsg::Bid(_) => "exchange.bid",
+            ExchangeMsg::Lost { .. } => "exchange.lost",
+        }
+    }
+}
+
 /// Energy sub-protocol: node power management (seed 000 ch6) and DVS (seed 003 ch5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -469,6 +766,15 @@ pub enum TimerMsg {
     Wakeup,
     /// A user broker's next job is due for submission.
     Submit,
+    /// The exchange opens its call markets of the period.
+    OpenMarkets,
+    /// A provider advertises its free slots on its exchange again.
+    Advertise,
+    /// An auction's end time: the exchange clears it.
+    Clear {
+        /// The auction.
+        auction: u64,
+    },
     /// A job's reserved slot begins: the provider starts it.
     SlotStart {
         /// The job.
@@ -485,6 +791,9 @@ impl TimerMsg {
             TimerMsg::Wakeup => "timer.wakeup",
             TimerMsg::Submit => "timer.submit",
             TimerMsg::SlotStart { .. } => "timer.slot_start",
+            TimerMsg::Clear { .. } => "timer.clear",
+            TimerMsg::OpenMarkets => "timer.open_markets",
+            TimerMsg::Advertise => "timer.advertise",
         }
     }
 }
@@ -529,7 +838,14 @@ mod tests {
     #[test]
     fn msg_stays_small() {
         // Envelopes are moved through the event queue many times; box big payloads to keep this.
-        assert!(std::mem::size_of::<Msg>() <= 40, "Msg is {} bytes", std::mem::size_of::<Msg>());
+        let sizes = [
+            ("job", std::mem::size_of::<JobMsg>()),
+            ("lease", std::mem::size_of::<LeaseMsg>()),
+            ("market", std::mem::size_of::<MarketMsg>()),
+            ("exchange", std::mem::size_of::<ExchangeMsg>()),
+            ("timer", std::mem::size_of::<TimerMsg>()),
+        ];
+        assert!(std::mem::size_of::<Msg>() <= 40, "Msg is {} bytes: {sizes:?}", std::mem::size_of::<Msg>());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use agents::ledger::Transfer;
+use agents::ledger::{Account, Reason, Transfer};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
 use agents::registry::{GroupMembers, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
@@ -43,6 +43,9 @@ const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
 /// Metrics of the whole run.
 const RUN_METRICS: [&str; 3] = ["end_time", "events", "utilisation"];
 
+/// Every agent's money, from the ledger: what it received and what it paid [G$].
+const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
+
 /// Whether a run of `plan` may measure `name` (what a target may name).
 pub fn is_metric(plan: &Plan, name: &str) -> bool {
     // Priority classes are numbered by the workloads' draws.
@@ -59,6 +62,7 @@ pub fn is_metric(plan: &Plan, name: &str) -> bool {
 /// names when it is one (`providers.site-7.revenue`), else the first. A few per group, not per agent.
 pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
     let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.to_string()).collect();
+    out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
     out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{m}")));
     for class in LEASE_CLASSES {
         out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{m}")));
@@ -74,7 +78,7 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
             None => member_name(&g.name, g.count, 0),
         };
         let table = g.kind.table();
-        out.extend(g.kind.metrics().iter().map(|m| format!("{table}.{member}.{m}")));
+        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{m}")));
         if g.count > 1 && g.kind.metrics().contains(&"utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
@@ -241,8 +245,20 @@ pub fn measure(
     // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
     m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
     m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
+    let mut flows = vec![(0.0, 0.0); names.len()];
     for t in &m.ledger {
         *m.metrics.entry(format!("money.{}", t.reason.name())).or_default() += t.amount;
+        if let Account::Agent(id) = t.payee {
+            flows[id.index()].0 += t.amount;
+        }
+        if let Account::Agent(id) = t.payer {
+            flows[id.index()].1 += t.amount;
+        }
+    }
+    for (agent, (received, paid)) in plan.agents().zip(flows) {
+        let table = agent.kind.table();
+        m.metrics.insert(format!("{table}.{}.received", agent.name), received);
+        m.metrics.insert(format!("{table}.{}.paid", agent.name), paid);
     }
     super::invariants::check(plan, names, reports, &m.ledger, end)?;
     m.names = names.to_vec();

@@ -619,6 +619,12 @@ impl Plan {
                     }
                 })?
                 .into();
+            if raw.horizon.is_none()
+                && let Some(why) = spec.perpetual()
+            {
+                let m = format!("required: {}.{} {why}, so the run would never end", g.kind.table(), g.name);
+                return Err(ScenarioError::at_key(spans, "horizon", m).hint("set `horizon` to the simulated seconds"));
+            }
             plans.push(GroupPlan { kind: g.kind, name: g.name.clone(), count: m.count, spec });
         }
 

@@ -4,11 +4,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Submission, UserBroker};
+use super::{AuctionChoice, ExchangeStrategy, Submission, Trade, UserBroker};
+use crate::exchange::kind::KIND as EXCHANGE;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
-use crate::registry::values::{GroupSize, Interval};
+use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
 };
@@ -34,8 +35,11 @@ impl AgentKind for BrokerKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        let modes = ["submit-to", "metabroker", "personalised"];
-        vec![Policy::of("mode", &modes, "direct, meta-brokered or personalised (seed 003 ch3)")]
+        let modes = ["submit-to", "metabroker", "personalised", "exchange"];
+        vec![
+            Policy::of("mode", &modes, "direct, meta-brokered, personalised (seed 003 ch3), or on an exchange"),
+            Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
+        ]
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -77,6 +81,23 @@ pub struct RawBroker {
     /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds
     /// advance the clock).
     pub round: Option<Interval>,
+    /// Exchange mode (Garg 2010 ch 8): the exchange the brokers trade on, for a lease or in an auction.
+    pub exchange: Option<String>,
+    /// Exchange mode: "lease" (the cheapest affordable commodity slot; default) or "bid" (in an auction).
+    #[serde(default)]
+    pub trade: Trade,
+    /// Exchange mode, bidding: which open auction, "earliest" (the first to clear; default) or "random".
+    #[serde(default)]
+    pub choice: AuctionChoice,
+    /// Exchange mode: the value of a CPU-second to a user whose job has no budget [G$] (default 1); with a budget,
+    /// the budget spread over the job's CPUs and lease.
+    pub valuation: Option<Price>,
+    /// Exchange mode: the bid as a fraction of the value (default 1, truthful).
+    pub shade: Option<Fraction>,
+    /// Exchange mode: leases or bids a job tries before it is dropped (default 3).
+    pub attempts: Option<PositiveInt>,
+    /// Exchange mode: how long a job waits before it tries again [s] (default 60).
+    pub retry: Option<Interval>,
 }
 
 impl RawGroup for RawBroker {
@@ -93,6 +114,21 @@ impl RawGroup for RawBroker {
 
 impl RawBroker {
     fn target(&self, cx: &CheckCx<'_>) -> Result<Target, Invalid> {
+        if let Some(exchange) = &self.exchange {
+            if self.submit_to.is_some() || self.personalised.is_some() || self.metabroker.is_some() {
+                return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
+            }
+            let names = cx.resolve("exchange", exchange, &[EXCHANGE])?;
+            let strategy = ExchangeStrategy {
+                trade: self.trade,
+                choice: self.choice,
+                valuation: self.valuation.map_or(1.0, |v| v.0),
+                shade: self.shade.map_or(1.0, |s| s.0),
+                attempts: self.attempts.map_or(3, |a| a.0),
+                retry: self.retry.map_or(60.0, |r| r.0),
+            };
+            return Ok(Target::Exchange(names.names().next().unwrap_or_default(), strategy));
+        }
         if let Some(mb) = &self.metabroker {
             if self.submit_to.is_some() || self.personalised.is_some() {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised` or `metabroker`"));
@@ -119,7 +155,9 @@ impl RawBroker {
                 Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0) })
             }
             (Some(_), Some(_)) => Err(Invalid::at("", "give either `submit-to` or `personalised`, not both")),
-            (None, None) => Err(Invalid::at("", "say where jobs go: `submit-to`, `personalised` or `metabroker`")),
+            (None, None) => {
+                Err(Invalid::at("", "say where jobs go: `submit-to`, `personalised`, `metabroker` or `exchange`"))
+            }
         }
     }
 }
@@ -138,6 +176,8 @@ pub enum Target {
         /// Round length [s].
         round: f64,
     },
+    /// On this exchange, with this strategy.
+    Exchange(String, ExchangeStrategy),
 }
 
 /// A checked broker group.
@@ -168,6 +208,7 @@ impl GroupSpec for BrokerSpec {
                     .collect::<Result<_, _>>()?,
                 round: *round,
             },
+            Target::Exchange(to, strategy) => Submission::Exchange { to: cx.id(to)?, strategy: strategy.clone() },
         };
         let jobs = cx.jobs.remove(member.name).unwrap_or_default();
         Ok(Box::new(UserBroker::new(jobs, submission)))

@@ -14,13 +14,16 @@
 //!   retries the same provider; here it moves on to the next cheapest, so contention repeats among the remaining
 //!   users as the thesis describes.
 
+mod exchange;
 pub mod kind;
+
+pub use exchange::{AuctionChoice, ExchangeStrategy, Trade};
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
+use crate::protocol::{ExchangeMsg, JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
 use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -54,11 +57,19 @@ pub enum Submission {
         /// Round length [s] (the thesis's scheduling interval, 50 s).
         round: f64,
     },
+    /// On a market exchange (Garg 2010 ch 8): discover, then lease at a posted price or bid in an auction, and
+    /// submit to the reserved slot of the ticket.
+    Exchange {
+        /// The exchange -- peer.
+        to: AgentId,
+        /// How it trades.
+        strategy: ExchangeStrategy,
+    },
 }
 
 /// A job as the broker tracks it.
 #[derive(Clone, Debug)]
-struct Tracked {
+pub(super) struct Tracked {
     job: UserJob,
     record: JobRecord,
     /// Providers that refused it (personalised mode).
@@ -67,6 +78,8 @@ struct Tracked {
     claiming: bool,
     /// Meta-brokered mode: the parts of the job the tickets placed, as (id submitted under, tasks, finished).
     parts: Vec<(JobId, u32, bool)>,
+    /// Exchange mode: leases and bids tried so far.
+    attempts: u32,
 }
 
 /// The user broker agent.
@@ -80,6 +93,9 @@ pub struct UserBroker {
     round_pending: bool,
     /// Rules found broken (a job that ends twice), with when.
     violations: Vec<(f64, String)>,
+    /// Exchange mode: the session token, once logged in, and the jobs due before it.
+    session: Option<u64>,
+    unsent: Vec<JobId>,
 }
 
 impl UserBroker {
@@ -109,13 +125,23 @@ impl UserBroker {
                 refused: Vec::new(),
                 claiming: false,
                 parts: Vec::new(),
+                attempts: 0,
             })
             .collect::<Vec<_>>();
         let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
-        UserBroker { submission, jobs, index, next: 0, round_pending: false, violations: Vec::new() }
+        UserBroker {
+            submission,
+            jobs,
+            index,
+            next: 0,
+            round_pending: false,
+            violations: Vec::new(),
+            session: None,
+            unsent: Vec::new(),
+        }
     }
 
-    fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
+    pub(super) fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
         let i = *self.index.get(&id)?;
         self.jobs.get_mut(i)
     }
@@ -142,9 +168,11 @@ impl UserBroker {
                     ctx.send(to, Msg::Market(MarketMsg::ResourceRequest(Box::new(t.job.spec.clone()))))
                 }
                 Submission::Personalised { .. } => {}
+                Submission::Exchange { .. } => self.unsent.push(t.job.spec.id),
             }
             self.next += 1;
         }
+        self.discover_unsent(ctx);
         // Personalised mode: a new job claims at once; retries wait for the next round.
         self.claim(first..self.next, ctx);
         self.schedule_next_submission(ctx);
@@ -229,7 +257,7 @@ impl UserBroker {
     }
 
     /// Records how a job ended; a job that had already ended breaks the rule that every job ends once.
-    fn end(&mut self, id: JobId, outcome: JobOutcome, reason: Option<&String>, now: f64) {
+    pub(super) fn end(&mut self, id: JobId, outcome: JobOutcome, reason: Option<&String>, now: f64) {
         let Some(t) = self.tracked(id) else { return };
         let before = t.record.outcome;
         t.record.outcome = outcome;
@@ -248,6 +276,10 @@ impl UserBroker {
         let t = &mut self.jobs[i];
         t.parts.push((ticket.part, ticket.cpus, false));
         t.record.parts.push(ticket.part);
+        // An exchange's contract was paid when reserved; a meta-broker's ticket only quotes a cost.
+        if ticket.prepaid {
+            t.record.cost += ticket.cost;
+        }
         let job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
         let (reservation, start) = (ticket.reservation, ticket.start);
         ctx.send(ticket.provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
@@ -271,8 +303,10 @@ impl UserBroker {
 
 impl Agent<GridMarket> for UserBroker {
     fn start(&mut self, ctx: &mut Ctx<'_>) {
-        if let Submission::MetaBroker { to } = self.submission {
-            ctx.send(to, Msg::Market(MarketMsg::RegisterUser));
+        match self.submission {
+            Submission::MetaBroker { to } => ctx.send(to, Msg::Market(MarketMsg::RegisterUser)),
+            Submission::Exchange { to, .. } => ctx.send(to, ExchangeMsg::Register { login: ctx.name().into() }),
+            _ => {}
         }
         self.schedule_next_submission(ctx);
     }
@@ -307,6 +341,8 @@ impl Agent<GridMarket> for UserBroker {
             }
             // Preemptions and missed plans change nothing the broker records: the job's end does.
             Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::DeadlineMissed { .. }) => {}
+            Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
+            Msg::Timer(TimerMsg::Timeout { id }) => self.try_again(*id, ctx),
             other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }

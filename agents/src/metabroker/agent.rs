@@ -241,7 +241,7 @@ impl MetaBroker {
         };
         self.tickets += 1;
         self.quoted += cost;
-        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost };
+        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost, prepaid: false };
         ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 

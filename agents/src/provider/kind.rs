@@ -10,9 +10,11 @@ use serde::Deserialize;
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
 use super::scheduler::{Partitioning, SchedulerPolicy};
-use super::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell};
+use crate::exchange::kind::KIND as EXCHANGE;
+use crate::exchange::mechanism::MechanismKind;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
-use crate::registry::values::{GroupSize, Positive, PositiveInt, Price, Speed};
+use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup, serde_name,
 };
@@ -73,7 +75,6 @@ impl AgentKind for ProviderKind {
             "accepted",
             "rejected",
             "completed",
-            "revenue",
             "pes",
         ]
     }
@@ -155,6 +156,31 @@ pub struct RawProvider {
     pub partitions: Option<Vec<PositiveInt>>,
     /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
     pub borrowing: Option<bool>,
+    /// Sells its free slots on this exchange (Garg 2010 ch 8), besides serving whoever submits to it.
+    pub exchange: Option<String>,
+    /// On the exchange: "lease" (at its price; default), "market" (asks at its price in the exchange's call
+    /// markets), "first-price" or "vickrey" (an auction it holds for each slot, its price the reserve).
+    pub sell: Option<RawSell>,
+    /// On the exchange: how often it advertises its free slots [s] (default 600).
+    pub advertise_every: Option<Interval>,
+    /// On the exchange: how far ahead the slots it advertises reach [s] (default 86,400).
+    pub advertise_ahead: Option<Seconds>,
+    /// On the exchange: the lease time of the auctions it holds [s] (default 3,600).
+    pub auction_lease: Option<Seconds>,
+}
+
+/// How a provider sells on an exchange, as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RawSell {
+    /// At its posted price.
+    Lease,
+    /// Asks in the exchange's call markets.
+    Market,
+    /// A first-price sealed-bid auction per slot.
+    FirstPrice,
+    /// A Vickrey auction per slot.
+    Vickrey,
 }
 
 /// Partitions of a multi-partition provider: each is an availability profile, kept by every member.
@@ -173,7 +199,7 @@ impl RawGroup for RawProvider {
         self.count.0 as usize
     }
 
-    fn check(&self, _: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let multi = self.scheduler == SchedulerPolicy::MultiPartitionEasy;
         let option = [("partitions", self.partitions.is_some()), ("borrowing", self.borrowing.is_some())]
             .into_iter()
@@ -252,8 +278,48 @@ impl RawGroup for RawProvider {
             price_range: self.price_range.map(|[l, h]| (l, h)),
             speed_range: self.speed_range.map(|[l, h]| (l, h)),
         };
-        Ok(Box::new(ProviderSpec { config, draws }))
+        let keys = [
+            ("sell", self.sell.is_some()),
+            ("advertise-every", self.advertise_every.is_some()),
+            ("advertise-ahead", self.advertise_ahead.is_some()),
+            ("auction-lease", self.auction_lease.is_some()),
+        ];
+        let trading = match &self.exchange {
+            None => match keys.iter().find(|k| k.1) {
+                Some((key, _)) => return Err(Invalid::at(*key, "a key of a provider that sells on an `exchange`")),
+                None => None,
+            },
+            Some(name) => {
+                let exchange = cx.resolve("exchange", name, &[EXCHANGE])?.names().next().unwrap_or_default();
+                let sell = match self.sell.unwrap_or(RawSell::Lease) {
+                    RawSell::Lease => Sell::Lease,
+                    RawSell::Market => Sell::Market,
+                    RawSell::FirstPrice => Sell::Auction(MechanismKind::FirstPrice),
+                    RawSell::Vickrey => Sell::Auction(MechanismKind::Vickrey),
+                };
+                let interval = self.advertise_every.map_or(600.0, |s| s.0);
+                let horizon = self.advertise_ahead.map_or(86_400.0, |s| s.0);
+                let lease = self.auction_lease.map_or(3_600.0, |s| s.0);
+                Some(Trading { exchange, sell, interval, horizon, lease })
+            }
+        };
+        Ok(Box::new(ProviderSpec { config, draws, trading }))
     }
+}
+
+/// How a provider group sells on an exchange, the exchange by name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trading {
+    /// The exchange.
+    pub exchange: String,
+    /// How its slots are sold.
+    pub sell: Sell,
+    /// Advertisement period [s].
+    pub interval: f64,
+    /// Advertisement look-ahead [s].
+    pub horizon: f64,
+    /// Lease time of the auctions it holds [s].
+    pub lease: f64,
 }
 
 /// A checked provider group: the configuration, and what is drawn anew for each member and replication.
@@ -263,6 +329,8 @@ pub struct ProviderSpec {
     pub config: ProviderConfig,
     /// What is drawn.
     pub draws: Draws,
+    /// How it sells on an exchange, if it does.
+    pub trading: Option<Trading>,
 }
 
 /// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
@@ -300,10 +368,25 @@ impl ProviderSpec {
 }
 
 impl GroupSpec for ProviderSpec {
+    fn perpetual(&self) -> Option<String> {
+        let t = self.trading.as_ref()?;
+        Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval))
+    }
+
     fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        Ok(Box::new(Provider::new(config)))
+        let provider = Provider::new(config);
+        Ok(Box::new(match &self.trading {
+            None => provider,
+            Some(t) => provider.selling_on(ExchangeTrading {
+                exchange: cx.id(&t.exchange)?,
+                sell: t.sell,
+                interval: t.interval,
+                horizon: t.horizon,
+                lease: t.lease,
+            }),
+        }))
     }
 }

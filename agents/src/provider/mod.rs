@@ -30,6 +30,9 @@ pub mod overhead;
 pub mod preemption;
 pub mod profile;
 pub mod scheduler;
+mod trading;
+
+pub use trading::{ExchangeTrading, Sell};
 
 mod lifecycle;
 mod migration;
@@ -37,13 +40,13 @@ mod owner;
 mod preempting;
 mod reservations;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{Book, Reason, Transfer};
+use crate::ledger::{Book, Transfer};
 use crate::model::JobId;
-use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use overhead::OverheadModel;
@@ -108,13 +111,28 @@ struct LocalJob {
     /// computation after them.
     overhead: f64,
     work: f64,
+    /// Its lease was paid when reserved (an exchange's contract): nothing more is billed.
+    prepaid: bool,
 }
 
 impl LocalJob {
     /// A job accepted here, not started yet, that computes for `runtime` seconds.
     fn new(spec: JobSpec, runtime: f64, reservation: Option<ReservationId>) -> LocalJob {
         let (start, end_timer, preempted, via, computed, overhead) = (None, None, false, None, 0.0, 0.0);
-        LocalJob { spec, runtime, start, end_timer, reservation, preempted, via, computed, overhead, work: runtime }
+        let prepaid = false;
+        LocalJob {
+            spec,
+            runtime,
+            start,
+            end_timer,
+            reservation,
+            preempted,
+            via,
+            computed,
+            overhead,
+            work: runtime,
+            prepaid,
+        }
     }
 
     /// Plans its next run of `runtime` seconds: `overhead` seconds of preemption overhead, then `work` seconds of
@@ -159,6 +177,10 @@ pub struct Provider {
     /// Jobs that arrived in this instant, which may preempt lower classes once the pass has placed them
     /// (preemptive-resume priority).
     arrivals: Vec<JobId>,
+    /// Reservations an exchange made: their contracts were paid when reserved, so their jobs are not billed.
+    prepaid: BTreeSet<u64>,
+    /// How it sells on an exchange, and its standing there.
+    exchange: Option<(ExchangeTrading, trading::Session)>,
 }
 
 /// What contention cost, for the metrics of seed 000 ch3.
@@ -213,7 +235,15 @@ impl Provider {
             contention: ContentionStats::default(),
             parked: BTreeMap::new(),
             arrivals: Vec::new(),
+            prepaid: BTreeSet::new(),
+            exchange: None,
         }
+    }
+
+    /// A provider that also sells its free slots on an exchange.
+    pub fn selling_on(mut self, trading: ExchangeTrading) -> Provider {
+        self.exchange = Some((trading, trading::Session::default()));
+        self
     }
 
     /// The configuration.
@@ -225,7 +255,7 @@ impl Provider {
     /// nothing booked, for no money).
     fn bill(&mut self, job: &LocalJob, seconds: f64, ctx: &Ctx<'_>) -> f64 {
         let amount = self.config.price * f64::from(job.spec.pes) * seconds;
-        if amount == 0.0 {
+        if amount == 0.0 || job.prepaid {
             return 0.0;
         }
         self.book.book(Transfer::usage(ctx.now(), ctx.me(), job.spec.owner, amount, job.spec.id))
@@ -246,6 +276,9 @@ impl Provider {
 impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some((trading, _)) = &self.exchange {
+            ctx.send(trading.exchange, ExchangeMsg::Register { login: ctx.name().into() });
+        }
         for &mb in ctx.of_kind(crate::metabroker::kind::KIND).to_vec().iter() {
             let me = self.resource_update(ctx.now(), 0.0);
             ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
@@ -282,6 +315,8 @@ impl Agent<GridMarket> for Provider {
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
             Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
             Msg::Market(MarketMsg::Registered) => {}
+            Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
+            Msg::Timer(TimerMsg::Advertise) => self.advertise(ctx),
             Msg::Market(MarketMsg::RegisterRefused { reason }) => {
                 tracing::debug!(provider = ctx.name(), from = ?env.from(), reason = reason.as_str(), "not registered")
             }
@@ -316,7 +351,6 @@ impl Agent<GridMarket> for Provider {
             ("accepted", self.accepted as f64),
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
-            ("revenue", self.book.total(Reason::Usage)),
             ("pes", f64::from(self.config.pes)),
         ]);
         out.transfers.extend_from_slice(self.book.transfers());

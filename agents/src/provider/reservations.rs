@@ -26,14 +26,22 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// A job with a meta-broker's ticket (seed 003 §3.2 step 8): it runs in its reserved slot, from the slot's
-    /// start; the reservation already holds its PEs.
+    /// A job with a ticket (a meta-broker's, seed 003 §3.2 step 8, or an exchange's): it runs in its reserved slot,
+    /// from the slot's start; the reservation already holds its PEs, and must hold them long enough.
     pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: SimTime, ctx: &mut Ctx<'_>) {
+        let prepaid = self.prepaid.remove(&reservation);
         let (id, owner) = (job.id, job.owner);
-        let held = self.scheduler.reservations().any(|(r, _)| r.0 == reservation);
-        if !held {
+        let window = self.scheduler.reservations().find(|(r, _)| r.0 == reservation).map(|(_, w)| w);
+        let refusal = match window {
+            None => Some(format!("no reservation {reservation} here")),
+            // A relative hair of tolerance: the requester computed the window's end in its own order of operations.
+            Some(w) if w.pes < job.pes || (start + self.scaled(job.runtime)) - w.end > 1e-9 * w.end.secs() => {
+                Some(format!("does not fit its reservation {reservation} ({} PEs until {})", w.pes, w.end))
+            }
+            Some(_) => None,
+        };
+        if let Some(reason) = refusal {
             self.rejected += 1;
-            let reason = format!("no reservation {reservation} here");
             ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
             return;
         }
@@ -42,7 +50,7 @@ impl Provider {
         self.waiting_now += 1;
         let runtime = self.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
-        self.jobs.insert(id, LocalJob::new(job, runtime, reservation));
+        self.jobs.insert(id, LocalJob { prepaid, ..LocalJob::new(job, runtime, reservation) });
         ctx.wake_in((start - ctx.now()).max(0.0), TimerMsg::SlotStart { job: id });
         self.after_event(ctx);
     }
@@ -64,7 +72,13 @@ impl Provider {
     ) {
         let req = ReservationRequest { start, end, pes, partition: None };
         let answer = match self.scheduler.reserve(ctx.now(), req) {
-            Ok(r) => LeaseMsg::Reserved { request, reservation: r.0 },
+            Ok(r) => {
+                // An exchange's reservation is a contract it settles itself (see `crate::ledger`).
+                if ctx.directory().kind(from) == Some(crate::exchange::kind::KIND) {
+                    self.prepaid.insert(r.0);
+                }
+                LeaseMsg::Reserved { request, reservation: r.0 }
+            }
             Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
         };
         ctx.send(from, Msg::Lease(answer));

@@ -110,6 +110,11 @@ pub trait GroupSpec: fmt::Debug + Send + Sync {
     }
     /// Builds one member.
     fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String>;
+    /// Why its members keep acting for ever (a periodic advertisement, say), if they do: a scenario with such a group
+    /// never drains and needs a `horizon`.
+    fn perpetual(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How a workload's jobs are dealt among the members of a group.
@@ -350,6 +355,7 @@ impl Registry {
             .with(&crate::provider::kind::ProviderKind)
             .with(&crate::gateway::kind::GatewayKind)
             .with(&crate::metabroker::kind::MetaBrokerKind)
+            .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
     }
 

@@ -1,0 +1,196 @@
+//! A user broker on a market exchange (Garg 2010 ch 8): it registers and logs in, then for each job discovers what
+//! the exchange offers, leases a commodity slot at its posted price or bids in an auction, and submits the job to the
+//! reserved slot of the ticket the exchange sends. A job that finds nothing, loses its auction or whose reservation
+//! fails tries again `retry` seconds later, up to `attempts` times, and is then dropped.
+//!
+//! [INTERP] The broker's valuation of a CPU-second is its job's budget spread over the CPUs and the lease time
+//! (`budget / (pes × lease)`), or the strategy's `valuation` for a job without a budget; it bids that times `shade`
+//! (1: truthful). It needs leases at least as long as the job's estimate on a reference PE, and, with a deadline, a
+//! slot or auction that can end the job by it.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::{Submission, UserBroker};
+use crate::model::JobId;
+use crate::protocol::{
+    AuctionInfo, BidRequest, Discovery, ExchangeMsg, Item, LeaseRequest, Offers, Quote, Refusal, TimerMsg, Trading,
+};
+use crate::report::JobOutcome;
+use crate::sim::{AgentId, Ctx};
+
+/// How a broker trades on an exchange.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeStrategy {
+    /// Lease at posted prices, or bid in auctions.
+    pub trade: Trade,
+    /// Which auction to bid in.
+    pub choice: AuctionChoice,
+    /// Its value of a CPU-second for a job without a budget [G$].
+    pub valuation: f64,
+    /// What it bids, as a fraction of its value (1: truthful).
+    pub shade: f64,
+    /// Leases or bids a job tries before it is dropped.
+    pub attempts: u32,
+    /// How long a job waits before it tries again [s].
+    pub retry: f64,
+}
+
+/// How a broker trades.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trade {
+    /// The cheapest commodity slot it can afford (the commodity market).
+    #[default]
+    Lease,
+    /// An auction (a forward auction of a slot, or a call market).
+    Bid,
+}
+
+/// Which of the open auctions a broker bids in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuctionChoice {
+    /// The one that clears first (then the lower id).
+    #[default]
+    Earliest,
+    /// One chosen uniformly at random (the scalability experiment of Garg 2010 §8.6).
+    Random,
+}
+
+impl UserBroker {
+    fn exchange(&self) -> Option<(AgentId, &ExchangeStrategy)> {
+        match &self.submission {
+            Submission::Exchange { to, strategy } => Some((*to, strategy)),
+            _ => None,
+        }
+    }
+
+    /// Exchange mode: asks the exchange what it offers for every job due and not sent yet, once logged in.
+    pub(super) fn discover_unsent(&mut self, ctx: &mut Ctx<'_>) {
+        let (Some((to, _)), Some(token)) = (self.exchange(), self.session) else { return };
+        for id in std::mem::take(&mut self.unsent) {
+            let Some(t) = self.tracked(id) else { continue };
+            let (cpus, duration) = (t.job.spec.pes, t.job.spec.estimate);
+            ctx.send(to, ExchangeMsg::Discover(Box::new(Discovery { token, request: id, cpus, duration })));
+        }
+    }
+
+    pub(super) fn on_exchange(&mut self, from: AgentId, msg: &ExchangeMsg, ctx: &mut Ctx<'_>) {
+        match msg {
+            ExchangeMsg::Registered => ctx.send(from, ExchangeMsg::Login { login: ctx.name().into() }),
+            ExchangeMsg::Session { token } => {
+                self.session = Some(*token);
+                self.discover_unsent(ctx);
+            }
+            ExchangeMsg::Offers(offers) => self.on_offers(offers, ctx),
+            ExchangeMsg::Lost { job, .. } => self.failed(*job, "lost its auction", ctx),
+            ExchangeMsg::Refused(r) => self.on_refused(r, ctx),
+            _ => tracing::error!(broker = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
+        }
+    }
+
+    fn on_refused(&mut self, r: &Refusal, ctx: &mut Ctx<'_>) {
+        match r.what.as_str() {
+            "exchange.lease" | "exchange.bid" | "exchange.reserve" => {
+                let why = format!("{} refused: {}", r.what, r.reason);
+                self.failed(r.request, &why, ctx)
+            }
+            _ => tracing::warn!(broker = ctx.name(), what = r.what.as_str(), reason = r.reason.as_str(), "refused"),
+        }
+    }
+
+    /// Leases the cheapest affordable commodity slot, or bids in an auction, for the job of `offers.request`.
+    fn on_offers(&mut self, offers: &Offers, ctx: &mut Ctx<'_>) {
+        let Some((to, strategy)) = self.exchange() else { return };
+        let (trade, choice, valuation, shade) = (strategy.trade, strategy.choice, strategy.valuation, strategy.shade);
+        let Some(token) = self.session else { return };
+        let now = ctx.now();
+        let Some(t) = self.tracked(offers.request) else { return };
+        if t.record.outcome != JobOutcome::Pending {
+            return;
+        }
+        let job = t.job.spec.clone();
+        let fits_deadline = |end| job.deadline.is_none_or(|d| end <= d);
+        let value = |lease: f64| job.budget.map_or(valuation, |b| b / (f64::from(job.pes) * lease));
+        match trade {
+            Trade::Lease => {
+                let slot = offers
+                    .slots
+                    .iter()
+                    .filter_map(|o| match o.trading {
+                        Trading::Commodity { price } if o.auction.is_none() && o.cpus >= job.pes => {
+                            let lease = job.estimate / o.speed;
+                            let cost = price * f64::from(job.pes) * lease;
+                            let end = o.start.max(now) + lease;
+                            let fits = end <= o.start + o.duration && fits_deadline(end);
+                            (fits && job.budget.is_none_or(|b| cost <= b)).then_some((o, price, lease))
+                        }
+                        _ => None,
+                    })
+                    .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.start.cmp(&b.0.start)).then(a.0.slot.cmp(&b.0.slot)));
+                match slot {
+                    Some((o, _, duration)) => {
+                        let lease = LeaseRequest { token, slot: o.slot, job, duration };
+                        ctx.send(to, ExchangeMsg::Lease(Box::new(lease)));
+                    }
+                    None => self.failed(offers.request, "no affordable commodity slot", ctx),
+                }
+            }
+            Trade::Bid => {
+                let fits = |a: &&AuctionInfo| {
+                    let biddable = match &a.item {
+                        Item::Market => true,
+                        Item::Slot(slot) => offers.slots.iter().any(|o| o.slot == *slot && o.cpus >= job.pes),
+                        Item::Application(_) => false,
+                    };
+                    biddable && a.lease >= job.estimate && fits_deadline(a.end + a.lease)
+                };
+                let open: Vec<&AuctionInfo> = offers.auctions.iter().filter(fits).collect();
+                let auction = match choice {
+                    _ if open.is_empty() => None,
+                    AuctionChoice::Earliest => {
+                        open.iter().min_by(|a, b| a.end.cmp(&b.end).then(a.auction.cmp(&b.auction)))
+                    }
+                    AuctionChoice::Random => Some(&open[ctx.rng_stream(1).random_range(0..open.len())]),
+                };
+                match auction {
+                    Some(a) => {
+                        let price = value(a.lease) * shade;
+                        let quote = Quote::Buy { job, price };
+                        let bid = BidRequest { token, auction: a.auction, quote };
+                        ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
+                    }
+                    None => self.failed(offers.request, "no open auction fits the job", ctx),
+                }
+            }
+        }
+    }
+
+    /// A lease or bid of `job` came to nothing: try again later, or drop the job after its last attempt.
+    fn failed(&mut self, job: JobId, why: &str, ctx: &mut Ctx<'_>) {
+        let Some((_, strategy)) = self.exchange() else { return };
+        let (attempts, retry) = (strategy.attempts, strategy.retry);
+        let now = ctx.now();
+        let Some(t) = self.tracked(job) else { return };
+        if t.record.outcome != JobOutcome::Pending {
+            return;
+        }
+        t.attempts += 1;
+        let too_late = t.job.spec.deadline.is_some_and(|d| now + retry + t.job.spec.estimate > d);
+        if t.attempts >= attempts || too_late {
+            let reason = format!("{why} (after {} attempt(s))", t.attempts);
+            self.end(job, JobOutcome::Dropped, Some(&reason), now.secs());
+        } else {
+            ctx.wake_in(retry, TimerMsg::Timeout { id: job });
+        }
+    }
+
+    /// A job's retry is due: discover again.
+    pub(super) fn try_again(&mut self, job: JobId, ctx: &mut Ctx<'_>) {
+        if self.tracked(job).is_some_and(|t| t.record.outcome == JobOutcome::Pending) {
+            self.unsent.push(job);
+            self.discover_unsent(ctx);
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! A provider on a market exchange (Garg 2010 ch 8 §8.4 phase 3): it registers and logs in, and every `interval`
+//! advertises the free slots of its availability profile over the next `horizon`, withdrawing the ones it
+//! advertised before; slots sold at its posted price (its price per CPU-second), or in auctions with that price as
+//! the reserve: forward auctions it holds for each slot, or asks in the exchange's call markets.
+//!
+//! [INTERP] A slot sold in an auction is not held until the exchange reserves it, so the next advertisement may
+//! offer the same CPUs again; the exchange then finds the reservation refused and retries or fails it (the
+//! oversubscription that §8.2 leaves to consumers and providers).
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::Provider;
+use crate::exchange::mechanism::{MechanismKind, MechanismParams};
+use crate::protocol::{
+    Advertisement, AuctionRequest, BidRequest, Discovery, ExchangeMsg, Item, Offers, Quote, TimerMsg, Trading,
+};
+use crate::sim::{AgentId, Ctx};
+
+/// How a provider sells on an exchange.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeTrading {
+    /// The exchange -- peer.
+    pub exchange: AgentId,
+    /// How its slots are sold.
+    pub sell: Sell,
+    /// How often it advertises its free slots [s].
+    pub interval: f64,
+    /// How far ahead the slots it advertises reach [s].
+    pub horizon: f64,
+    /// How long the leases of the auctions it holds last [s].
+    pub lease: f64,
+}
+
+/// How a provider's slots are sold.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sell {
+    /// At its posted price.
+    Lease,
+    /// In a forward auction of this mechanism it holds for each slot.
+    Auction(MechanismKind),
+    /// As asks in the exchange's call markets.
+    Market,
+}
+
+/// The request number of the provider's own discovery of the markets.
+const MARKETS: u64 = u64::MAX;
+
+impl Provider {
+    fn trading(&self) -> Option<&ExchangeTrading> {
+        self.exchange.as_ref().map(|(t, _)| t)
+    }
+
+    pub(super) fn on_exchange(&mut self, from: AgentId, msg: &ExchangeMsg, ctx: &mut Ctx<'_>) {
+        let Some(trading) = self.trading().cloned() else { return };
+        match msg {
+            ExchangeMsg::Registered => ctx.send(from, ExchangeMsg::Login { login: ctx.name().into() }),
+            ExchangeMsg::Session { token } => {
+                if let Some((_, session)) = &mut self.exchange {
+                    session.token = Some(*token);
+                }
+                self.advertise(ctx);
+            }
+            ExchangeMsg::Advertised { slot, .. } => {
+                let Some((_, session)) = &mut self.exchange else { return };
+                session.slots.push(*slot);
+                let Some(token) = session.token else { return };
+                if let Sell::Auction(mechanism) = trading.sell {
+                    let request = AuctionRequest {
+                        token,
+                        request: *slot,
+                        mechanism,
+                        params: MechanismParams::default(),
+                        item: Item::Slot(*slot),
+                        reserve: self.config.price,
+                        end: ctx.now() + trading.interval,
+                        lease: trading.lease,
+                    };
+                    ctx.send(from, ExchangeMsg::HoldAuction(Box::new(request)));
+                }
+            }
+            ExchangeMsg::Offers(offers) if offers.request == MARKETS => self.ask_in_markets(offers, ctx),
+            ExchangeMsg::Refused(r) => {
+                tracing::debug!(provider = ctx.name(), what = r.what.as_str(), reason = r.reason.as_str(), "refused")
+            }
+            ExchangeMsg::AuctionHeld { .. } | ExchangeMsg::Offers(_) => {}
+            _ => tracing::error!(provider = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
+        }
+    }
+
+    /// Withdraws the slots advertised before and advertises the free slots of now; again in `interval`.
+    pub(super) fn advertise(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(trading) = self.trading().cloned() else { return };
+        let Some((_, session)) = &mut self.exchange else { return };
+        let Some(token) = session.token else { return };
+        let to = trading.exchange;
+        for slot in std::mem::take(&mut session.slots) {
+            ctx.send(to, ExchangeMsg::Withdraw { token, slot });
+        }
+        let now = ctx.now();
+        let trading_rule = match trading.sell {
+            Sell::Lease => Trading::Commodity { price: self.config.price },
+            Sell::Auction(_) | Sell::Market => Trading::Auction { reserve: self.config.price },
+        };
+        let slots = self.scheduler.free_slots(now, trading.horizon, None).unwrap_or_default();
+        for (request, s) in slots.into_iter().enumerate() {
+            let ad = Advertisement {
+                token,
+                request: request as u64,
+                cpus: s.pes,
+                start: s.start,
+                duration: s.end - s.start,
+                speed: self.config.speed,
+                trading: trading_rule,
+            };
+            ctx.send(to, ExchangeMsg::Advertise(Box::new(ad)));
+        }
+        if trading.sell == Sell::Market {
+            let discovery = Discovery { token, request: MARKETS, cpus: 0, duration: 0.0 };
+            ctx.send(to, ExchangeMsg::Discover(Box::new(discovery)));
+        }
+        ctx.wake_in(trading.interval, TimerMsg::Advertise);
+    }
+
+    /// Offers each of its slots as an ask in one of the exchange's open call markets, chosen at random.
+    fn ask_in_markets(&mut self, offers: &Offers, ctx: &mut Ctx<'_>) {
+        let Some((trading, session)) = &self.exchange else { return };
+        let Some(token) = session.token else { return };
+        let markets: Vec<u64> =
+            offers.auctions.iter().filter(|a| matches!(a.item, Item::Market)).map(|a| a.auction).collect();
+        if markets.is_empty() {
+            return;
+        }
+        let (to, price) = (trading.exchange, self.config.price);
+        for &slot in &session.slots.clone() {
+            let auction = markets[ctx.rng_stream(2).random_range(0..markets.len())];
+            let bid = BidRequest { token, auction, quote: Quote::Sell { slot, price } };
+            ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
+        }
+    }
+}
+
+/// A provider's standing on the exchange: its session token and the slots it advertised.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Session {
+    pub(super) token: Option<u64>,
+    pub(super) slots: Vec<u64>,
+}
