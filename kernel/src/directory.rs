@@ -50,6 +50,7 @@ impl Directory {
     }
 
     /// Whether `id` is a registered agent.
+    #[inline]
     pub fn contains(&self, id: AgentId) -> bool {
         id.index() < self.names.len()
     }
@@ -84,6 +85,7 @@ impl Directory {
     }
 
     /// Network latency from `from` to `to` (both registered).
+    #[inline]
     pub(crate) fn latency_between(&self, from: AgentId, to: AgentId) -> f64 {
         if self.latency.is_zero() || from == to {
             return 0.0;
@@ -108,6 +110,7 @@ pub struct Latency {
 
 impl Latency {
     /// Whether every latency is zero (the fast path, and the papers' assumption).
+    #[inline]
     pub fn is_zero(&self) -> bool {
         self.default == 0.0 && self.by_kind.is_empty() && self.by_pair.is_empty()
     }

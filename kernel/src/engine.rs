@@ -185,6 +185,7 @@ impl<M: Message> Engine<M> {
     }
 
     /// Fills `batch` with the next `(time, round)` group dated at or before `limit`.
+    #[inline]
     fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<bool, SimError> {
         while let Some(key) = self.fel.peek() {
             if key.at > limit {
@@ -232,7 +233,9 @@ impl<M: Message> Engine<M> {
         for (agent, seq) in fx.cancelled.drain(..) {
             self.fel.cancel(agent, seq);
         }
-        self.end_of_instant.extend(fx.end_of_instant.drain(..));
+        if !fx.end_of_instant.is_empty() {
+            self.end_of_instant.extend(fx.end_of_instant.drain(..));
+        }
         // Several agents of one batch may stop or fail: keep the lowest id so the outcome never depends on the
         // order in which their effects arrived.
         if let Some(stop) = fx.stop.take()
@@ -376,6 +379,7 @@ impl<M> Fel<M> {
     }
 
     /// The earliest pending key (removing cancelled entries that reached the top).
+    #[inline]
     fn peek(&mut self) -> Option<EventKey> {
         loop {
             let head = self.heap.peek()?;
@@ -392,6 +396,7 @@ impl<M> Fel<M> {
     }
 
     /// Takes the earliest envelope; call after [`peek`](Self::peek), which leaves a live one on top.
+    #[inline]
     fn pop(&mut self) -> Option<Envelope<M>> {
         let head = self.heap.pop()?;
         self.free.push(head.slot);

@@ -57,6 +57,7 @@ impl AgentId {
     pub const ENV: AgentId = AgentId(u32::MAX);
 
     /// Index into per-agent tables.
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }

@@ -21,6 +21,7 @@ impl SimTime {
     pub const MAX: SimTime = SimTime(f64::MAX);
 
     /// A time of `secs` seconds; NaN, infinite and negative values are refused.
+    #[inline]
     pub fn new(secs: f64) -> Result<SimTime, TimeError> {
         if secs.is_finite() && secs >= 0.0 {
             Ok(SimTime(secs + 0.0)) // + 0.0 turns -0.0 into 0.0, keeping the order total
@@ -30,6 +31,7 @@ impl SimTime {
     }
 
     /// Seconds since the start of the run.
+    #[inline]
     pub fn secs(self) -> f64 {
         self.0
     }
