@@ -157,15 +157,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(finish(&result, &interrupt, strict))
         }
         Command::Validate { files } => {
+            // Every file is checked, and every refusal reported, before the exit status says any was refused.
+            let mut refused = 0;
             for f in &files {
-                let study = Study::load(f, &LoadOptions::default())?;
-                warn(&study);
-                // The reduced sizes of `--quick` must be valid too.
-                Study::load(f, &LoadOptions { quick: true, ..LoadOptions::default() })?;
-                let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
-                println!("{}: ok ({} sweep point(s), {runs} run(s))", f.display(), study.points.len());
+                let checked = Study::load(f, &LoadOptions::default()).and_then(|study| {
+                    // The reduced sizes of `--quick` must be valid too.
+                    Study::load(f, &LoadOptions { quick: true, ..LoadOptions::default() })?;
+                    Ok(study)
+                });
+                match checked {
+                    Ok(study) => {
+                        warn(&study);
+                        let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
+                        println!("{}: ok ({} sweep point(s), {runs} run(s))", f.display(), study.points.len());
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        refused += 1;
+                    }
+                }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(if refused > 0 { ExitCode::from(EXIT_CONFIG) } else { ExitCode::SUCCESS })
         }
         Command::Reproduce { name, quick, out, jobs, scenarios, quiet, strict } => {
             let families = if name == "all" { families(&scenarios)? } else { vec![name] };

@@ -344,6 +344,16 @@ fn validate_accepts_the_quickstart_and_the_test_scenarios() {
 }
 
 #[test]
+fn validate_checks_every_file_and_reports_every_refusal() {
+    let (bad, worse) = (format!("{BROKEN}/negative-pes.toml"), format!("{BROKEN}/toml-syntax.toml"));
+    let o = run(&["validate", &bad, TINY, &worse]);
+    assert_exit(&o, EXIT_CONFIG, "validate with two broken files");
+    assert!(stdout(&o).contains(&format!("{TINY}: ok")), "{}", stdout(&o));
+    let expected = [&bad, &worse].map(|f| read_string(&root().join(f.replace(".toml", ".err"))));
+    assert_eq!(stderr(&o), expected.concat());
+}
+
+#[test]
 fn every_shipped_scenario_validates_and_profiles_are_not_families() {
     let mut files = Vec::new();
     for family in sorted_entries(&root().join("scenarios")).into_iter().filter(|p| p.is_dir()) {

@@ -397,88 +397,8 @@ impl fmt::Debug for Registry {
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| (levenshtein(word, c), c))
+        .map(|c| (strsim::levenshtein(word, c), c))
         .filter(|&(d, _)| d <= 2)
         .min_by_key(|&(d, c)| (d, c))
         .map(|(_, c)| c)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::Report;
-    use crate::sim::SimTime;
-
-    #[test]
-    fn members_are_named_not_listed() {
-        let g = GroupMembers { kind: "provider", group: "site".into(), count: 12 };
-        assert_eq!(g.index_of("site-11"), Some(11));
-        assert_eq!(g.index_of("site-12"), None);
-        assert_eq!(g.index_of("site-01"), None, "not the name of member 1");
-        assert_eq!(g.index_of("site"), None);
-        let one = GroupMembers { kind: "provider", group: "solo".into(), count: 1 };
-        assert_eq!((one.index_of("solo"), one.index_of("solo-0")), (Some(0), None));
-        assert_eq!(g.all().names().nth(3).as_deref(), Some("site-3"));
-        let cx = CheckCx { group: "x", groups: &[g, one], workloads: &[] };
-        let member = cx.resolve("k", "site-4", &["provider"]).unwrap();
-        assert_eq!(member.names().collect::<Vec<_>>(), ["site-4"]);
-        assert_eq!(
-            cx.resolve_all("k", &["*".into()], &["provider"]).unwrap().iter().map(Members::len).sum::<usize>(),
-            13
-        );
-        let e = cx.resolve("k", "site-40", &["provider"]).unwrap_err();
-        assert_eq!(
-            (e.message.as_str(), e.hint.as_deref()),
-            ("no provider named `site-40`", Some("did you mean `site-0`?"))
-        );
-    }
-
-    /// A target's metric is checked against what the kinds declare: the declarations must match what their members
-    /// report.
-    #[test]
-    fn kinds_declare_the_metrics_their_members_report() {
-        let registry = Registry::standard();
-        let groups: Vec<GroupMembers> = ["provider", "gateway", "metabroker", "broker"]
-            .iter()
-            .map(|&kind| GroupMembers { kind, group: kind.into(), count: 1 })
-            .collect();
-        let workloads = ["w".to_string()];
-        let mut build = BuildCx::default();
-        for (i, g) in groups.iter().enumerate() {
-            build.ids.insert(g.group.clone(), AgentId(i as u32));
-        }
-        let tables = [
-            "pes = 4",
-            "providers = [\"provider\"]",
-            "providers = [\"provider\"]",
-            "workload = \"w\"\nsubmit-to = \"provider\"",
-        ];
-        for (g, table) in groups.iter().zip(tables) {
-            let kind = registry.kind(g.kind).unwrap();
-            let raw = kind.parse(toml::Value::Table(table.parse().unwrap())).unwrap();
-            let cx = CheckCx { group: &g.group, groups: &groups, workloads: &workloads };
-            let spec = raw.check(&cx).unwrap();
-            let member = Member { name: &g.group, id: build.ids[&g.group], index: 0, count: 1 };
-            let agent = spec.build(&member, &mut build).unwrap();
-            let mut report = Report::default();
-            agent.report(SimTime::ZERO, &mut report);
-            let names: Vec<&str> = report.metrics.iter().map(|(k, _)| *k).collect();
-            assert_eq!(names, kind.metrics(), "{}", g.kind);
-        }
-    }
 }
