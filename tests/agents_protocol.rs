@@ -1,14 +1,14 @@
 //! Message-level tests of the provider, user broker and gateway on the test bed: the job life cycle, refusals,
 //! round-robin dispatch and the personalised brokers' SLA claims (seed 003 ch3).
 
-use agents::broker::{Submission, UserBroker, UserJob};
+use agents::broker::{Claims, FirstClaim, OnRefusal, Submission, UserBroker, UserJob};
 use agents::gateway::{Dispatch, Gateway};
 use agents::ledger::{Account, Reason};
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
-use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo, SlaRule};
 use agents::report::JobOutcome;
 use agents::sim::{AgentId, Runtime, SimTime};
 use agents::testbed::{TestBed, expect};
@@ -134,7 +134,7 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
             let j = JobSpec { deadline: Some(t(250.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
             let broker = UserBroker::new(
                 vec![UserJob { submit: t(0.0), spec: j }],
-                Submission::Personalised { providers: infos.clone(), round: 50.0 },
+                Submission::Personalised { providers: infos.clone(), round: 50.0, claims: Default::default() },
             );
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
@@ -167,6 +167,48 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
 }
 
 #[test]
+fn test_personalised_brokers_as_garg_ch3_reads() {
+    for rt in [Runtime::Inline, Runtime::Actix { threads: 2 }] {
+        let mut tb = TestBed::new(1);
+        tb.runtime(rt);
+        // Two 8-PE providers that grant only the first claim of an instant (Garg 2010 §3.6).
+        let infos: Vec<ProviderInfo> = [("cheap", 1.0), ("dear", 2.0)]
+            .map(|(name, price)| {
+                let id = tb.agent(name, "provider", provider(8, 1.0, price).with_sla(SlaRule::First));
+                ProviderInfo { id, pes: 8, speed: 1.0, price }
+            })
+            .to_vec();
+        // Three users submit a 2-PE job of 100 s at t = 5, 10, 15; they claim at the ends of 50 s rounds, and a
+        // refused one claims the lowest price again.
+        let claims = Claims { first: FirstClaim::NextRound, refused: OnRefusal::Cheapest };
+        for u in 0..3u64 {
+            let j = JobSpec { deadline: Some(t(1000.0)), ..job(u + 1, AgentId::ENV, 2, 100.0) };
+            let submission = Submission::Personalised { providers: infos.clone(), round: 50.0, claims };
+            let broker = UserBroker::new(vec![UserJob { submit: t(5.0 * (u + 1) as f64), spec: j }], submission);
+            tb.agent(&format!("user-{u}"), "broker", broker);
+        }
+        tb.run_to_quiescence().unwrap();
+        // Each round the cheap provider grants one claim though PEs are left; nobody moves to the dear one.
+        tb.assert_in_order(&[
+            expect("market.sla_request").from("user-0").to("cheap").at(50.0),
+            expect("market.sla_request").from("user-1").to("cheap").at(50.0),
+            expect("market.sla_request").from("user-2").to("cheap").at(50.0),
+            expect("market.sla_accept").from("cheap").to("user-0").at(50.0),
+            expect("market.sla_fail").from("cheap").to("user-1").at(50.0),
+            expect("market.sla_fail").from("cheap").to("user-2").at(50.0),
+            expect("market.sla_request").from("user-1").to("cheap").at(100.0),
+            expect("market.sla_request").from("user-2").to("cheap").at(100.0),
+            expect("market.sla_accept").from("cheap").to("user-1").at(100.0),
+            expect("market.sla_fail").from("cheap").to("user-2").at(100.0),
+            expect("market.sla_request").from("user-2").to("cheap").at(150.0),
+            expect("market.sla_accept").from("cheap").to("user-2").at(150.0),
+            expect("job.completed").from("cheap").to("user-2").at(250.0),
+        ]);
+        tb.assert_none(&expect("market.sla_request").to("dear"));
+    }
+}
+
+#[test]
 fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
     let mut tb = TestBed::new(1);
     let only = tb.agent("only", "provider", provider(4, 1.0, 1.0));
@@ -176,7 +218,7 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         let j = JobSpec { deadline: Some(t(120.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
         let b = UserBroker::new(
             vec![UserJob { submit: t(0.0), spec: j }],
-            Submission::Personalised { providers: infos.clone(), round: 50.0 },
+            Submission::Personalised { providers: infos.clone(), round: 50.0, claims: Default::default() },
         );
         users.push(tb.agent(&format!("user-{u}"), "broker", b));
     }

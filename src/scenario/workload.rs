@@ -93,6 +93,11 @@ pub struct RawWorkload {
     pub deadline: Option<toml::Value>,
     /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (seed 003's relaxed budget).
     pub budget_price: Option<Price>,
+    /// Metabroker: the variation of the number of tasks, its standard deviation over its mean 5: a fraction in
+    /// (0, 1], or `[low, high]` to draw each job's own uniformly from that range (Garg 2010 §3.5 and §4.3.1: "10-50%
+    /// variations in the number of tasks (using Gaussian distribution)", i.e. `[0.1, 0.5]`). Default 0.3.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub task_variation: Option<toml::Value>,
     /// Lease types (seed 000 ch3), drawn per job: the fraction of local requests; the others are external.
     pub local_fraction: Option<Fraction>,
     /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
@@ -164,7 +169,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 14] = [
+const MODEL_KEYS: [(&str, &[Model]); 15] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -179,6 +184,7 @@ const MODEL_KEYS: [(&str, &[Model]); 14] = [
     ("runtime", &[Model::Poisson]),
     ("pes", &[Model::Poisson]),
     ("file", &[Model::Swf, Model::Gwf]),
+    ("task-variation", &[Model::Metabroker]),
 ];
 
 /// Largest factor of `dc-deadline-factor` and of `deadline = [low, high]`.
@@ -227,6 +233,9 @@ impl WorkloadPlan {
         }
         if let Some(d) = &raw.deadline {
             deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
+        }
+        if let Some(v) = &raw.task_variation {
+            task_variation(v).map_err(|m| ("task-variation".to_string(), m))?;
         }
         if let Some(f) = raw.dc_deadline_factor
             && f.0 > MAX_DEADLINE_FACTOR
@@ -348,7 +357,8 @@ impl WorkloadPlan {
                     Some("relaxed") => DeadlineSlack::Relaxed,
                     _ => DeadlineSlack::Tight,
                 };
-                let mut model = MetaBrokerJobModel::new(slack, 0.3);
+                let variation = raw.task_variation.as_ref().map_or(Ok([0.3, 0.3]), task_variation)?;
+                let mut model = MetaBrokerJobModel::new(slack, variation);
                 if let Limit::Jobs(n) = limit {
                     model.jobs = n;
                 }
@@ -441,6 +451,20 @@ fn deadline_rule(v: &toml::Value) -> Result<DeadlineRule, String> {
     }
 }
 
+/// The range of task-count variations `task-variation` gives: a fraction, or `[low, high]`, within (0, 1].
+fn task_variation(v: &toml::Value) -> Result<[f64; 2], String> {
+    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    let fraction = |x: f64| 0.0 < x && x <= 1.0;
+    let range = match v {
+        toml::Value::Array(a) if a.len() == 2 => number(&a[0]).zip(number(&a[1])).map(|(lo, hi)| [lo, hi]),
+        other => number(other).map(|x| [x, x]),
+    };
+    match range {
+        Some([lo, hi]) if fraction(lo) && fraction(hi) && lo <= hi => Ok([lo, hi]),
+        _ => Err(format!("expected a fraction in (0, 1] or [low, high] with 0 < low <= high <= 1, found {v}")),
+    }
+}
+
 /// The Lublin parameters the keys give; an error is (the key at fault, why).
 fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, (String, String)> {
     fn at(key: &'static str) -> impl Fn(crate::workload::WorkloadError) -> (String, String) {
@@ -519,6 +543,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "runtime" => raw.runtime.is_some(),
         "pes" => raw.pes.is_some(),
         "file" => raw.file.is_some(),
+        "task-variation" => raw.task_variation.is_some(),
         "clamp" => raw.clamp,
         "max-pes" => raw.max_pes.is_some(),
         "local-fraction" => raw.local_fraction.is_some(),

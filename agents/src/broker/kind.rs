@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{AuctionChoice, ExchangeStrategy, Submission, Trade, UserBroker};
+use super::{AuctionChoice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::kind::KIND as METABROKER;
@@ -39,6 +39,8 @@ impl AgentKind for BrokerKind {
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (seed 003 ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
+            Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
+            Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
         ]
     }
 
@@ -81,6 +83,16 @@ pub struct RawBroker {
     /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds
     /// advance the clock).
     pub round: Option<Interval>,
+    /// Personalised mode: when a job first claims, "on-submit" (default; a refused one retries a round after the
+    /// refusal) or "next-round" (at the end of the round it is submitted in, rounds ending at multiples of `round`
+    /// like a meta-broker's intervals, and so do the retries).
+    #[schemars(with = "Option<String>")]
+    pub first_claim: Option<FirstClaim>,
+    /// Personalised mode: where a refused job claims next, "next-cheapest" (the cheapest feasible provider that has
+    /// not refused it yet; default) or "cheapest" (the cheapest feasible one again: Garg 2010 §3.6, "the same
+    /// situation with reduced users").
+    #[schemars(with = "Option<String>")]
+    pub on_refusal: Option<OnRefusal>,
     /// Exchange mode (Garg 2010 ch 8): the exchange the brokers trade on, for a lease or in an auction.
     pub exchange: Option<String>,
     /// Exchange mode: "lease" (the cheapest affordable commodity slot; default) or "bid" (in an auction).
@@ -114,6 +126,12 @@ impl RawGroup for RawBroker {
 
 impl RawBroker {
     fn target(&self, cx: &CheckCx<'_>) -> Result<Target, Invalid> {
+        let claims = [("first-claim", self.first_claim.is_some()), ("on-refusal", self.on_refusal.is_some())];
+        if self.personalised.is_none()
+            && let Some((key, _)) = claims.iter().find(|k| k.1)
+        {
+            return Err(Invalid::at(*key, "a key of personalised brokers, but `personalised` is not given"));
+        }
         if let Some(exchange) = &self.exchange {
             if self.submit_to.is_some() || self.personalised.is_some() || self.metabroker.is_some() {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
@@ -152,7 +170,11 @@ impl RawBroker {
                 if providers.is_empty() {
                     return Err(Invalid::at("personalised", "expected at least one provider"));
                 }
-                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0) })
+                let claims = Claims {
+                    first: self.first_claim.unwrap_or_default(),
+                    refused: self.on_refusal.unwrap_or_default(),
+                };
+                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims })
             }
             (Some(_), Some(_)) => Err(Invalid::at("", "give either `submit-to` or `personalised`, not both")),
             (None, None) => {
@@ -175,6 +197,8 @@ pub enum Target {
         providers: Vec<Members>,
         /// Round length [s].
         round: f64,
+        /// When they claim, and where after a refusal.
+        claims: Claims,
     },
     /// On this exchange, with this strategy.
     Exchange(String, ExchangeStrategy),
@@ -200,13 +224,14 @@ impl GroupSpec for BrokerSpec {
         let submission = match &self.target {
             Target::Direct(to) => Submission::Direct { to: cx.id(to)? },
             Target::MetaBroker(to) => Submission::MetaBroker { to: cx.id(to)? },
-            Target::Personalised { providers, round } => Submission::Personalised {
+            Target::Personalised { providers, round, claims } => Submission::Personalised {
                 providers: providers
                     .iter()
                     .flat_map(Members::names)
                     .map(|p| cx.provider(&p))
                     .collect::<Result<_, _>>()?,
                 round: *round,
+                claims: *claims,
             },
             Target::Exchange(to, strategy) => Submission::Exchange { to: cx.id(to)?, strategy: strategy.clone() },
         };

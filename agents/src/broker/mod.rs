@@ -8,11 +8,13 @@
 //!   (`Job::SubmitReserved`) and pays the provider on completion (`Market::Payment`).
 //! - **personalised** (seed 003 ch3, the baseline of the meta-broker): at every round the broker independently
 //!   sends `Market::SlaRequest` for each pending job to the cheapest provider that is feasible for it (enough PEs,
-//!   the deadline reachable if started now, the budget sufficient) and has not refused it yet; a provider grants
-//!   only claims it can start at once (`SlaAccept`), others get `SlaFail` and retry next round; a job is dropped
-//!   when no provider can meet its deadline any more. [INTERP] The thesis does not say whether a refused broker
-//!   retries the same provider; here it moves on to the next cheapest, so contention repeats among the remaining
-//!   users as the thesis describes.
+//!   the deadline reachable if started now, the budget sufficient); a provider grants only claims it can start at
+//!   once (`SlaAccept`; see `SlaRule` for whether it grants more than the first of an instant), others get
+//!   `SlaFail` and retry next round; a job is dropped when no provider can meet its deadline any more. [INTERP] The
+//!   thesis does not say when a broker first claims nor whether a refused broker retries the same provider
+//!   ([`Claims`]): by default a job claims when submitted and a refused one moves on to the next cheapest provider
+//!   that has not refused it; Garg (2010) §3.6 reads as claims at the ends of rounds ("the same situation with
+//!   reduced users as compared to previous schedule") at the lowest price again.
 
 mod exchange;
 pub mod kind;
@@ -56,6 +58,8 @@ pub enum Submission {
         providers: Vec<ProviderInfo>,
         /// Round length [s] (the thesis's scheduling interval, 50 s).
         round: f64,
+        /// When it claims, and where after a refusal.
+        claims: Claims,
     },
     /// On a market exchange (Garg 2010 ch 8): discover, then lease at a posted price or bid in an auction, and
     /// submit to the reserved slot of the ticket.
@@ -65,6 +69,41 @@ pub enum Submission {
         /// How it trades.
         strategy: ExchangeStrategy,
     },
+}
+
+/// How a personalised broker claims (Garg 2010 ch3); the defaults are the simulator's first reading, the other
+/// values Garg (2010) §3.5–3.6's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// When a job first claims.
+    pub first: FirstClaim,
+    /// Where a refused job claims next.
+    pub refused: OnRefusal,
+}
+
+/// When a personalised broker's job first claims a provider.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FirstClaim {
+    /// When it is submitted; a refused one retries a round after the refusal.
+    #[default]
+    OnSubmit,
+    /// At the end of the round it is submitted in (rounds end at multiples of the round length, like the
+    /// meta-broker's scheduling intervals), as do the retries: the brokers' claims of a round meet at once.
+    NextRound,
+}
+
+/// Where a refused job of a personalised broker claims next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnRefusal {
+    /// The cheapest feasible provider that has not refused it yet (all of them again once each has).
+    #[default]
+    NextCheapest,
+    /// The cheapest feasible provider again, refused or not: "each of the brokers tries to schedule an application
+    /// on a resource provider with the lowest price" (Garg 2010 §3.5), and failed claims are "re-submitted by the
+    /// personalised broker that would result in the same situation with reduced users" (§3.6).
+    Cheapest,
 }
 
 /// A job as the broker tracks it.
@@ -173,9 +212,33 @@ impl UserBroker {
             self.next += 1;
         }
         self.discover_unsent(ctx);
-        // Personalised mode: a new job claims at once; retries wait for the next round.
-        self.claim(first..self.next, ctx);
+        // Personalised mode: a new job claims at once, or at the end of the round; retries wait for the next round.
+        if let Submission::Personalised { claims, .. } = self.submission {
+            match claims.first {
+                FirstClaim::OnSubmit => self.claim(first..self.next, ctx),
+                FirstClaim::NextRound if first < self.next => self.arm_round(ctx),
+                FirstClaim::NextRound => {}
+            }
+        }
         self.schedule_next_submission(ctx);
+    }
+
+    /// Personalised mode: wakes for the next round, unless already waiting for one: a round after now, or at the
+    /// next multiple of the round length with [`FirstClaim::NextRound`].
+    fn arm_round(&mut self, ctx: &mut Ctx<'_>) {
+        let Submission::Personalised { round, claims, .. } = self.submission else { return };
+        if self.round_pending {
+            return;
+        }
+        self.round_pending = true;
+        let delay = match claims.first {
+            FirstClaim::OnSubmit => round,
+            FirstClaim::NextRound => {
+                let now = ctx.now().secs();
+                ((now / round).floor() + 1.0) * round - now
+            }
+        };
+        ctx.wake_in(delay, TimerMsg::Round { n: 0 });
     }
 
     /// Personalised mode, at the start of a round: every pending job claims again.
@@ -187,7 +250,7 @@ impl UserBroker {
     /// Personalised mode: one claim per pending job of `range` at its cheapest feasible provider that has not
     /// refused it (all of them again once each has refused); a job with no feasible provider left is dropped.
     fn claim(&mut self, range: std::ops::Range<usize>, ctx: &mut Ctx<'_>) {
-        let Submission::Personalised { providers, .. } = &self.submission else { return };
+        let Submission::Personalised { providers, claims, .. } = &self.submission else { return };
         let now = ctx.now();
         for t in self.jobs[range].iter_mut() {
             if t.record.outcome != JobOutcome::Pending || t.claiming {
@@ -214,11 +277,14 @@ impl UserBroker {
                     .min_by(|a, b| a.price.total_cmp(&b.price).then(a.id.cmp(&b.id)))
                     .map(|p| p.id)
             };
-            // Every feasible provider refused once: start over with all of them.
-            let choice = cheapest(&t.refused).or_else(|| {
-                t.refused.clear();
-                cheapest(&[])
-            });
+            let choice = match claims.refused {
+                OnRefusal::Cheapest => cheapest(&[]),
+                // Every feasible provider refused once: start over with all of them.
+                OnRefusal::NextCheapest => cheapest(&t.refused).or_else(|| {
+                    t.refused.clear();
+                    cheapest(&[])
+                }),
+            };
             if let Some(p) = choice {
                 t.claiming = true;
                 ctx.send(p, Msg::Market(MarketMsg::SlaRequest(Box::new(spec.clone()))));
@@ -286,17 +352,11 @@ impl UserBroker {
     }
 
     fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
-        let round_pending = self.round_pending;
         let Some(t) = self.tracked(job) else { return };
         t.claiming = false;
         if !granted {
             t.refused.push(from);
-            if !round_pending {
-                self.round_pending = true;
-                if let Submission::Personalised { round, .. } = self.submission {
-                    ctx.wake_in(round, TimerMsg::Round { n: 0 });
-                }
-            }
+            self.arm_round(ctx);
         }
     }
 }

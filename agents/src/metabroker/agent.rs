@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
-use super::{App, MgnSolver, Params, Schedule, SchedulingPolicy, Site, Snapshot, schedule_with};
+use super::{App, GreedyRank, MgnSolver, Params, Schedule, SchedulingPolicy, Site, Snapshot, schedule_with};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -104,6 +104,12 @@ impl MetaBroker {
     /// Solves the MGN relaxation (policies lp, mmc, lpga) with `solver` instead of the transportation solver.
     pub fn with_solver(mut self, solver: MgnSolver) -> MetaBroker {
         self.params.mgn_solver = solver;
+        self
+    }
+
+    /// Ranks sites by `rank` in the greedy policy (and HGA's seed) instead of by cost.
+    pub fn with_greedy_rank(mut self, rank: GreedyRank) -> MetaBroker {
+        self.params.greedy = rank;
         self
     }
 

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::agent::MetaBroker;
-use super::{MgnSolver, SchedulingPolicy};
+use super::{GreedyRank, MgnSolver, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::Interval;
 use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
@@ -41,6 +41,7 @@ impl AgentKind for MetaBrokerKind {
         vec![
             Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "seed 003 ch4"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
+            Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
         ]
     }
 
@@ -83,6 +84,12 @@ pub struct RawMetaBroker {
     #[serde(default)]
     #[schemars(with = "String")]
     pub solver: MgnSolver,
+    /// What the greedy policy (and HGA's seed) ranks sites by: "cost" (the application's cost there, price ×
+    /// runtime / speed; default) or "price" (the price per CPU-second, as Garg 2010 §3.5 words it: "a resource
+    /// provider with the lowest price"). They differ only between sites of different speeds.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub greedy: GreedyRank,
     /// The provider groups (or members) it schedules on; `["*"]` means every provider.
     pub providers: Vec<String>,
 }
@@ -102,7 +109,8 @@ impl RawGroup for RawMetaBroker {
             return Err(Invalid::at("providers", "expected at least one provider"));
         }
         let interval = self.interval.map_or(50.0, |i| i.0);
-        Ok(Box::new(MetaBrokerSpec { providers, policy: self.policy, interval, solver: self.solver }))
+        let (policy, solver, greedy) = (self.policy, self.solver, self.greedy);
+        Ok(Box::new(MetaBrokerSpec { providers, policy, interval, solver, greedy }))
     }
 }
 
@@ -117,12 +125,16 @@ pub struct MetaBrokerSpec {
     pub interval: f64,
     /// Solver of the MGN relaxation.
     pub solver: MgnSolver,
+    /// What greedy ranks sites by.
+    pub greedy: GreedyRank,
 }
 
 impl GroupSpec for MetaBrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.providers.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;
-        Ok(Box::new(MetaBroker::new(self.policy, self.interval, members).with_solver(self.solver)))
+        Ok(Box::new(
+            MetaBroker::new(self.policy, self.interval, members).with_solver(self.solver).with_greedy_rank(self.greedy),
+        ))
     }
 }

@@ -8,7 +8,8 @@
 //! what it cannot place (the dummy provider).
 //!
 //! Policies ([`SchedulingPolicy`]), all pure functions of a [`Snapshot`] and a seed:
-//! - Greedy ([`mod@greedy`]): first come, first served, each application on its cheapest feasible site.
+//! - Greedy ([`mod@greedy`]): first come, first served, each application on its cheapest feasible site (by cost, or
+//!   by price as chapter 3 words it: [`GreedyRank`]).
 //! - LP ([`mod@lp`]): the LP/IP for MGN (multi-grid-node, bag-of-tasks) applications, §4.2.1, solved exactly as a
 //!   transportation problem; applications may be split across sites.
 //! - MMC = Modified MinCost ([`mincost`], Alg. 4.1): the MGN relaxation turned into a feasible schedule for SGN
@@ -34,7 +35,7 @@ pub(crate) mod tests;
 use serde::{Deserialize, Serialize};
 
 pub use ga::{GaParams, genetic};
-pub use greedy::greedy;
+pub use greedy::{GreedyRank, greedy, greedy_by};
 #[cfg(feature = "highs")]
 pub use lp::sgn_ip_highs;
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
@@ -71,6 +72,8 @@ pub struct Params {
     pub mgn_solver: MgnSolver,
     /// GA parameters (GA, LPGA, HGA).
     pub ga: GaParams,
+    /// What the greedy policy (and HGA's seed) ranks sites by: cost by default.
+    pub greedy: GreedyRank,
 }
 
 /// Runs `policy` on `snapshot` with the default [`Params`]; deterministic for a given `rng_seed`.
@@ -92,7 +95,7 @@ pub fn schedule_with(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u6
         })
     };
     let mut schedule = match policy {
-        SchedulingPolicy::Greedy => greedy(&problem),
+        SchedulingPolicy::Greedy => greedy_by(&problem, params.greedy),
         SchedulingPolicy::Lp => relaxation(),
         SchedulingPolicy::Mmc => modified_min_cost(&problem, &relaxation()),
         SchedulingPolicy::Ga => genetic(&problem, None, &params.ga, rng_seed),
@@ -100,7 +103,7 @@ pub fn schedule_with(policy: SchedulingPolicy, snapshot: &Snapshot, rng_seed: u6
             let mmc = modified_min_cost(&problem, &relaxation());
             genetic(&problem, Some(&mmc), &params.ga, rng_seed)
         }
-        SchedulingPolicy::Hga => genetic(&problem, Some(&greedy(&problem)), &params.ga, rng_seed),
+        SchedulingPolicy::Hga => genetic(&problem, Some(&greedy_by(&problem, params.greedy)), &params.ga, rng_seed),
     };
     schedule.fallback = fallback;
     schedule

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
 use super::scheduler::{Partitioning, SchedulerPolicy};
-use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell};
+use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
@@ -45,6 +45,7 @@ impl AgentKind for ProviderKind {
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
             Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "seed 000 ch3"),
+            Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
         ]
     }
 
@@ -156,6 +157,12 @@ pub struct RawProvider {
     pub partitions: Option<Vec<PositiveInt>>,
     /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
     pub borrowing: Option<bool>,
+    /// Which claims of personalised brokers it grants: "capacity" (every claim it can start at once; default) or
+    /// "first" (only the first claim of an instant, the others fail even if PEs are left: Garg 2010 §3.6, "the
+    /// resource owner would select only the first user and would send a fail SLA for all other users").
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub sla: SlaRule,
     /// Sells its free slots on this exchange (Garg 2010 ch 8), besides serving whoever submits to it.
     pub exchange: Option<String>,
     /// On the exchange: "lease" (at its price; default), "market" (asks at its price in the exchange's call
@@ -303,7 +310,7 @@ impl RawGroup for RawProvider {
                 Some(Trading { exchange, sell, interval, horizon, lease })
             }
         };
-        Ok(Box::new(ProviderSpec { config, draws, trading }))
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla }))
     }
 }
 
@@ -331,6 +338,8 @@ pub struct ProviderSpec {
     pub draws: Draws,
     /// How it sells on an exchange, if it does.
     pub trading: Option<Trading>,
+    /// Which SLA claims of personalised brokers it grants.
+    pub sla: SlaRule,
 }
 
 /// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
@@ -377,7 +386,7 @@ impl GroupSpec for ProviderSpec {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        let provider = Provider::new(config);
+        let provider = Provider::new(config).with_sla(self.sla);
         Ok(Box::new(match &self.trading {
             None => provider,
             Some(t) => provider.selling_on(ExchangeTrading {

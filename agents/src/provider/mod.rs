@@ -79,6 +79,19 @@ pub struct ProviderConfig {
     pub preemptive_priority: bool,
 }
 
+/// Which claims of personalised brokers (`Market::SlaRequest`, Garg 2010 ch3) a provider grants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlaRule {
+    /// Every claim it can start at once, while its free PEs last.
+    #[default]
+    Capacity,
+    /// Only the first claim of an instant, if it can start at once; the others of that instant fail even if PEs
+    /// are left: Garg (2010) §3.6, "the resource owner would select only the first user and would send a fail SLA
+    /// for all other users".
+    First,
+}
+
 /// What becomes of a cancelled best-effort lease. [NOTE] seed 000 leaves it open (§3.2 of the digest).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -181,6 +194,9 @@ pub struct Provider {
     prepaid: BTreeSet<u64>,
     /// How it sells on an exchange, and its standing there.
     exchange: Option<(ExchangeTrading, trading::Session)>,
+    /// Which SLA claims it grants, and when it last granted one.
+    sla: SlaRule,
+    sla_granted: Option<SimTime>,
 }
 
 /// What contention cost, for the metrics of seed 000 ch3.
@@ -237,7 +253,15 @@ impl Provider {
             arrivals: Vec::new(),
             prepaid: BTreeSet::new(),
             exchange: None,
+            sla: SlaRule::Capacity,
+            sla_granted: None,
         }
+    }
+
+    /// A provider that grants the SLA claims of personalised brokers by `rule` (default: while its PEs last).
+    pub fn with_sla(mut self, rule: SlaRule) -> Provider {
+        self.sla = rule;
+        self
     }
 
     /// A provider that also sells its free slots on an exchange.

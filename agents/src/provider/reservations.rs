@@ -2,22 +2,26 @@
 //! reserved slots, and the meta-brokers' free-slot queries.
 
 use super::scheduler::{ReservationId, ReservationRequest, Started};
-use super::{LocalJob, Provider, ProviderConfig};
+use super::{LocalJob, Provider, ProviderConfig, SlaRule};
 use crate::model::JobId;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, TimerMsg};
 use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
     /// Personalised-broker claim (seed 003 ch3): granted only if the job can start right now, so the first
-    /// claim on free capacity wins and later ones get `SlaFail`.
+    /// claim on free capacity wins and later ones get `SlaFail`; under [`SlaRule::First`], only the first claim of
+    /// the instant may be granted.
     pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
-        let can_start_now = self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
+        let first = self.sla == SlaRule::Capacity || self.sla_granted != Some(now);
+        let can_start_now =
+            first && self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
         let (id, owner) = (job.id, job.owner);
         match can_start_now.then(|| self.admit(job, ctx.now())) {
             Some(Ok(started)) => {
                 self.accepted += 1;
+                self.sla_granted = Some(now);
                 ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
                 self.start(started, ctx);
             }
