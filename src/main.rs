@@ -252,9 +252,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Whether a target or check of `result` fails, or with `strict` is inconclusive.
+/// Whether a target or check of `result` fails, or with `strict` is inconclusive (documented conflicts are not
+/// scored).
 fn fails(result: &StudyResult, strict: bool) -> bool {
-    result.verdicts.iter().chain(&result.checks).any(|v| match v.outcome {
+    result.verdicts.iter().chain(&result.checks).filter(|v| v.scored()).any(|v| match v.outcome {
         Outcome::Pass => false,
         Outcome::Fail => true,
         Outcome::Inconclusive => strict,

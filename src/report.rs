@@ -81,33 +81,54 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     out
 }
 
-/// How many of `verdicts` passed, failed and were inconclusive.
+/// How many of the scored `verdicts` passed, failed and were inconclusive (documented conflicts are not scored).
 pub fn tally(verdicts: &[Verdict]) -> [usize; 3] {
-    let count = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count();
+    let count = |o: Outcome| verdicts.iter().filter(|v| v.scored() && v.outcome == o).count();
     [count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Inconclusive)]
 }
 
 /// "3 of 5 targets pass, 1 FAIL, 1 inconclusive", marked indicative for `--quick` (not for sanity checks, which
-/// hold on every run whatever its size).
+/// hold on every run whatever its size), then "; 2 documented conflicts (not scored)" if there are any.
 pub fn tally_line(noun: &str, verdicts: &[Verdict], quick: bool) -> String {
-    if verdicts.is_empty() {
-        return format!("no {noun}");
+    let scored = verdicts.iter().filter(|v| v.scored()).count();
+    let mut line = if scored == 0 {
+        format!("no {noun}")
+    } else {
+        let [pass, fail, inconclusive] = tally(verdicts);
+        let quick = if quick { " (--quick: indicative)" } else { "" };
+        format!("{pass} of {scored} {noun} pass, {fail} FAIL, {inconclusive} inconclusive{quick}")
+    };
+    match verdicts.len() - scored {
+        0 => {}
+        1 => line.push_str("; 1 documented conflict (not scored)"),
+        n => line.push_str(&format!("; {n} documented conflicts (not scored)")),
     }
-    let [pass, fail, inconclusive] = tally(verdicts);
-    let quick = if quick { " (--quick: indicative)" } else { "" };
-    format!("{pass} of {} {noun} pass, {fail} FAIL, {inconclusive} inconclusive{quick}", verdicts.len())
+    line
 }
 
-/// The targets and the sanity checks of a study, each table under its tally (nothing for a study without them).
+/// The targets, the documented conflicts and the sanity checks of a study, each table under its tally (nothing for
+/// a study without them).
 pub fn verdict_tables(study: &Study, result: &StudyResult) -> String {
     let mut out = String::new();
     if !result.verdicts.is_empty() {
         let _ = writeln!(out, "{}", tally_line("targets", &result.verdicts, study.quick));
-        let mut rows = vec![["target", "source", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
-        for v in &result.verdicts {
-            rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict(study.quick)]);
+        let (scored, conflicts): (Vec<&Verdict>, Vec<&Verdict>) = result.verdicts.iter().partition(|v| v.scored());
+        if !scored.is_empty() {
+            let mut rows = vec![["target", "source", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
+            for v in scored {
+                rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict(study.quick)]);
+            }
+            out.push_str(&table(&rows));
         }
-        out.push_str(&table(&rows));
+        if !conflicts.is_empty() {
+            let _ = writeln!(out, "documented conflicts (the source contradicts itself: reported, not scored)");
+            let mut rows = vec![["target", "conflict", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
+            for v in conflicts {
+                let conflict = v.conflict.clone().unwrap_or_default();
+                rows.push(vec![v.target.clone(), conflict, v.measured.clone(), v.verdict(study.quick)]);
+            }
+            out.push_str(&table(&rows));
+        }
     }
     if !result.checks.is_empty() {
         let _ = writeln!(out, "{}", tally_line("sanity checks", &result.checks, false));
@@ -139,9 +160,11 @@ fn table(rows: &[Vec<String>]) -> String {
 const VERDICT_RULES: &str = "A target is a claim of a source. A value or a range passes when the whole 95% confidence \
 interval of the mean lies inside its band and fails when the interval lies wholly outside it; an order, a relative \
 difference or a difference to another file is judged the same way on the interval of the paired differences on common \
-seeds (an order claims a difference: a tie on every seed fails). Anything else, or fewer than 2 replications, is \
-inconclusive: it needs more replications. Sanity checks hold by construction on every run; they are not targets and \
-are not counted among them.\n\n";
+seeds (an order claims a difference: a tie on every seed fails), and a mean difference over the sweep points on the \
+t interval across the points (one difference per point, as a paper's t-test over its points). Anything else, or fewer \
+than 2 replications (2 points), is inconclusive: it needs more replications. A documented conflict is a target on \
+which the source contradicts itself: it is judged and shown, but not scored. Sanity checks hold by construction on \
+every run; they are not targets and are not counted among them.\n\n";
 
 /// Writes `report.md` and the charts of a reproduced family into `out`; returns the Markdown.
 pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: &Path) -> std::io::Result<String> {
@@ -164,12 +187,29 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
         let esc = |t: &str| t.replace('|', "\\|");
         if !result.verdicts.is_empty() {
             let _ = writeln!(md, "{}\n", tally_line("targets", &result.verdicts, study.quick));
-            md.push_str("| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n");
-            for v in &result.verdicts {
-                let cells = [&v.target, &v.source, &v.tolerance, &v.measured].map(|c| esc(c));
-                let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
+            let (scored, conflicts): (Vec<&Verdict>, Vec<&Verdict>) = result.verdicts.iter().partition(|v| v.scored());
+            if !scored.is_empty() {
+                md.push_str(
+                    "| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                );
+                for v in scored {
+                    let cells = [&v.target, &v.source, &v.tolerance, &v.measured].map(|c| esc(c));
+                    let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
+                }
+                md.push('\n');
             }
-            md.push('\n');
+            if !conflicts.is_empty() {
+                md.push_str(
+                    "Documented conflicts: the source contradicts itself on these claims; reported, not scored.\n\n",
+                );
+                md.push_str("| target | source | conflict | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n");
+                for v in conflicts {
+                    let conflict = v.conflict.clone().unwrap_or_default();
+                    let cells = [&v.target, &v.source, &conflict, &v.measured].map(|c| esc(c));
+                    let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
+                }
+                md.push('\n');
+            }
         }
         if !result.checks.is_empty() {
             let _ = writeln!(md, "{} (not targets)\n", tally_line("sanity checks", &result.checks, false));

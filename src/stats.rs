@@ -136,6 +136,29 @@ pub fn relative_difference(a: &[f64], b: &[f64]) -> f64 {
     (ma - mb) / mb.abs()
 }
 
+/// Difference of the means of two independent samples, `mean(a) - mean(b)`, with Welch's 95% interval: for
+/// comparing two sets of values that cannot be paired (e.g. one value per sweep point of two different sweeps).
+///
+/// `n` is the number of values in both, `std` the standard error of the difference, `sqrt(s_a²/n_a + s_b²/n_b)`,
+/// and `ci95` that error times the t quantile at the Welch–Satterthwaite degrees of freedom, rounded down (a wider,
+/// conservative interval); 0 when both samples are constant. NaN (an undefined interval) when either sample has
+/// fewer than 2 values. `min` and `max` are NaN: a difference of means has no values of its own.
+pub fn welch_difference(a: &[f64], b: &[f64]) -> Summary {
+    let (x, y) = (Welford::over(a), Welford::over(b));
+    let (va, vb) = (x.sample_variance() / x.n as f64, y.sample_variance() / y.n as f64);
+    let se = (va + vb).sqrt();
+    let ci95 = if x.n < 2 || y.n < 2 {
+        f64::NAN
+    } else if se == 0.0 {
+        0.0
+    } else {
+        // At least min(n_a, n_b) - 1 >= 1.
+        let df = (va + vb).powi(2) / (va * va / (x.n - 1) as f64 + vb * vb / (y.n - 1) as f64);
+        student_t_975(df.floor().max(1.0) as usize) * se
+    };
+    Summary { n: x.n + y.n, mean: x.mean() - y.mean(), std: se, ci95, min: f64::NAN, max: f64::NAN }
+}
+
 /// The 0.975 quantile of Student's t distribution with `df` degrees of freedom, the factor of a two-sided 95%
 /// confidence interval; e.g. 12.706205 for `df = 1`, tending to 1.959964 as `df` grows. NaN for `df = 0`.
 ///
@@ -368,6 +391,22 @@ mod tests {
             assert!(json.contains(key), "{json} lacks {key}");
         }
         assert!(serde_json::to_string(&Summary::of(&[])).expect("serializable").contains("\"mean\":null"));
+    }
+
+    #[test]
+    fn welch_difference_matches_a_worked_example() {
+        // Means 20 and 14, variances 10 and 6 over 5 and 4 values: se² = 2 + 1.5 = 3.5, and the Welch-Satterthwaite
+        // df = 3.5² / (2²/4 + 1.5²/3) = 12.25 / 1.75 = 7 exactly.
+        let a = [16.0, 18.0, 20.0, 22.0, 24.0];
+        let b = [11.0, 14.0, 14.0, 17.0];
+        let d = welch_difference(&a, &b);
+        assert_eq!((d.n, d.mean), (9, 6.0));
+        assert!(close(d.std, 3.5f64.sqrt(), 1e-12));
+        assert!(close(d.ci95, 2.364_624_251_592_785 * 3.5f64.sqrt(), 1e-9), "{d:?}");
+        // Constant samples differ by exactly their means; one value says nothing about the spread.
+        assert_eq!(welch_difference(&[3.0, 3.0], &[1.0, 1.0, 1.0]).ci95, 0.0);
+        assert!(welch_difference(&[3.0], &[1.0, 2.0]).ci95.is_nan());
+        assert!(welch_difference(&[], &[1.0, 2.0]).mean.is_nan());
     }
 
     #[test]

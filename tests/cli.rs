@@ -454,8 +454,9 @@ fn run_reports_targets_and_sanity_checks_apart_and_exits_by_their_verdicts() {
     assert!(row("jobs.total: fcfs ≥ easy ≥ conservative ", "  pass"), "{text}");
 
     let expectations = read_string(&tmp.join("out/expectations.csv"));
-    assert!(expectations.starts_with("target,source,tolerance,measured,verdict\n"), "{expectations}");
-    let verdicts: Vec<&str> = expectations.lines().skip(1).map(|l| l.rsplit(',').next().unwrap()).collect();
+    assert!(expectations.starts_with("target,source,tolerance,measured,verdict,conflict\n"), "{expectations}");
+    // The last column, `conflict`, is empty for a scored target.
+    let verdicts: Vec<&str> = expectations.lines().skip(1).map(|l| l.rsplit(',').nth(1).unwrap()).collect();
     assert_eq!(verdicts, ["pass", "pass", "pass", "inconclusive", "inconclusive", "inconclusive"]);
     assert!(expectations.contains(",\"narrower than the 95% CI of a few replications, so inconclusive\","));
     assert!(!expectations.contains("jobs.total"), "a sanity check is not a target:\n{expectations}");
@@ -470,7 +471,7 @@ fn run_reports_targets_and_sanity_checks_apart_and_exits_by_their_verdicts() {
     let o = run(&["run", TINY_FAIL, "--quiet", "--out", &tmp.arg("fail")]);
     assert_exit(&o, 1, "run: a failed target");
     assert!(stdout(&o).contains("0 of 1 targets pass, 1 FAIL, 0 inconclusive\n"), "{}", stdout(&o));
-    assert!(read_string(&tmp.join("fail/expectations.csv")).ends_with(",FAIL\n"));
+    assert!(read_string(&tmp.join("fail/expectations.csv")).ends_with(",FAIL,\n"));
     let o = run(&["run", TINY_FAIL, "--quiet", "--replications", "1", "--out", &tmp.arg("one")]);
     assert_exit(&o, 0, "run: one replication settles nothing");
     let measured = "10.00 (1 replication)  inconclusive\n";
@@ -693,6 +694,33 @@ fn resume_completes_a_sweep_interrupted_by_ctrl_c() {
     }
     // The same results as a sweep that was never interrupted.
     assert_same_results(&out, &tmp.join("whole"));
+}
+
+#[test]
+fn reproduce_judges_mean_differences_over_the_points_and_reports_conflicts_apart() {
+    let tmp = TempDir::new("pooled");
+    let out = tmp.arg("pooled");
+    let o = run(&["reproduce", "--quiet", "--scenarios", "tests/scenarios", "--out", &out, "pooled"]);
+    assert_exit(&o, 0, "a documented conflict that fails is not scored");
+    let text = stdout(&o);
+    let tally = "pooled: 1 of 1 targets pass, 0 FAIL, 0 inconclusive; 1 documented conflict (not scored)";
+    assert!(text.contains(tally), "{text}");
+    let row = |start: &str, end: &str| text.lines().any(|l| l.starts_with(start) && l.trim_end().ends_with(end));
+    // 10, 20 and 40 more jobs: mean 23.33, sd 15.28, t(2) = 4.303.
+    let pooled = "brokers.alice.total: mean over the points of (big − small) in [-20, 70] ";
+    assert!(row(pooled, "23.33 ± 37.95 over 3 points  pass"), "{text}");
+    // Against 10 and 20 (mean 15, sd 7.07): Welch's df 2.89, rounded down to 2.
+    let versus = "brokers.alice.total: mean over the points of (big − small), here − in other, ≥ 100 ";
+    assert!(row(versus, "8.333 ± 43.620 (Welch, 3 and 2 points)  FAIL"), "{text}");
+    let conflicts = text.find("documented conflicts (the source contradicts itself: reported, not scored)\n");
+    assert!(conflicts.is_some_and(|c| c < text.find(versus).unwrap()), "{text}");
+    let expectations = read_string(&tmp.join("pooled/sweep/expectations.csv"));
+    let why = "tests/cli.rs: a documented conflict is reported but does not fail the run";
+    assert!(expectations.lines().nth(1).is_some_and(|l| l.ends_with(",pass,")), "{expectations}");
+    assert!(expectations.lines().nth(2).is_some_and(|l| l.ends_with(&format!(",FAIL,{why}"))), "{expectations}");
+    let report = read_string(&tmp.join("pooled/report.md"));
+    assert!(report.contains("| conflict | measured (mean ± CI) | verdict |"), "{report}");
+    assert!(report.contains(&format!("| {why} | 8.333 ± 43.620 (Welch, 3 and 2 points) | FAIL |")), "{report}");
 }
 
 #[test]

@@ -2,10 +2,13 @@
 //!
 //! A target is a claim of a source, judged on 95% confidence intervals: a value or a range on the interval of the
 //! mean; an order, a relative difference or a comparison with another file on the interval of the paired
-//! differences on common seeds (common random numbers make them far less noisy than two independent intervals). It
+//! differences on common seeds (common random numbers make them far less noisy than two independent intervals); a
+//! mean difference over the sweep points, as a paper's t-test over its points, on the interval of the mean of one
+//! difference per point (or, against another file, Welch's interval of the difference of two such means). It
 //! passes when the interval lies inside the claimed band, fails when it lies wholly outside, and is inconclusive
-//! (needs more replications) when it straddles a bound or there are fewer than 2 replications. A sanity check holds
-//! by construction, so it is judged on every run instead: it passes when every run meets it.
+//! (needs more replications) when it straddles a bound or there are fewer than 2 replications (2 points). A target
+//! marked as a documented conflict (the source contradicts itself on it) is judged alike but not scored. A sanity
+//! check holds by construction, so it is judged on every run instead: it passes when every run meets it.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +17,7 @@ use toml::Value;
 use super::StudyResult;
 use crate::scenario::Study;
 use crate::scenario::plan::{Claim, Point, Test, show};
-use crate::stats::{Summary, paired_difference, relative_paired_difference};
+use crate::stats::{Summary, paired_difference, relative_paired_difference, welch_difference};
 
 /// How a target or check fared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,9 +67,17 @@ pub struct Verdict {
     pub measured: String,
     /// The verdict.
     pub outcome: Outcome,
+    /// How the source contradicts itself on this claim: reported, not scored (never among the targets' counts nor
+    /// in the exit code).
+    pub conflict: Option<String>,
 }
 
 impl Verdict {
+    /// Whether it counts among the targets and checks: not a documented conflict.
+    pub fn scored(&self) -> bool {
+        self.conflict.is_none()
+    }
+
     /// The outcome's label, marked "(indicative)" when `quick`: reduced sizes do not settle a claim.
     pub fn verdict(&self, quick: bool) -> String {
         let label = self.outcome.label();
@@ -166,6 +177,7 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
         tolerance: c.tolerance.clone(),
         measured,
         outcome,
+        conflict: c.conflict.clone(),
     };
     let points: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
     let band = |p: &Point, lo: f64, hi: f64| match result.summaries[p.index].get(&c.metric) {
@@ -220,9 +232,49 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                 verdict(target, judged)
             })
             .collect(),
+        Test::MeanDifference { over, a, b, min, max, versus: None } => {
+            let target =
+                format!("{}: {} {}{}", c.metric, mean_difference(a, b), bounds(*min, *max), at(&label_of(&c.at)));
+            let judged = match per_point_differences(result, &points, over, a, b, &c.metric) {
+                Some(d) => across_points(&d, rule, *min, *max),
+                None => not_measured(),
+            };
+            vec![verdict(target, judged)]
+        }
         // Judged once the other file has run.
-        Test::Versus { .. } => Vec::new(),
+        Test::Versus { .. } | Test::MeanDifference { .. } => Vec::new(),
     }
+}
+
+/// "mean over the points of (a − b)".
+fn mean_difference(a: &Value, b: &Value) -> String {
+    format!("mean over the points of ({} − {})", show(a), show(b))
+}
+
+/// One value per group of `points` along `over` (every swept key but `over` fixed): the mean of the paired
+/// differences a − b of `metric` on common seeds there (NaN without common seeds); `None` when a group did not
+/// measure it.
+fn per_point_differences(
+    result: &StudyResult,
+    points: &[&Point],
+    over: &str,
+    a: &Value,
+    b: &Value,
+    metric: &str,
+) -> Option<Vec<f64>> {
+    along(points, over)
+        .into_iter()
+        .map(|(_, members)| {
+            let seeds = |v: &Value| seeds_at(result, &members, over, v, metric);
+            paired(&seeds(a), &seeds(b)).map(|d| d.mean)
+        })
+        .collect()
+}
+
+/// The t-test across points of a mean difference: their mean ± 95% CI, judged against [min, max].
+fn across_points(differences: &[f64], rule: Rule, min: Option<f64>, max: Option<f64>) -> (String, Outcome) {
+    let s = Summary::of(differences);
+    (format!("{} over {} point{}", fmt_summary(&s), s.n, if s.n == 1 { "" } else { "s" }), rule.within(&s, min, max))
 }
 
 /// Judges the `versus` targets and checks of `study` against the other studies of its family, already run (the
@@ -239,19 +291,49 @@ pub fn evaluate_versus(
 }
 
 fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], c: &Claim, rule: Rule) -> Vec<Verdict> {
-    let Test::Versus { scenario, min, max } = &c.test else { return Vec::new() };
+    let (scenario, min, max) = match &c.test {
+        Test::Versus { scenario, min, max } => (scenario, min, max),
+        Test::MeanDifference { versus: Some(scenario), min, max, .. } => (scenario, min, max),
+        _ => return Vec::new(),
+    };
     let verdict = |target: String, measured: String, outcome| Verdict {
         target,
         source: c.source.clone(),
         tolerance: c.tolerance.clone(),
         measured,
         outcome,
+        conflict: c.conflict.clone(),
     };
     let other_path = study.path.with_file_name(scenario);
     let Some((other, other_result)) = family.iter().find(|(s, _)| s.path == other_path) else {
         let target = format!("{} versus {scenario}", c.metric);
         return vec![verdict(target, "the other scenario did not run".into(), Outcome::Fail)];
     };
+    if let Test::MeanDifference { over, a, b, .. } = &c.test {
+        let target = format!(
+            "{}: {}, here − in {}, {}{}",
+            c.metric,
+            mean_difference(a, b),
+            other.name,
+            bounds(*min, *max),
+            at(&label_of(&c.at))
+        );
+        let here: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
+        let there: Vec<&Point> = other.points.iter().filter(|p| matches_at(p, &c.at)).collect();
+        let differences = (
+            per_point_differences(result, &here, over, a, b, &c.metric),
+            per_point_differences(other_result, &there, over, a, b, &c.metric),
+        );
+        let (measured, outcome) = match differences {
+            (Some(x), Some(y)) => {
+                let d = welch_difference(&x, &y);
+                let shown = format!("{} (Welch, {} and {} points)", fmt_summary(&d), x.len(), y.len());
+                (shown, rule.within(&d, *min, *max))
+            }
+            _ => not_measured(),
+        };
+        return vec![verdict(target, measured, outcome)];
+    }
     let mut out = Vec::new();
     for p in study.points.iter().filter(|p| matches_at(p, &c.at)) {
         // The other file's points that agree with this one on every key both files sweep.
@@ -337,6 +419,11 @@ fn bounds(min: Option<f64>, max: Option<f64>) -> String {
 /// " at LABEL", or nothing for the only point.
 fn at(label: &str) -> String {
     if label.is_empty() { String::new() } else { format!(" at {label}") }
+}
+
+/// `key=value, key=value` of a claim's `at`.
+fn label_of(at: &BTreeMap<String, Value>) -> String {
+    at.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>().join(", ")
 }
 
 fn matches_at(p: &Point, at: &BTreeMap<String, Value>) -> bool {

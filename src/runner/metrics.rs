@@ -3,7 +3,9 @@
 //!
 //! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown =
 //! response / (end − start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's
-//! τ = 10 s). Utilisation is busy PE-seconds over PE-seconds available until the end of the run. Money:
+//! τ = 10 s). Utilisation is the busy PE-seconds that compute over the PE-seconds available until the end of the
+//! run: preemption overhead and the runs of cancelled leases, whose work is lost, keep PEs busy but are not
+//! computation (Amini Salehi 2012, Eq 3.10–3.11: each lease's duration counted once). Money:
 //! `money.<reason>` sums the ledger's transfers by reason (`money.usage`: what users paid providers).
 
 use std::collections::BTreeMap;
@@ -197,9 +199,14 @@ pub fn measure(
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
-        // Overhead keeps PEs busy but is not computation (seed 000 Eq 3.10).
-        let overhead = report.metrics.iter().find(|(k, _)| *k == "overhead_pe_seconds").map_or(0.0, |m| m.1);
-        let busy_secs = (busy.integral(end) - overhead).max(0.0);
+        // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
+        let wasted: f64 = report
+            .metrics
+            .iter()
+            .filter(|(k, _)| matches!(*k, "overhead_pe_seconds" | "lost_pe_seconds"))
+            .map(|m| m.1)
+            .sum();
+        let busy_secs = (busy.integral(end) - wasted).max(0.0);
         busy_total += busy_secs;
         capacity_total += pes * end;
         let g = groups.entry((prefix, agent.group)).or_default();

@@ -10,7 +10,7 @@
 //! | `points.csv` | `point, label` for every sweep point |
 //! | `summary.csv` / `summary.json` | per point and metric over replications: `n, mean, std, ci95` (half-width, Student t), `lo, hi` |
 //! | `differences.csv` | per point after the first and metric: paired difference to point 0 on common seeds, `n, mean, ci95, lo, hi` |
-//! | `expectations.csv` | every target: `target, source, tolerance, measured, verdict` (`pass`, `FAIL` or `inconclusive`; "(indicative)" after it with `--quick`) |
+//! | `expectations.csv` | every target: `target, source, tolerance, measured, verdict, conflict` (`pass`, `FAIL` or `inconclusive`; "(indicative)" after it with `--quick`; `conflict`: how the source contradicts itself on a target that is reported but not scored, empty for a scored one) |
 //! | `checks.csv` | every sanity check: `check, why, measured, verdict` (`pass` when every run meets it) |
 
 use std::collections::BTreeMap;
@@ -182,7 +182,7 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
 
 /// `expectations.csv` and `checks.csv`: every target and every sanity check of the study with its verdict.
 pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::io::Result<()> {
-    let mut targets = Csv::new(&["target", "source", "tolerance", "measured", "verdict"]);
+    let mut targets = Csv::new(&["target", "source", "tolerance", "measured", "verdict", "conflict"]);
     for v in &result.verdicts {
         let verdict = v.verdict(study.quick);
         targets.row(&[
@@ -191,6 +191,7 @@ pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::i
             Field::Str(&v.tolerance),
             Field::Str(&v.measured),
             Field::Str(&verdict),
+            v.conflict.as_deref().map_or(Field::Empty, Field::Str),
         ]);
     }
     write(&out.join("expectations.csv"), &targets.into_bytes())?;

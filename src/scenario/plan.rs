@@ -133,6 +133,9 @@ pub struct Claim {
     pub at: BTreeMap<String, Value>,
     /// What it claims.
     pub test: Test,
+    /// A documented conflict: how the source contradicts itself on this claim, which is then reported but not
+    /// scored.
+    pub conflict: Option<String>,
 }
 
 /// What a target or check claims about its metric.
@@ -146,6 +149,9 @@ pub enum Test {
     Order { over: String, values: Vec<Value> },
     /// (a − b) / |b| within [min, max] along sweep key `over`.
     Relative { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64> },
+    /// The mean over the points of a − b (values of sweep key `over`) within [min, max]; with `versus`, that mean
+    /// minus the same mean in the other file.
+    MeanDifference { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64>, versus: Option<String> },
     /// This file's point minus the other file's within [min, max].
     Versus { scenario: String, min: Option<f64>, max: Option<f64> },
 }
@@ -271,10 +277,16 @@ impl Study {
             raws.into_iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let other = e.versus.as_ref().map(|v| path.with_file_name(&v.scenario));
-                    if let Some(other) = other.filter(|o| !o.is_file() || o == path) {
-                        let m = format!("no other scenario {} beside this one", other.display());
-                        return Err(ScenarioError::at_key(&spans, &format!("{table}.{i}.versus.scenario"), m));
+                    let others = [
+                        (e.versus.as_ref().map(|v| &v.scenario), "versus.scenario"),
+                        (e.mean_difference.as_ref().and_then(|d| d.versus.as_ref()), "mean-difference.versus"),
+                    ];
+                    for (other, key) in others {
+                        let other = other.map(|o| path.with_file_name(o));
+                        if let Some(other) = other.filter(|o| !o.is_file() || o == path) {
+                            let m = format!("no other scenario {} beside this one", other.display());
+                            return Err(ScenarioError::at_key(&spans, &format!("{table}.{i}.{key}"), m));
+                        }
                     }
                     check_claim(e, &sweep, &points, table == "expect").map_err(|(k, m, hint)| {
                         let e = ScenarioError::at_key(&spans, &format!("{table}.{i}.{k}"), m);
@@ -393,6 +405,7 @@ fn check_claim(
     let bounds = [
         ("range", e.range.map(|[lo, hi]| (Some(lo), Some(hi)))),
         ("relative", e.relative.as_ref().map(|r| (r.min, r.max))),
+        ("mean-difference", e.mean_difference.as_ref().map(|d| (d.min, d.max))),
         ("versus", e.versus.as_ref().map(|v| (v.min, v.max))),
     ];
     for (key, bound) in bounds {
@@ -418,10 +431,11 @@ fn check_claim(
             return Err((format!("at.{key}"), format!("`{key}` is not a sweep key"), swept()));
         }
     }
-    // The sweep key of `order` and `relative`, with the values they name.
+    // The sweep key of `order`, `relative` and `mean-difference`, with the values they name.
     let over = |listed: &[&Value]| {
         let Some(over) = e.over.clone() else {
-            let m = "required with `order` and `relative`: the sweep key they compare the points along";
+            let m = "required with `order`, `relative` and `mean-difference`: the sweep key they compare the points \
+                     along";
             return Err(("over".to_string(), m.to_string(), swept()));
         };
         let values = values_of(&over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key"), swept()))?;
@@ -434,23 +448,29 @@ fn check_claim(
         }
         Ok(over)
     };
-    let test = match (e.value, e.range, &e.order, &e.relative, &e.versus) {
-        (Some(value), None, None, None, None) => {
+    let test = match (e.value, e.range, &e.order, &e.relative, &e.mean_difference, &e.versus) {
+        (Some(value), None, None, None, None, None) => {
             let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * value.abs()));
             Test::Value { value, tol }
         }
-        (None, Some([lo, hi]), None, None, None) => Test::Range { lo, hi },
-        (None, None, Some(values), None, None) => {
+        (None, Some([lo, hi]), None, None, None, None) => Test::Range { lo, hi },
+        (None, None, Some(values), None, None, None) => {
             Test::Order { over: over(&values.iter().collect::<Vec<_>>())?, values: values.clone() }
         }
-        (None, None, None, Some(r), None) => {
+        (None, None, None, Some(r), None, None) => {
             let (a, b) = (r.a.clone(), r.b.clone());
             Test::Relative { over: over(&[&a, &b])?, a, b, min: r.min, max: r.max }
         }
-        (None, None, None, None, Some(v)) => Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max },
+        (None, None, None, None, Some(d), None) => {
+            let (a, b) = (d.a.clone(), d.b.clone());
+            Test::MeanDifference { over: over(&[&a, &b])?, a, b, min: d.min, max: d.max, versus: d.versus.clone() }
+        }
+        (None, None, None, None, None, Some(v)) => {
+            Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max }
+        }
         _ => {
             let m = if target {
-                "give exactly one of `value`, `range`, `order`, `relative` or `versus`"
+                "give exactly one of `value`, `range`, `order`, `relative`, `mean-difference` or `versus`"
             } else {
                 "give exactly one of `value`, `range`, `order` or `versus`"
             };
@@ -463,12 +483,21 @@ fn check_claim(
         let hint = "a claim that holds by construction (a job count, a ratio in [0, 1]) is a `[[check]]`";
         return Err(("source".into(), m.into(), Some(hint.into())));
     }
-    let banded = e.abs_tol.is_some() || e.rel_tol.is_some() || e.range.is_some() || e.relative.is_some();
+    let banded = e.abs_tol.is_some()
+        || e.rel_tol.is_some()
+        || e.range.is_some()
+        || e.relative.is_some()
+        || e.mean_difference.is_some();
     let tolerance = e.tolerance.filter(|t| !t.trim().is_empty());
     if target && banded && tolerance.is_none() {
-        let m = "required with `abs-tol`, `rel-tol`, `range` and `relative`: where the band comes from";
+        let m = "required with `abs-tol`, `rel-tol`, `range`, `relative` and `mean-difference`: where the band comes \
+                 from";
         let hint = "the paper's CI, the variance it reports, or a stated modelling allowance";
         return Err(("tolerance".into(), m.into(), Some(hint.into())));
+    }
+    if e.conflict.as_ref().is_some_and(|c| c.trim().is_empty()) {
+        let m = "say how the source contradicts itself on this claim";
+        return Err(("conflict".into(), m.into(), None));
     }
     Ok(Claim {
         metric: e.metric,
@@ -476,6 +505,7 @@ fn check_claim(
         tolerance: tolerance.unwrap_or_default(),
         at: e.at,
         test,
+        conflict: e.conflict,
     })
 }
 

@@ -144,9 +144,11 @@ fn yes() -> bool {
     true
 }
 
-/// A target: a claim of a source, with exactly one of `value`, `range`, `order`, `relative` or `versus`. Each
-/// passes when the 95% confidence interval of what it measures lies inside its band (or on its claimed side), fails
-/// when the interval lies wholly outside, and is inconclusive otherwise (or with fewer than 2 replications).
+/// A target: a claim of a source, with exactly one of `value`, `range`, `order`, `relative`, `mean-difference` or
+/// `versus`. Each passes when the 95% confidence interval of what it measures lies inside its band (or on its
+/// claimed side), fails when the interval lies wholly outside, and is inconclusive otherwise (or with fewer than 2
+/// replications, or 2 points for `mean-difference`). A target with `conflict` is reported the same way but not
+/// scored.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawExpect {
@@ -155,7 +157,7 @@ pub struct RawExpect {
     /// Required: the figure or table and the value it shows (e.g. "Amini Salehi (2012) Table 3.1: −72.0%").
     pub source: Option<String>,
     /// Where the band comes from: the paper's CI, the variance it reports, or a stated modelling allowance.
-    /// Required with `abs-tol`, `rel-tol`, `range` and `relative`.
+    /// Required with `abs-tol`, `rel-tol`, `range`, `relative` and `mean-difference`.
     pub tolerance: Option<String>,
     /// The sweep point(s) it applies to (sweep key → value); default every point.
     #[serde(default)]
@@ -175,15 +177,25 @@ pub struct RawExpect {
     #[serde(default)]
     #[schemars(with = "Option<Vec<serde_json::Value>>")]
     pub order: Option<Vec<toml::Value>>,
-    /// The sweep key that `order` and `relative` range over.
+    /// The sweep key that `order`, `relative` and `mean-difference` range over.
     pub over: Option<String>,
     /// Relative difference between two values of `over`: the paired differences mean(a) − mean(b) on common seeds
     /// over |mean(b)|, whose 95% CI must lie within [min, max].
     pub relative: Option<RawRelative>,
+    /// Mean difference between two values of `over` across the sweep points, `{ a, b, min, max }` (optionally
+    /// `versus = "file.toml"`), as a paper's t-test over its sweep points: one value a − b per point (each combination of the other swept keys, within `at`: the mean of the
+    /// paired differences on common seeds there), and the 95% CI of their mean by a t-test across the points (n =
+    /// the number of points), which must lie within [min, max]. With `versus`, the mean here minus the same mean in
+    /// another file of the family, by Welch's t-test across the points of both (checked by `gridmarket reproduce`).
+    pub mean_difference: Option<RawMeanDifference>,
     /// Difference to another scenario of the same family at every point: mean(here) − mean(there), paired on the
     /// seeds both files ran, whose 95% CI must lie within [min, max]; "there" is the other file's point with the
     /// same values of the keys both sweep. Checked by `gridmarket reproduce`, which runs both files.
     pub versus: Option<RawVersus>,
+    /// A documented conflict: how the source contradicts itself on this claim (two of its statements that cannot
+    /// both hold). The target is judged and reported with its measured value and verdict, but not scored: it is
+    /// counted apart from the targets and never sets the exit code.
+    pub conflict: Option<String>,
 }
 
 /// A sanity check: what holds by construction, on every run (`jobs.total = 50`, a ratio in [0, 1]). Exactly one of
@@ -234,7 +246,9 @@ impl From<RawCheck> for RawExpect {
             order: c.order,
             over: c.over,
             relative: None,
+            mean_difference: None,
             versus: c.versus,
+            conflict: None,
         }
     }
 }
@@ -265,4 +279,24 @@ pub struct RawRelative {
     pub min: Option<f64>,
     /// Highest acceptable relative difference.
     pub max: Option<f64>,
+}
+
+/// "NOP's rate exceeds MOML's by 51.1 to 92.8 points on average over the sweep":
+/// `{ a = "nop", b = "moml", min = 0.511, max = 0.928 }`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawMeanDifference {
+    /// The value of `over` compared.
+    #[schemars(with = "serde_json::Value")]
+    pub a: toml::Value,
+    /// The value of `over` compared against.
+    #[schemars(with = "serde_json::Value")]
+    pub b: toml::Value,
+    /// Lowest acceptable mean difference.
+    pub min: Option<f64>,
+    /// Highest acceptable mean difference.
+    pub max: Option<f64>,
+    /// Another scenario of the family, in the same folder, that sweeps `over` too: the target is then the mean
+    /// difference here minus the one there.
+    pub versus: Option<String>,
 }

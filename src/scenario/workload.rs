@@ -660,24 +660,70 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) 
     Ok(Workload::new(jobs))
 }
 
-/// Seed 000 ch3: "types are assigned uniformly at random": local with probability `local`, else external, best
-/// effort or deadline-constrained by `best-effort-fraction`, each class split evenly between its two types.
+/// Amini Salehi (2012) ch 3 (§3.3.2): "we generated these types uniformly and assigned them to the generated
+/// workloads": local with probability `local`, else external, best effort or deadline-constrained by
+/// `best-effort-fraction`, each class split evenly between its two types.
+///
+/// Every job draws the same three numbers whatever its type, so that the points of a sweep over these fractions
+/// share their random numbers: the same jobs are local at every best-effort share, a job best effort at one share
+/// stays so at every larger one, and a job local at one local share stays so at every larger one (otherwise the
+/// draws a type consumes would shift every later job's, and each point would draw other local requests).
 fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::sim::rng::SimRng) {
     use agents::protocol::LeaseType;
     use rand::RngExt;
     let best_effort = raw.best_effort_fraction.map_or(0.5, |f| f.0);
     let factor = raw.dc_deadline_factor.map_or(3.0, |f| f.0);
     for j in &mut w.jobs {
-        let lease = if rng.random::<f64>() < local {
-            LeaseType::Local
-        } else if rng.random::<f64>() < best_effort {
-            if rng.random_bool(0.5) { LeaseType::Cancellable } else { LeaseType::Suspendable }
-        } else {
-            if rng.random_bool(0.5) { LeaseType::Migratable } else { LeaseType::NonPreemptable }
+        let [origin, class, kind]: [f64; 3] = std::array::from_fn(|_| rng.random());
+        let lease = match (origin < local, class < best_effort, kind < 0.5) {
+            (true, ..) => LeaseType::Local,
+            (false, true, true) => LeaseType::Cancellable,
+            (false, true, false) => LeaseType::Suspendable,
+            (false, false, true) => LeaseType::Migratable,
+            (false, false, false) => LeaseType::NonPreemptable,
         };
         if matches!(lease, LeaseType::Migratable | LeaseType::NonPreemptable) {
             j.deadline = Some(j.submit + factor * j.runtime);
         }
         j.lease = Some(lease);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadJob;
+    use agents::protocol::LeaseType;
+
+    /// The lease types of 2,000 one-PE jobs drawn with the same seed at `local` and `best_effort`.
+    fn types(local: f64, best_effort: f64) -> Vec<LeaseType> {
+        let jobs = (0..2000).map(|i| WorkloadJob::new(i + 1, i as f64, 100.0, 1)).collect();
+        let mut w = Workload::new(jobs);
+        let raw: RawWorkload = toml::from_str(&format!(
+            "model = \"lublin\"\nlocal-fraction = {local}\nbest-effort-fraction = {best_effort}"
+        ))
+        .expect("a valid workload table");
+        assign_lease_types(&mut w, local, &raw, &mut agents::sim::rng::stream(7, "types", 0));
+        w.jobs.iter().map(|j| j.lease.expect("typed")).collect()
+    }
+
+    #[test]
+    fn sweep_points_over_the_type_fractions_share_their_draws() {
+        let best_effort = |l: LeaseType| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable);
+        let (few, many) = (types(0.3, 0.1), types(0.3, 0.5));
+        for (a, b) in few.iter().zip(&many) {
+            // The same local requests at every best-effort share, and best effort stays best effort.
+            assert_eq!(*a == LeaseType::Local, *b == LeaseType::Local);
+            assert!(!best_effort(*a) || best_effort(*b), "{a:?} at 10% but {b:?} at 50%");
+        }
+        let (fewer, more) = (types(0.2, 0.5), types(0.7, 0.5));
+        for (a, b) in fewer.iter().zip(&more) {
+            // A local request at 20% is local at 70%; an external one keeps its type unless it becomes local.
+            assert!(*a != LeaseType::Local || *b == LeaseType::Local);
+            assert!(*b == LeaseType::Local || a == b, "{a:?} at 20% local but {b:?} at 70%");
+        }
+        let share = |t: &[LeaseType], f: fn(&LeaseType) -> bool| t.iter().filter(|l| f(l)).count() as f64 / 2000.0;
+        assert!((share(&more, |l| *l == LeaseType::Local) - 0.7).abs() < 0.04);
+        assert!((share(&few, |l| *l == LeaseType::Cancellable) - 0.7 * 0.1 * 0.5).abs() < 0.02);
     }
 }

@@ -1,4 +1,4 @@
-//! The market exchange actor, Mandi (Garg 2010, *Meta-scheduling for market-oriented grid and utility computing*,
+//! The market exchange actor, Mandi (Garg 2010, *Meta Scheduling for Market-Oriented Grid and Utility Computing*,
 //! ch 8): accounts and sessions, a service catalogue of providers' time slots, discovery, commodity leases at
 //! posted prices, auctions of any mechanism running side by side and cleared at their end times, reservations
 //! through the providers' advance reservation, and contracts booked in the run's ledger.

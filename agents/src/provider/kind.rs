@@ -67,6 +67,7 @@ impl AgentKind for ProviderKind {
             "preempted_vms",
             "preemption_overhead",
             "overhead_pe_seconds",
+            "lost_pe_seconds",
             "search_fallbacks",
             "preempted_migratable",
             "migrated_out",

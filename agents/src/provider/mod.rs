@@ -212,6 +212,8 @@ struct ContentionStats {
     overhead: f64,
     /// Σ v·h(L): PE-seconds the overhead keeps busy, which are not computation.
     overhead_pe_seconds: f64,
+    /// PE-seconds cancelled leases ran before their preemption: busy, but their work is lost, so not computation.
+    lost_pe_seconds: f64,
     /// Exact searches that hit the limit and fell back to the greedy policy.
     search_fallbacks: u64,
     /// Running migratable leases preempted (seed 000 ch4's migration rate is `migrated / preempted_migratable`).
@@ -355,8 +357,9 @@ impl Agent<GridMarket> for Provider {
         let capacity = f64::from(self.config.pes) * span;
         let busy = self.busy.integral(span);
         let c = &self.contention;
-        // Seed 000 Eq 3.10: overhead keeps VMs busy but is not computation.
-        let computing = (busy - c.overhead_pe_seconds).max(0.0);
+        // Amini Salehi (2012) Eq 3.10-3.11: computation is Σ v·d over the leases, each lease's duration once;
+        // preemption overhead and the lost runs of cancelled leases keep VMs busy but are not computation.
+        let computing = (busy - c.overhead_pe_seconds - c.lost_pe_seconds).max(0.0);
         out.metrics.extend([
             ("utilisation", if capacity > 0.0 { computing / capacity } else { 0.0 }),
             ("busy_pe_seconds", busy),
@@ -366,6 +369,7 @@ impl Agent<GridMarket> for Provider {
             ("preempted_vms", c.preempted_vms as f64),
             ("preemption_overhead", c.overhead),
             ("overhead_pe_seconds", c.overhead_pe_seconds),
+            ("lost_pe_seconds", c.lost_pe_seconds),
             ("search_fallbacks", c.search_fallbacks as f64),
             ("preempted_migratable", c.preempted_migratable as f64),
             ("migrated_out", c.migrated_out as f64),

@@ -57,8 +57,12 @@ impl Provider {
         let memory_mb = self.config.vm_memory_mb;
         let jobs = &self.jobs;
         let terms = |id: JobId| {
-            let spec = &jobs.get(&id)?.spec;
-            Some(LeaseTerms { lease_type: spec.lease?, memory_mb: spec.memory_mb.unwrap_or(memory_mb) })
+            let job = jobs.get(&id)?;
+            let lease_type = job.spec.lease?;
+            // Without a gateway to find it another provider, a migratable lease must meet its deadline here.
+            let stays = lease_type == LeaseType::Migratable && job.via.is_none();
+            let deadline = job.spec.deadline.filter(|_| stays);
+            Some(LeaseTerms { lease_type, memory_mb: job.spec.memory_mb.unwrap_or(memory_mb), deadline })
         };
         let contention = Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms);
         let limits = SearchLimits::default();
@@ -138,6 +142,10 @@ impl Provider {
         let remaining = (job.runtime - done).min(evicted.estimate);
         if kind == PreemptionKind::Migrate {
             self.contention.preempted_migratable += 1;
+        }
+        if kind == PreemptionKind::Cancel {
+            // What it computed is lost: busy PE-seconds that are not computation.
+            self.contention.lost_pe_seconds += f64::from(vms) * job.computed;
         }
         match (kind, job.via) {
             // The work is lost and not billed.

@@ -90,6 +90,9 @@ pub struct LeaseTerms {
     pub lease_type: LeaseType,
     /// Memory of each of its VMs [MB].
     pub memory_mb: f64,
+    /// A deadline the lease must still meet here if it is preempted: a migratable lease's, when no gateway can
+    /// move it to another provider. Such a lease is a candidate only if the plan lets it finish by then.
+    pub deadline: Option<SimTime>,
 }
 
 /// A set of candidates to preempt.
@@ -188,6 +191,12 @@ impl Contention {
     /// request and whose `terms` make them preemptable (`None`: not preemptable). A running lease's overhead is
     /// `model`'s; a queued one costs nothing, as it has no VMs to act on. Queued leases without a reservation hold
     /// no PEs and are left out. PEs are counted cluster-wide, which is exact for a single partition.
+    ///
+    /// A lease whose terms carry a deadline (a migratable lease that can only resume here) is a candidate only if,
+    /// restarted once the request's window ends, at the earliest the plan allows a run of its remaining time plus
+    /// the overhead, it still finishes by its deadline: the thesis's migratable lease "will be resumed and finished
+    /// before its deadline" (Amini Salehi 2012, §3.2.1). The plan still holds the lease's own PEs and those of the
+    /// other leases preempted with it, so the test errs on the side of the deadline.
     pub fn from_scheduler(
         scheduler: &LocalScheduler,
         now: SimTime,
@@ -199,12 +208,19 @@ impl Contention {
             if !(start < request.end && request.start < end) {
                 return None;
             }
-            let LeaseTerms { lease_type, memory_mb } = terms(lease)?;
+            let LeaseTerms { lease_type, memory_mb, deadline } = terms(lease)?;
             let kind = lease_type.preemption()?;
             let overhead = match holding {
                 Holding::Running => model.overhead(kind, vms, memory_mb),
                 Holding::Reserved => 0.0,
             };
+            if let Some(deadline) = deadline {
+                let run = end - start + overhead;
+                let resume = scheduler.earliest_start_after(now, request.end, vms, run, None).ok()?;
+                if resume + run > deadline {
+                    return None;
+                }
+            }
             Some(Candidate { lease, vms, lease_type, holding, start, end, overhead })
         };
         let running = scheduler.running().filter_map(|r| candidate(r.id, r.pes, Holding::Running, now, r.end));
@@ -570,7 +586,7 @@ mod tests {
         let model = OverheadModel::SharedStorage(SharedStorage::PROTOTYPE);
         let terms = |id: JobId| {
             let &(.., memory_mb, _) = leases.iter().find(|l| l.0 == id)?;
-            Some(LeaseTerms { lease_type: LeaseType::Suspendable, memory_mb })
+            Some(LeaseTerms { lease_type: LeaseType::Suspendable, memory_mb, deadline: None })
         };
         let contention = Contention::from_scheduler(&scheduler, t(720.0), &request, &model, terms);
         (scheduler, request, contention)
@@ -659,7 +675,7 @@ mod tests {
         let model = OverheadModel::Thesis(OverheadParams::THESIS);
         let terms = |id: JobId| {
             let &(.., lease_type) = leases.iter().find(|l| l.0 == id)?;
-            Some(LeaseTerms { lease_type, memory_mb: 1024.0 })
+            Some(LeaseTerms { lease_type, memory_mb: 1024.0, deadline: None })
         };
         let contention = Contention::from_scheduler(&scheduler, SimTime::ZERO, &request, &model, terms);
         (scheduler, request, contention)
@@ -703,7 +719,7 @@ mod tests {
         }
         let terms = |id: JobId| {
             let lease_type = [LeaseType::Local, LeaseType::NonPreemptable, LeaseType::Cancellable][id as usize - 1];
-            Some(LeaseTerms { lease_type, memory_mb: 1024.0 })
+            Some(LeaseTerms { lease_type, memory_mb: 1024.0, deadline: None })
         };
         let model = OverheadModel::default();
         let contention = Contention::from_scheduler(&scheduler, t(10.0), &local(10.0, 20.0, 2), &model, terms);
@@ -717,6 +733,32 @@ mod tests {
         for policy in [Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip] {
             assert_eq!(select(policy, &fits), Some((vec![], 0.0)), "{policy:?}: no preemption needed after 50");
         }
+    }
+
+    #[test]
+    fn a_migratable_lease_that_must_stay_is_a_candidate_only_if_it_keeps_its_deadline() {
+        // 4 PEs: a migratable and a cancellable lease of 2 VMs each run from 0 to 100; a local request for 2 VMs
+        // over [10, 40). Preempted at 10, the migratable lease has 90 s left plus 770.84 s of overhead, and the plan
+        // (which still holds both leases' PEs until 100) lets it restart at 100: it would end at 960.84.
+        let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 4);
+        for id in [1, 2] {
+            scheduler.submit(SimTime::ZERO, job(id, 2, 100.0)).unwrap();
+        }
+        let model = OverheadModel::Thesis(OverheadParams::THESIS);
+        let candidates = |deadline: Option<f64>| {
+            let terms = |id: JobId| {
+                let (lease_type, deadline) = match id {
+                    1 => (LeaseType::Migratable, deadline.map(t)),
+                    _ => (LeaseType::Cancellable, None),
+                };
+                Some(LeaseTerms { lease_type, memory_mb: 1024.0, deadline })
+            };
+            let contention = Contention::from_scheduler(&scheduler, t(10.0), &local(10.0, 40.0, 2), &model, terms);
+            contention.candidates().iter().map(|c| c.lease).collect::<Vec<_>>()
+        };
+        assert_eq!(candidates(None), [1, 2], "a lease that can move elsewhere");
+        assert_eq!(candidates(Some(961.0)), [1, 2]);
+        assert_eq!(candidates(Some(960.0)), [2], "it would end at 960.84, past its deadline");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! [`Mechanism`] clears a set of bids and asks at once into a [`Clearing`]; the continuous double auction is an
 //! [`OrderBook`] that matches each order as it arrives.
 //!
-//! Mechanisms ([`MechanismKind`]), from Garg (2010) *Meta-scheduling for market-oriented grid and utility
-//! computing*, PhD thesis, University of Melbourne: the market models of §2.4 and the Mandi exchange's "commodity
+//! Mechanisms ([`MechanismKind`]), from Garg (2010) *Meta Scheduling for Market-Oriented Grid and Utility
+//! Computing*, PhD thesis, University of Melbourne: the market models of §2.4 and the Mandi exchange's "commodity
 //! market, First Bid Sealed Auction (FPSB) and double auction" of chapter 8:
 //! - [`PostedPrice`], the commodity market: each ask at its own price, bids served in arrival order.
 //! - [`FirstPrice`] (FPSB) and [`Vickrey`] (Vickrey 1961, "Counterspeculation, auctions, and competitive sealed

@@ -486,6 +486,19 @@ impl LocalScheduler {
         duration: f64,
         partition: Option<usize>,
     ) -> Result<SimTime, Rejected> {
+        self.earliest_start_after(now, now, pes, duration, partition)
+    }
+
+    /// [`earliest_start`](Self::earliest_start) of a job that may not start before `after`, in the plan as it
+    /// stands at `now` (the PEs a running job would give back are still held: an upper bound for such a job).
+    pub fn earliest_start_after(
+        &self,
+        now: SimTime,
+        after: SimTime,
+        pes: u32,
+        duration: f64,
+        partition: Option<usize>,
+    ) -> Result<SimTime, Rejected> {
         let own = self.partition_for(pes, partition)?;
         if !(duration.is_finite() && duration > 0.0) {
             return Err(Rejected::Invalid("the duration must be positive and finite"));
@@ -493,20 +506,21 @@ impl LocalScheduler {
         let now = now.max(self.now);
         let this = self.settled(now);
         let this = this.as_ref();
+        let after = after.max(now);
         if this.policy == SchedulerPolicy::Conservative {
-            return Ok(this.cluster.place(own, pes, duration, now).start);
+            return Ok(this.cluster.place(own, pes, duration, after).start);
         }
         let mut cluster = this.cluster.clone();
-        let mut after = now;
+        let mut queue_head = now;
         for waiting in this.queue.values().filter(|w| w.hold.is_none()) {
             let job = &waiting.job;
-            let hold = cluster.place(waiting.partition, job.pes, job.estimate, after);
+            let hold = cluster.place(waiting.partition, job.pes, job.estimate, queue_head);
             cluster.allocate(&hold);
             if this.policy == SchedulerPolicy::Fcfs {
-                after = hold.start;
+                queue_head = hold.start;
             }
         }
-        Ok(cluster.place(own, pes, duration, after).start)
+        Ok(cluster.place(own, pes, duration, queue_head.max(after)).start)
     }
 
     /// Free-slot advertisement `(t_start, t_end, n)` over `[now, now + horizon)` for the whole

@@ -601,6 +601,9 @@ fn timetable_queries() {
         assert_eq!(s.earliest_start(t(0.0), 1, 5.0, None), Ok(t(small)), "{policy:?}");
         assert_eq!(s.earliest_start(t(0.0), 3, 5.0, None), Ok(t(wide)), "{policy:?}");
         assert_eq!(s.earliest_start(t(0.0), 5, 5.0, None), Err(Rejected::TooWide { pes: 5, max: 4 }));
+        // Not before 3: the small job still fits in the free PEs before 10 (not under FCFS, behind J3).
+        let late = if policy == Fcfs { 15.0 } else { 3.0 };
+        assert_eq!(s.earliest_start_after(t(0.0), t(3.0), 1, 5.0, None), Ok(t(late)), "{policy:?}");
     }
 }
 
