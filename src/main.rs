@@ -44,7 +44,7 @@ enum Command {
         /// Replace the number of replications.
         #[arg(long)]
         replications: Option<u32>,
-        /// Override a key: `--set providers.fast.pes=128` (repeatable).
+        /// Set a key, adding it if the file lacks it: `--set providers.fast.pes=128` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Output folder (default: results/<scenario name>).
@@ -138,6 +138,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let study = Study::load(&file, &LoadOptions { quick, set, seed, replications, ..LoadOptions::default() })?;
             warn(&study);
             let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
+            let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
+            if let Some(t) = &trace
+                && runs > 1
+            {
+                eprintln!(
+                    "note: --trace {}: {runs} runs, so each writes its own trace, {}/pN/rM/trace.jsonl",
+                    t.display(),
+                    out.display()
+                );
+            }
             let opts = RunOptions {
                 out: out.clone(),
                 jobs: jobs.map_or_else(cpus, |j| j as usize),

@@ -551,15 +551,31 @@ fn set_overrides_a_key_and_a_bad_key_is_refused() {
         "{err}"
     );
     assert!(err.ends_with("(from --set providers.big.pess=16)\n  hint: did you mean `pes`?\n"), "{err}");
-    // An unknown group.
-    let o = run(&["run", TINY, "--quiet", "--set", "providers.bgi.pes=16", "--out", &tmp.arg("bad")]);
+    // A key the file does not have is added, tables on the way too, and validated as the file's own keys are.
+    let o = run(&[
+        "run",
+        TINY,
+        "--quiet",
+        "--replications",
+        "1",
+        "--set",
+        "providers.extra.pes=2",
+        "--out",
+        &tmp.arg("add"),
+    ]);
+    assert_exit(&o, 0, "run --set adding a provider group");
+    assert_eq!(means(&tmp.join("add/summary.csv"), "providers.extra.utilisation").len(), 3, "no provider `extra`");
+    let o = run(&["run", TINY, "--quiet", "--set", "providrs.extra.pes=2", "--out", &tmp.arg("bad")]);
+    assert_exit(&o, EXIT_CONFIG, "run --set with a misspelt table");
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("error: {TINY}: providrs: unknown key `providrs`")), "{err}");
+    assert!(err.ends_with("(from --set providrs.extra.pes=2)\n  hint: did you mean `providers`?\n"), "{err}");
+    // A reference to a group that does not exist.
+    let o = run(&["run", TINY, "--quiet", "--set", "brokers.bob.submit-to=bgi", "--out", &tmp.arg("bad")]);
     assert_exit(&o, EXIT_CONFIG, "run --set with an unknown group");
-    assert_eq!(
-        stderr(&o),
-        format!(
-            "error: {TINY}: --set providers.bgi.pes=16: no key `providers.bgi` in the scenario (did you mean `big`?)\n"
-        )
-    );
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("error: {TINY}: brokers.bob.submit-to:")), "{err}");
+    assert!(err.contains("(from --set brokers.bob.submit-to=bgi)") && err.contains("`big`"), "{err}");
     // A value out of range.
     let o = run(&["run", TINY, "--quiet", "--set", "providers.big.pes=0", "--out", &tmp.arg("bad")]);
     assert_exit(&o, EXIT_CONFIG, "run --set with a bad value");
@@ -885,6 +901,62 @@ fn an_empty_sum_is_written_as_zero() {
     assert_exit(&o, 0, "run");
     let summary = read_string(&tmp.join("out/p0/r0/summary.json"));
     assert!(summary.contains("\"jobs.cost\": 0.0,") && !summary.contains("-0.0"), "{summary}");
+}
+
+#[test]
+fn trace_with_several_runs_writes_one_per_run_and_says_so() {
+    let tmp = TempDir::new("traces");
+    let o =
+        run(&["run", TINY, "--quiet", "--replications", "1", "--trace", &tmp.arg("t.jsonl"), "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run --trace");
+    let out = tmp.arg("out");
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "note: --trace {}: 3 runs, so each writes its own trace, {out}/pN/rM/trace.jsonl\n",
+            tmp.arg("t.jsonl")
+        )
+    );
+    for p in 0..3 {
+        let trace = read_string(&tmp.join(&format!("out/p{p}/r0/trace.jsonl")));
+        assert!(trace.lines().count() > 40, "p{p}: {} lines", trace.lines().count());
+    }
+    assert!(!tmp.join("t.jsonl").exists());
+}
+
+#[test]
+fn utilisation_is_reported_from_time_zero_and_from_the_first_submission() {
+    let tmp = TempDir::new("utilisation");
+    // Two jobs of 100 s on one PE, arriving after t = 0 (a mean gap of 1,000 s): 200 busy PE-seconds over the span
+    // from t = 0 and over the span from the first submission.
+    let file = tmp.join("late.toml");
+    std::fs::write(
+        &file,
+        "[workloads.w]\nmodel = \"poisson\"\njobs = 2\nrate = 0.001\nruntime = { kind = \"constant\", value = 100.0 }\n\n\
+         [providers.site]\npes = 1\n\n[brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n",
+    )
+    .unwrap();
+    let o = run(&["run", &tmp.arg("late.toml"), "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    let submits: Vec<f64> = jobs.lines().skip(1).map(|l| l.split(',').nth(4).unwrap().parse().unwrap()).collect();
+    let metrics: serde_json::Value = serde_json::from_slice(&read(&tmp.join("out/p0/r0/summary.json"))).unwrap();
+    let metric = |k: &str| metrics[k].as_f64().unwrap();
+    let (first, end) = (submits[0].min(submits[1]), metric("end_time"));
+    assert!(first > 0.0, "{jobs}");
+    assert!((metric("utilisation") - 200.0 / end).abs() < 1e-9, "{metrics}");
+    assert!((metric("utilisation_from_first_submit") - 200.0 / (end - first)).abs() < 1e-9, "{metrics}");
+}
+
+#[test]
+fn quick_on_a_scenario_without_a_quick_table_says_so() {
+    let tmp = TempDir::new("no-quick");
+    let o = run(&["run", "tests/fixtures/idle.toml", "--quick", "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run --quick");
+    assert_eq!(
+        stderr(&o),
+        "warning: tests/fixtures/idle.toml: --quick: the scenario has no [quick] table; it runs at full size\n"
+    );
 }
 
 #[test]

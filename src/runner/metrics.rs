@@ -1,12 +1,13 @@
 //! From what agents reported to named metrics, job rows, sampled time series and the run's ledger, with the
 //! invariants checked (`super::invariants`).
 //!
-//! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown =
-//! response / (end − start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's
-//! τ = 10 s). Utilisation is the busy PE-seconds that compute over the PE-seconds available until the end of the
-//! run: preemption overhead and the runs of cancelled leases, whose work is lost, keep PEs busy but are not
-//! computation (Amini Salehi 2012, Eq 3.10–3.11: each lease's duration counted once). Money:
-//! `money.<reason>` sums the ledger's transfers by reason (`money.usage`: what users paid providers).
+//! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown = response / (end −
+//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s). Utilisation is the
+//! busy PE-seconds that compute over the PE-seconds available from t = 0 until the end of the run
+//! (`utilisation_from_first_submit`: from the first job's submission, before which no PE is busy): preemption overhead
+//! and the runs of cancelled leases, whose work is lost, keep PEs busy but are not computation (Amini Salehi 2012, Eq
+//! 3.10–3.11: each lease's duration counted once). Money: `money.<reason>` sums the ledger's transfers by reason
+//! (`money.usage`: what users paid providers).
 
 use std::collections::BTreeMap;
 
@@ -43,7 +44,7 @@ const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
 const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
 
 /// Metrics of the whole run.
-const RUN_METRICS: [&str; 3] = ["end_time", "events", "utilisation"];
+const RUN_METRICS: [&str; 4] = ["end_time", "events", "utilisation", "utilisation_from_first_submit"];
 
 /// Every agent's money, from the ledger: what it received and what it paid [G$].
 const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
@@ -235,6 +236,10 @@ pub fn measure(
     }
     if capacity_total > 0.0 {
         m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
+        // No PE is busy before the first job arrives: the same work over the span the users were active in.
+        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        let span = capacity_total * (end - first_submit) / end;
+        m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them.
     for kind in plan.registry.kinds() {

@@ -62,14 +62,28 @@ impl Document {
         Ok(())
     }
 
-    /// Sets the dotted `key` to `value`. Every table on the way must exist; the last key may be new (whether it is
-    /// a known key is checked when the tree is deserialised).
+    /// Sets the dotted `key` to `value` (`[quick]`, `[sweep]`). Every table on the way must exist, so a misspelt
+    /// group in the file is refused; the last key may be new (whether it is a known key is checked when the tree is
+    /// deserialised).
     pub fn set(&mut self, key: &str, value: Value) -> Result<(), String> {
+        self.assign(key, value, false)
+    }
+
+    /// Sets the dotted `key` to `value` as `--set` does, adding the tables on the way that do not exist (a new
+    /// group): every key is checked when the tree is deserialised, like the file's own.
+    pub fn add(&mut self, key: &str, value: Value) -> Result<(), String> {
+        self.assign(key, value, true)
+    }
+
+    fn assign(&mut self, key: &str, value: Value, add_tables: bool) -> Result<(), String> {
         let parts: Vec<&str> = key.split('.').collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(format!("`{key}` is not a dotted key"));
+        }
         let (last, path) = parts.split_last().ok_or("empty key")?;
         let mut table = &mut self.table;
         for (i, part) in path.iter().enumerate() {
-            if !table.contains_key(*part) {
+            if !add_tables && !table.contains_key(*part) {
                 let known: Vec<&str> = table.keys().map(String::as_str).collect();
                 let mut msg = format!("no key `{}` in the scenario", parts[..=i].join("."));
                 if let Some(m) = super::error::did_you_mean(part, known) {
@@ -77,8 +91,8 @@ impl Document {
                 }
                 return Err(msg);
             }
-            table = match table.get_mut(*part) {
-                Some(Value::Table(t)) => t,
+            table = match table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new())) {
+                Value::Table(t) => t,
                 _ => return Err(format!("`{}` is not a table", parts[..=i].join("."))),
             };
         }
@@ -235,13 +249,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn set_creates_leaves_but_not_tables() {
+    fn set_creates_leaves_add_creates_tables_neither_goes_through_values() {
         let mut d = Document::parse(Path::new("t.toml"), "[providers.fast]\npes = 4\n", &Registry::standard()).unwrap();
         d.set("providers.fast.pes", Value::Integer(8)).unwrap();
         d.set("providers.fast.mips", Value::Float(2.0)).unwrap();
-        assert_eq!(d.table["providers"]["fast"]["pes"].as_integer(), Some(8));
         let e = d.set("providers.fsat.pes", Value::Integer(1)).unwrap_err();
         assert_eq!(e, "no key `providers.fsat` in the scenario (did you mean `fast`?)");
+        d.add("providers.slow.pes", Value::Integer(1)).unwrap();
+        assert_eq!(d.table["providers"]["fast"]["pes"].as_integer(), Some(8));
+        assert_eq!(d.table["providers"]["slow"]["pes"].as_integer(), Some(1));
+        assert_eq!(
+            d.set("providers.fast.pes.x", Value::Integer(1)).unwrap_err(),
+            "`providers.fast.pes` is not a table"
+        );
+        assert_eq!(d.add("providers..pes", Value::Integer(1)).unwrap_err(), "`providers..pes` is not a dotted key");
     }
 
     #[test]

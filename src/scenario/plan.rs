@@ -179,16 +179,17 @@ impl Study {
         let spans = doc.spans.clone();
         // Keys given a value outside their own table, in the order applied: their errors are reported there.
         let mut overrides: Vec<(String, Override)> = Vec::new();
+        let quick = doc.table.get("quick").and_then(Value::as_table).cloned();
         if opts.quick
-            && let Some(Value::Table(quick)) = doc.table.get("quick").cloned()
+            && let Some(quick) = &quick
         {
-            for (key, value) in quick {
+            for (key, value) in quick.clone() {
                 doc.set(&key, value).map_err(|m| ScenarioError::at_key(&spans, &format!("quick.{key}"), m))?;
                 overrides.push((key, Override::Quick));
             }
         }
         for (key, value) in &opts.set {
-            doc.set(key, parse_value(value))
+            doc.add(key, parse_value(value))
                 .map_err(|m| ScenarioError::file(path, format!("--set {key}={value}: {m}")))?;
             overrides.push((key.clone(), Override::Arg(format!("--set {key}={value}"))));
         }
@@ -230,6 +231,10 @@ impl Study {
         }
         let mut traces = TraceCache::default();
         let mut warnings: Vec<ScenarioError> = Vec::new();
+        if opts.quick && quick.is_none() {
+            warnings
+                .push(ScenarioError::file(path, "--quick: the scenario has no [quick] table; it runs at full size"));
+        }
         let mut points = Vec::new();
         for (index, assignments) in cartesian(&sweep).into_iter().enumerate() {
             let mut point_doc = doc.clone();
@@ -331,11 +336,11 @@ enum Override {
 /// `[sweep]` entry, or the command-line argument.
 fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Spans) -> ScenarioError {
     let Some(key) = e.key.clone() else { return e };
-    let Some((set, origin)) = overrides
-        .iter()
-        .rev()
-        .find(|(k, _)| key == *k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
-    else {
+    let Some((set, origin)) = overrides.iter().rev().find(|(k, _)| {
+        let under = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|r| r.starts_with('.'));
+        // A table the override added is not in the file: its errors are the override's too.
+        key == *k || under(&key, k) || (under(k, &key) && spans.locate(&key).is_none())
+    }) else {
         return e;
     };
     match origin {
