@@ -241,12 +241,15 @@ fn assert_same_bytes(a: &Path, b: &Path) {
 
 /// `point → mean` of `metric` in a `summary.csv` (labels of the tiny sweep contain no comma).
 fn means(summary_csv: &Path, metric: &str) -> BTreeMap<usize, f64> {
-    read_string(summary_csv)
-        .lines()
-        .skip(1)
+    let text = read_string(summary_csv);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).expect("a summary.csv column");
+    let (m, mean) = (column("metric"), column("mean"));
+    lines
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f.get(2) == Some(&metric))
-        .map(|f| (f[0].parse().expect("a point number"), f[4].parse().expect("a mean")))
+        .filter(|f| f.get(m) == Some(&metric))
+        .map(|f| (f[0].parse().expect("a point number"), f[mean].parse().expect("a mean")))
         .collect()
 }
 
@@ -400,11 +403,12 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     }
     assert_eq!(
         read_string(&out.join("points.csv")),
-        "point,label\n0,providers.big.scheduler=fcfs\n1,providers.big.scheduler=easy\n\
-         2,providers.big.scheduler=conservative\n"
+        "point,label,providers.big.scheduler\n0,providers.big.scheduler=fcfs,fcfs\n\
+         1,providers.big.scheduler=easy,easy\n2,providers.big.scheduler=conservative,conservative\n"
     );
     let summary = read_string(&out.join("summary.csv"));
-    assert!(summary.starts_with("point,label,metric,n,mean,std,ci95,lo,hi\n"), "{summary}");
+    assert!(summary.starts_with("point,label,providers.big.scheduler,metric,n,mean,std,ci95,lo,hi\n"), "{summary}");
+    assert!(summary.contains("\n2,providers.big.scheduler=conservative,conservative,jobs.total,3,80,"), "{summary}");
     assert_eq!(means(&out.join("summary.csv"), "jobs.total"), BTreeMap::from([(0, 80.0), (1, 80.0), (2, 80.0)]));
     let json: serde_json::Value = serde_json::from_slice(&read(&out.join("summary.json"))).unwrap();
     assert_eq!(json["scenario"], "tiny");

@@ -7,8 +7,8 @@
 //! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
 //! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
 //! | `p<i>/r<j>/run.json` | version, scenario, point, replication, seed, scenario hash, command line, end time, events; written last, so its presence marks a finished run (`--resume`) |
-//! | `points.csv` | `point, label` for every sweep point |
-//! | `summary.csv` / `summary.json` | per point and metric over replications: `n, mean, std, ci95` (half-width, Student t), `lo, hi` |
+//! | `points.csv` | `point, label` and one column per swept key (its value at the point), for every sweep point |
+//! | `summary.csv` / `summary.json` | per point (its columns as in `points.csv`) and metric over replications: `n, mean, std, ci95` (half-width, Student t), `lo, hi` |
 //! | `differences.csv` | per point after the first and metric: paired difference to point 0 on common seeds, `n, mean, ci95, lo, hi` |
 //! | `expectations.csv` | every target: `target, source, tolerance, measured, verdict, conflict` (`pass`, `FAIL` or `inconclusive`; "(indicative)" after it with `--quick`; `conflict`: how the source contradicts itself on a target that is reported but not scored, empty for a scored one) |
 //! | `checks.csv` | every sanity check: `check, why, measured, verdict` (`pass` when every run meets it) |
@@ -24,6 +24,7 @@ use super::StudyResult;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
 use crate::scenario::Study;
+use crate::scenario::plan::{Point, show};
 use crate::stats::{Summary, paired_difference};
 
 fn num(x: Option<f64>) -> Field<'static> {
@@ -146,33 +147,43 @@ pub fn finished_run(dir: &Path, hash: u64, seed: u64) -> Option<BTreeMap<String,
 
 /// Writes the study-level files.
 pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::Result<()> {
-    let mut points = Csv::new(&["point", "label"]);
+    // One column per swept key, so the files load as tidy tables (pandas, R) without parsing labels.
+    let swept: Vec<&str> =
+        study.points.first().map(|p| p.assignments.iter().map(|(k, _)| k.as_str()).collect()).unwrap_or_default();
+    let values: Vec<Vec<String>> =
+        study.points.iter().map(|p| p.assignments.iter().map(|(_, v)| show(v)).collect()).collect();
+    let header = |tail: &[&'static str]| -> Vec<&str> {
+        ["point", "label"].into_iter().chain(swept.iter().copied()).chain(tail.iter().copied()).collect()
+    };
+    let mut points = Csv::new(&header(&[]));
     for p in &study.points {
-        points.row(&[Field::UInt(p.index as u64), Field::Str(&p.label)]);
+        points.row(&lead(p, &values[p.index]));
     }
     write(&out.join("points.csv"), &points.into_bytes())?;
 
-    let mut csv = Csv::new(&["point", "label", "metric", "n", "mean", "std", "ci95", "lo", "hi"]);
+    let mut csv = Csv::new(&header(&SUMMARY_COLUMNS));
     let mut json_points = Vec::new();
     for (p, summaries) in study.points.iter().zip(&result.summaries) {
         let mut metrics = serde_json::Map::new();
         for (metric, s) in summaries {
-            csv.row(&summary_row(p.index, &p.label, metric, s));
+            csv.row(&[lead(p, &values[p.index]), summary_fields(metric, s)].concat());
             metrics.insert(metric.clone(), json!({"n": s.n, "mean": s.mean, "std": s.std, "ci95": s.ci95}));
         }
-        json_points.push(json!({"point": p.index, "label": p.label, "metrics": metrics}));
+        let assignments: serde_json::Map<String, Value> =
+            p.assignments.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        json_points.push(json!({"point": p.index, "label": p.label, "swept": assignments, "metrics": metrics}));
     }
     write(&out.join("summary.csv"), &csv.into_bytes())?;
     write_json(&out.join("summary.json"), &json!({"scenario": study.name, "points": json_points}))?;
 
-    let mut diff = Csv::new(&["point", "label", "metric", "n", "mean", "std", "ci95", "lo", "hi"]);
+    let mut diff = Csv::new(&header(&SUMMARY_COLUMNS));
     for p in study.points.iter().skip(1) {
         for metric in result.summaries[p.index].keys() {
             let (a, b) = paired(result, p.index, 0, metric);
             if a.len() >= 2
                 && let Ok(s) = paired_difference(&a, &b)
             {
-                diff.row(&summary_row(p.index, &p.label, metric, &s));
+                diff.row(&[lead(p, &values[p.index]), summary_fields(metric, &s)].concat());
             }
         }
     }
@@ -212,10 +223,19 @@ fn paired(result: &StudyResult, a: usize, b: usize, metric: &str) -> (Vec<f64>, 
     xa.iter().filter_map(|(rep, va)| Some((*va, *xb.get(rep)?))).unzip()
 }
 
-fn summary_row<'a>(point: usize, label: &'a str, metric: &'a str, s: &Summary) -> Vec<Field<'a>> {
+/// A point's first columns: its number, its label and the value of each swept key.
+fn lead<'a>(p: &'a Point, values: &'a [String]) -> Vec<Field<'a>> {
+    [Field::UInt(p.index as u64), Field::Str(&p.label)]
+        .into_iter()
+        .chain(values.iter().map(|v| Field::Str(v)))
+        .collect()
+}
+
+/// The columns of `summary.csv` and `differences.csv` after the point's own.
+const SUMMARY_COLUMNS: [&str; 7] = ["metric", "n", "mean", "std", "ci95", "lo", "hi"];
+
+fn summary_fields<'a>(metric: &'a str, s: &Summary) -> Vec<Field<'a>> {
     vec![
-        Field::UInt(point as u64),
-        Field::Str(label),
         Field::Str(metric),
         Field::UInt(s.n as u64),
         Field::Num(s.mean),
