@@ -1,5 +1,5 @@
 //! Message-level tests of the provider, user broker and gateway on the test bed: the job life cycle, refusals,
-//! round-robin dispatch and the personalised brokers' SLA claims (seed 003 ch3).
+//! round-robin dispatch and the personalised brokers' SLA claims (Garg 2010, ch3).
 
 use agents::broker::{Claims, FirstClaim, OnRefusal, Submission, UserBroker, UserJob};
 use agents::gateway::{Dispatch, Gateway};

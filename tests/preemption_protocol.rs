@@ -1,5 +1,5 @@
-//! Lease preemption inside the provider, message by message: the prototype example of seed 000 ch7 (Table 7.1:
-//! six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
+//! Lease preemption inside the provider, message by message: the prototype example of Amini Salehi (2012) ch7 (Table
+//! 7.1: six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
 use agents::gateway::{Dispatch, Gateway};
 use agents::ledger::Account;

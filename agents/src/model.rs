@@ -1,5 +1,5 @@
 //! The small vocabulary the protocol and the agents share: job identifiers, and the lease types and preemption kinds
-//! of Salehi's thesis (seed 000, Ch 3 §3.2.1).
+//! of Amini Salehi (2012), ch 3 §3.2.1.
 //!
 //! [`protocol`](crate::protocol) re-exports these types, so messages and agents name them the same way.
 

@@ -54,7 +54,7 @@ pub struct JobRecord {
     pub runtime: f64,
     /// Deadline [s], if any.
     pub deadline: Option<f64>,
-    /// Lease type (seed 000), if any.
+    /// Lease type (Amini Salehi 2012), if any.
     pub lease: Option<crate::protocol::LeaseType>,
     /// Priority class, 0 the highest.
     pub priority: u8,

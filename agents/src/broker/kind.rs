@@ -37,7 +37,7 @@ impl AgentKind for BrokerKind {
     fn policies(&self) -> Vec<Policy> {
         let modes = ["submit-to", "metabroker", "personalised", "exchange"];
         vec![
-            Policy::of("mode", &modes, "direct, meta-brokered, personalised (seed 003 ch3), or on an exchange"),
+            Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
@@ -75,9 +75,9 @@ pub struct RawBroker {
     pub split: Deal,
     /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
     pub submit_to: Option<String>,
-    /// Meta-brokered mode (seed 003 ch3): requests go to this meta-broker, jobs to the slots of its tickets.
+    /// Meta-brokered mode (Garg 2010, ch3): requests go to this meta-broker, jobs to the slots of its tickets.
     pub metabroker: Option<String>,
-    /// Personalised mode (seed 003 ch3): each broker claims the cheapest feasible provider among these groups every
+    /// Personalised mode (Garg 2010, ch3): each broker claims the cheapest feasible provider among these groups every
     /// round; `["*"]` means every provider.
     pub personalised: Option<Vec<String>>,
     /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds

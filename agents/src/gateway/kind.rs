@@ -29,7 +29,7 @@ impl AgentKind for GatewayKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        vec![Policy::of("dispatch", &[Dispatch::RoundRobin], "seed 000 ch4")]
+        vec![Policy::of("dispatch", &[Dispatch::RoundRobin], "Amini Salehi (2012) ch4")]
     }
 
     fn metrics(&self) -> &'static [&'static str] {

@@ -3,9 +3,9 @@
 //! their provider. Providers answer the job's owner directly, so the gateway only forwards `Job::Submit`, or answers
 //! `Job::Rejected` when no provider of its grid can ever run the job.
 //!
-//! It also finds destinations for migrating leases (seed 000 §3.3 step 4): a provider that preempts a migratable
-//! lease sends `Lease::Migrate`; the gateway offers it to the other providers of its grid one at a time, in its
-//! round-robin order, until one answers `Lease::Migrated`, which the gateway passes on to the source; when every
+//! It also finds destinations for migrating leases (Amini Salehi 2012, §3.3 step 4): a provider that preempts a
+//! migratable lease sends `Lease::Migrate`; the gateway offers it to the other providers of its grid one at a time, in
+//! its round-robin order, until one answers `Lease::Migrated`, which the gateway passes on to the source; when every
 //! one answers `Lease::MigrateRefused`, it tells the source to `Lease::Resume` the lease itself.
 
 pub mod kind;
@@ -23,7 +23,7 @@ use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dispatch {
-    /// Each request to the next provider in turn (RR of seed 000 ch4).
+    /// Each request to the next provider in turn (RR of Amini Salehi (2012) ch4).
     #[default]
     RoundRobin,
 }

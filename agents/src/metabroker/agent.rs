@@ -1,4 +1,4 @@
-//! The meta-broker actor (seed 003 ch3 §3.2): registers providers into a resource catalogue and users into the
+//! The meta-broker actor (Garg 2010, ch3 §3.2): registers providers into a resource catalogue and users into the
 //! market, queues users' requests and, at the end of every scheduling interval, has every registered provider
 //! update its catalogue entry, runs the configured [`SchedulingPolicy`] over the queue and the catalogue, reserves
 //! each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls over to
@@ -10,10 +10,10 @@
 //! `Lease::Reserve` to providers and `Market::Ticket` / `RequestDropped` to users. A ticket quotes a cost from the
 //! estimate; the provider bills the actual usage (see `crate::ledger`).
 //!
-//! [INTERP] The thesis's periodic `ResourceUpdate` is pulled at the end of each interval (the same information,
-//! fresh when the decision is made); each provider offers its widest free slot starting now (the algorithms take
-//! one window per site). The `lp` policy (MGN) splits a bag of tasks over several sites: each part is reserved
-//! and ticketed on its own, and the tasks not placed roll over.
+//! Our reading where the thesis is silent: its periodic `ResourceUpdate` is pulled at the end of each interval (the
+//! same information, fresh when the decision is made); each provider offers its widest free slot starting now (the
+//! algorithms take one window per site). The `lp` policy (MGN) splits a bag of tasks over several sites: each part is
+//! reserved and ticketed on its own, and the tasks not placed roll over.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,7 +68,7 @@ pub struct MetaBroker {
     dropped: u64,
     /// What the tickets quoted, summed [G$]: the users' spending as planned (the ledger has what they paid).
     quoted: f64,
-    /// GA generations run, summed over rounds, and the rounds that ran the GA (seed 003 Fig 4.4).
+    /// GA generations run, summed over rounds, and the rounds that ran the GA (Garg 2010, Fig 4.4).
     generations: u64,
     ga_rounds: u64,
     /// Rounds where the configured LP solver failed and the transportation solver stood in.

@@ -4,7 +4,7 @@
 //!   dummy provider (unbounded capacity, apps on it are rolled over). Genes only take sites that meet the
 //!   application's deadline and budget and have enough CPUs in total, or the dummy.
 //! - Fitness (4.9), minimised: the cost of every placed application plus the dummy penalty
-//!   `C · (n + 1 − rank_j)` of every rolled-over one (see [`super::model`] for the \[INTERP\] reading and the QoS
+//!   `C · (n + 1 − rank_j)` of every rolled-over one (see [`super::model`] for our reading and the QoS
 //!   index (4.10)/(4.11) behind the ranks). A chromosome that overloads a site (4.2) is infeasible: it scores above
 //!   every feasible one, more so the more CPUs it overbooks, which steers the search back to feasibility.
 //! - Operators (thesis digest §13 defaults): roulette-wheel selection (slices proportional to 1 / (1 + F)),

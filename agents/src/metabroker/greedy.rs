@@ -1,8 +1,8 @@
 //! Greedy meta-scheduling, the thesis's baseline (chapter 3 §3.5 and chapter 4 §4.3.1): cheapest feasible first.
 //!
-//! Applications are taken first come, first served (\[INTERP\]: earlier submission, then lower id, then lower index)
-//! and each goes whole to the cheapest site that still has its CPUs free and meets its deadline and budget; an
-//! application no site can take is rolled over (the dummy provider).
+//! Applications are taken first come, first served (not stated in the thesis; we order by earlier submission, then
+//! lower id, then lower index) and each goes whole to the cheapest site that still has its CPUs free and meets its
+//! deadline and budget; an application no site can take is rolled over (the dummy provider).
 //!
 //! "Cheapest" has two readings ([`GreedyRank`]): the lowest cost of the application there, price × runtime / speed
 //! (the default, what the objective (4.1) sums), or the lowest price per CPU-second, as chapter 3 describes the

@@ -1,4 +1,4 @@
-//! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (seed 003 ch3–4) scheduling the
+//! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (Garg 2010, ch3–4) scheduling the
 //! queued requests on its providers at the end of every interval.
 
 use schemars::JsonSchema;
@@ -39,7 +39,7 @@ impl AgentKind for MetaBrokerKind {
             MgnSolver::Highs,
         ];
         vec![
-            Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "seed 003 ch4"),
+            Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "Garg (2010) ch4"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
         ]
@@ -68,7 +68,7 @@ impl AgentKind for MetaBrokerKind {
     }
 }
 
-/// A meta-broker (seed 003 ch3–4): schedules the queued requests at the end of every interval.
+/// A meta-broker (Garg 2010, ch3–4): schedules the queued requests at the end of every interval.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawMetaBroker {

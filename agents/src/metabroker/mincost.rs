@@ -14,10 +14,11 @@
 //! 5. Dummy-provider applications are then placed greedily, highest priority first, each on the cheapest site
 //!    that fits it (ScheduleDummyResJob, line 21); the rest are rolled over to the next interval.
 //!
-//! \[INTERP\] choices: the room test is `remaining >= required` (the printed strict `>` would refuse an exact fit);
-//! "remaining" counts only committed CPUs, since the uncommitted ones are exactly what InterchangeCapacity moves;
-//! displaced CPUs go only to the moved application's former sites, as the thesis says. An application on one
-//! site needs no special case: the room test always passes for it and nothing is vacated or displaced.
+//! Our choices where the text is unclear: the room test is `remaining >= required` (the printed strict `>` would refuse
+//! an exact fit); "remaining" counts only committed CPUs, since the uncommitted ones are exactly what
+//! InterchangeCapacity moves; displaced CPUs go only to the moved application's former sites, as the thesis says. An
+//! application on one site needs no special case: the room test always passes for it and nothing is vacated or
+//! displaced.
 
 use super::greedy::place_greedily;
 use super::model::{Problem, Schedule};

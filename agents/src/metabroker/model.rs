@@ -9,7 +9,7 @@
 //! budget (4.6), what each pair costs, the priority order given by the QoS index (4.10)/(4.11), and the penalty an
 //! application pays on the dummy provider of (4.9), i.e. for being rolled over to the next SI.
 //!
-//! Interpretation notes (the thesis digest's \[INTERP\]/\[GAP\] items, resolved here once for every policy):
+//! Interpretation notes (where the thesis is silent or ambiguous, resolved here once for every policy):
 //! - Deadlines are absolute, so (4.7) reads `start + runtime / speed <= d_j` with `start = max(T, window start)`.
 //! - Budgets are checked for the whole application on one site: `m_j · task_cost <= b_j`. For bag-of-tasks (MGN)
 //!   applications a task may only go where the whole application would be affordable, so any split respects (4.6)

@@ -1,7 +1,7 @@
 //! Resource provider: a cluster of PEs with a local scheduler, a price, and the jobs of its users.
 //!
 //! Receives `Job::Submit` (from user brokers and gateways), `Job::SubmitReserved` (a job with a meta-broker's
-//! ticket), `Job::Cancel` (from a job's owner), `Market::SlaRequest` (from personalised brokers, seed 003 ch3),
+//! ticket), `Job::Cancel` (from a job's owner), `Market::SlaRequest` (from personalised brokers, Garg (2010) ch3),
 //! `Lease::Reserve`/`Release` (advance reservations), `Market::SlotsQuery` (a meta-broker's catalogue update),
 //! `Lease::Migrate`/`Migrated`/`Resume` (lease migration through a gateway) and `Lease::Suspend`/`Resume` (from a
 //! lease's owner); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`, `Lease::Cancelled`,
@@ -10,14 +10,13 @@
 //! preempted leases, and `Lease::Migrate` (a lease leaving) and `Migrated`/`MigrateRefused` (a lease arriving) to
 //! gateways.
 //!
-//! Leases (seed 000 ch3): a local request must start at once for its duration; when the cluster cannot hold it,
-//! the configured [`PreemptionPolicy`] (NOP, MOV, MLIP, MOML and the prototype's greedy variants, see
-//! [`preemption`]) chooses external leases to preempt, each by its type (cancel, suspend, migrate), with the
-//! overhead of the configured [`OverheadModel`] occupying its VMs when it resumes. Deadline-constrained external
-//! leases are admitted only if their planned completion meets the deadline. Which queued job starts when is
-//! delegated to the configured [`SchedulerPolicy`] (FCFS, EASY, conservative or multi-partition EASY backfilling, see
-//! [`scheduler`]). A job runs for its actual runtime scaled by the provider's speed; the scheduler plans with the
-//! user's estimate.
+//! Leases (Amini Salehi 2012, ch3): a local request must start at once for its duration; when the cluster cannot hold
+//! it, the configured [`PreemptionPolicy`] (NOP, MOV, MLIP, MOML and the prototype's greedy variants, see
+//! [`preemption`]) chooses external leases to preempt, each by its type (cancel, suspend, migrate), with the overhead
+//! of the configured [`OverheadModel`] occupying its VMs when it resumes. Deadline-constrained external leases are
+//! admitted only if their planned completion meets the deadline. Which queued job starts when is delegated to the
+//! configured [`SchedulerPolicy`] (FCFS, EASY, conservative or multi-partition EASY backfilling, see [`scheduler`]). A
+//! job runs for its actual runtime scaled by the provider's speed; the scheduler plans with the user's estimate.
 //!
 //! This file holds the agent: its configuration and state, the message dispatch and the report. Its handlers are
 //! grouped by concern: `lifecycle` (submission, admission, start, end, wake-ups), `reservations` (SLA claims,
@@ -66,11 +65,11 @@ pub struct ProviderConfig {
     pub scheduler: SchedulerPolicy,
     /// Partition layout for multi-partition EASY.
     pub partitioning: Partitioning,
-    /// How a local request that does not fit is resolved (seed 000 ch3).
+    /// How a local request that does not fit is resolved (Amini Salehi 2012, ch3).
     pub preemption: PreemptionPolicy,
     /// Overhead of preempting a lease.
     pub overhead: OverheadModel,
-    /// Memory of one VM [MB], for the overhead model (seed 000: 1,024 MB).
+    /// Memory of one VM [MB], for the overhead model (Amini Salehi 2012: 1,024 MB).
     pub vm_memory_mb: f64,
     /// What happens to a preempted cancellable lease.
     pub cancelled: CancelledLeases,
@@ -92,7 +91,8 @@ pub enum SlaRule {
     First,
 }
 
-/// What becomes of a cancelled best-effort lease. [NOTE] seed 000 leaves it open (§3.2 of the digest).
+/// What becomes of a cancelled best-effort lease. Amini Salehi (2012) leaves it open (§3.2.1: "restart" or "terminate
+/// early").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CancelledLeases {
@@ -199,7 +199,7 @@ pub struct Provider {
     sla_granted: Option<SimTime>,
 }
 
-/// What contention cost, for the metrics of seed 000 ch3.
+/// What contention cost, for the metrics of Amini Salehi (2012) ch3.
 #[derive(Clone, Debug, Default)]
 struct ContentionStats {
     local_requests: u64,
@@ -216,7 +216,8 @@ struct ContentionStats {
     lost_pe_seconds: f64,
     /// Exact searches that hit the limit and fell back to the greedy policy.
     search_fallbacks: u64,
-    /// Running migratable leases preempted (seed 000 ch4's migration rate is `migrated / preempted_migratable`).
+    /// Running migratable leases preempted (Amini Salehi 2012, ch4's migration rate is `migrated /
+    /// preempted_migratable`).
     preempted_migratable: u64,
     /// Leases that left for another provider.
     migrated_out: u64,

@@ -6,9 +6,9 @@ use crate::protocol::{LeaseMsg, Msg};
 use crate::sim::{AgentId, Ctx};
 
 impl Provider {
-    /// The owner suspends its lease (seed 000 §3.3, the DVE's control of its leases): a running lease's VMs are
-    /// suspended, a queued lease leaves the queue, and it waits out of the scheduler until the owner sends
-    /// `Resume` (or `Job::Cancel`).
+    /// The owner suspends its lease (Amini Salehi 2012, §3.3, the DVE's control of its leases): a running lease's VMs
+    /// are suspended, a queued lease leaves the queue, and it waits out of the scheduler until the owner sends `Resume`
+    /// (or `Job::Cancel`).
     pub(super) fn on_suspend(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(job) = self.jobs.get_mut(&id) else { return };

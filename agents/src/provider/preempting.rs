@@ -10,8 +10,8 @@ use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg};
 use crate::sim::Ctx;
 
 impl Provider {
-    /// A local request (seed 000 ch3) must run from now for its duration: in free capacity if there is enough,
-    /// else in capacity the preemption policy frees; otherwise it is rejected.
+    /// A local request (Amini Salehi 2012, ch3) must run from now for its duration: in free capacity if there is
+    /// enough, else in capacity the preemption policy frees; otherwise it is rejected.
     pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         self.contention.local_requests += 1;
         let now = ctx.now();

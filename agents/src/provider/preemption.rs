@@ -42,7 +42,7 @@ use crate::sim::SimTime;
 /// last bits, and ties must not depend on that.
 const OVERHEAD_TIE: f64 = 1e-6;
 
-/// The prototype example's external leases (seed 000 Table 7.1), all suspendable, on a 12-PE cluster: (lease,
+/// The prototype example's external leases (Amini Salehi 2012, Table 7.1), all suspendable, on a 12-PE cluster: (lease,
 /// arrival [s], VMs, MB per VM, duration [s]). At 00:12:00 a local request for 5 VMs over one hour finds every PE
 /// busy; the policies' choices among these leases are the thesis's worked example (Table 7.2).
 pub const PROTOTYPE_LEASES: [(JobId, f64, u32, f64, f64); 6] = [

@@ -8,7 +8,7 @@ use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate,
 use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
-    /// Personalised-broker claim (seed 003 ch3): granted only if the job can start right now, so the first
+    /// Personalised-broker claim (Garg 2010, ch3): granted only if the job can start right now, so the first
     /// claim on free capacity wins and later ones get `SlaFail`; under [`SlaRule::First`], only the first claim of
     /// the instant may be granted.
     pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
@@ -30,7 +30,7 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// A job with a ticket (a meta-broker's, seed 003 §3.2 step 8, or an exchange's): it runs in its reserved slot,
+    /// A job with a ticket (a meta-broker's, Garg (2010) §3.2 step 8, or an exchange's): it runs in its reserved slot,
     /// from the slot's start; the reservation already holds its PEs, and must hold them long enough.
     pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: SimTime, ctx: &mut Ctx<'_>) {
         let prepaid = self.prepaid.remove(&reservation);
