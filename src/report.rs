@@ -14,7 +14,7 @@ use crate::scenario::Study;
 use crate::scenario::plan::show;
 
 /// Metrics shown on stdout after a run, when measured.
-const HEADLINE: [(&str, &str); 10] = [
+const HEADLINE: [(&str, &str); 11] = [
     ("jobs.total", "jobs"),
     ("jobs.completed", "completed"),
     ("jobs.rejected", "rejected"),
@@ -25,6 +25,7 @@ const HEADLINE: [(&str, &str); 10] = [
     ("utilisation", "utilisation"),
     ("jobs.cost", "cost [G$]"),
     ("events", "messages delivered"),
+    ("events_per_job", "messages per job"),
 ];
 
 /// The readable summary, mean ± 95% CI half-width: a column per sweep point when there are a few, else a row per

@@ -1,8 +1,9 @@
 //! The market exchange (Mandi, Garg 2010 ch 8), message by message on the test bed: accounts and sessions, the
-//! service catalogue, commodity leases end to end, sealed-bid auctions, the rules of §8.2, retried reservations.
+//! service catalogue, commodity leases end to end, sealed-bid auctions, the rules of §8.2, retried reservations,
+//! call markets with asks in lots and bidders that discover once per round.
 
 use agents::broker::{AuctionChoice, ExchangeStrategy, Submission, Trade, UserBroker, UserJob};
-use agents::exchange::agent::{Exchange, ExchangeConfig};
+use agents::exchange::agent::{Exchange, ExchangeConfig, Markets};
 use agents::exchange::mechanism::{MechanismKind, MechanismParams};
 use agents::ledger::{Account, Reason};
 use agents::protocol::{
@@ -324,4 +325,56 @@ fn test_a_refused_reservation_is_retried_next_cycle_then_fails() {
         ("exchange.reserve", "the provider refused the reservation 2 times: busy")
     );
     assert_eq!((metric(&mut tb, "mandi", "failed"), metric(&mut tb, "mandi", "contracts")), (1.0, 0.0));
+}
+
+#[test]
+fn test_a_bidder_discovers_once_while_the_markets_it_knows_are_open() {
+    let mut tb = TestBed::new(1);
+    // Three call markets at 0 and three more at 100, each clearing 100 s after it opens.
+    let (params, from, until) = (MechanismParams::default(), t(0.0), t(100.0));
+    let markets =
+        Markets { mechanism: MechanismKind::KDouble, params, count: 3, period: 100.0, lease: 100.0, from, until };
+    let mandi = tb.agent(
+        "mandi",
+        "exchange",
+        Exchange::new(ExchangeConfig { cycle: 10.0, retries: 3, markets: Some(markets) }),
+    );
+    // A provider of 4 CPUs asks in lots of 2: two slots, two asks.
+    let trading = ExchangeTrading {
+        exchange: mandi,
+        sell: Sell::Market(Some(2)),
+        interval: 1_000.0,
+        horizon: 10_000.0,
+        lease: 100.0,
+    };
+    tb.agent("site", "provider", provider(4, 1.0).selling_on(trading));
+    let strategy = ExchangeStrategy {
+        trade: Trade::Bid,
+        choice: AuctionChoice::Random,
+        valuation: 2.0,
+        shade: 1.0,
+        attempts: 1,
+        retry: 60.0,
+    };
+    let job = |id, at| UserJob { submit: t(at), spec: JobSpec::new(id, AgentId::ENV, 1, 50.0) };
+    let jobs = vec![job(1, 5.0), job(2, 10.0), job(3, 20.0), job(4, 150.0)];
+    tb.agent("user", "broker", UserBroker::new(jobs, Submission::Exchange { to: mandi, strategy }));
+    tb.run_until(300.0).unwrap();
+    let d = tb.deliveries();
+    let lots: Vec<u32> = d
+        .iter()
+        .filter_map(|d| match &d.msg {
+            Msg::Exchange(ExchangeMsg::Advertise(ad)) => Some(ad.cpus),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lots, [2, 2]);
+    let asks = d.iter().filter(|d| d.from == "site" && d.msg.kind() == "exchange.bid").count();
+    assert_eq!(asks, 2);
+    // The list of 5 s serves the jobs of 10 and 20 s; the job of 150 s looks again, the first markets having ended.
+    let from_user = |kind: &str| -> Vec<f64> {
+        d.iter().filter(|d| d.from == "user" && d.msg.kind() == kind).map(|d| d.at).collect()
+    };
+    assert_eq!(from_user("exchange.discover"), [5.0, 150.0]);
+    assert_eq!(from_user("exchange.bid"), [5.0, 10.0, 20.0, 150.0]);
 }

@@ -8,6 +8,8 @@
 //! Instants of simulated time are [`SimTime`]s; durations, amounts and rates are plain `f64` with their unit in the
 //! field's doc. A `SimTime` serialises as the plain number an `f64` would, so traces read the same either way.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::exchange::mechanism::{MechanismKind, MechanismParams};
@@ -500,6 +502,8 @@ pub struct AuctionInfo {
     pub mechanism: MechanismKind,
     /// What is sold.
     pub item: Item,
+    /// CPUs on sale: those of a forward auction's slot (0 for a call market or a reverse auction).
+    pub cpus: u32,
     /// The reserve (forward: the lowest unit price; reverse: the highest).
     pub reserve: f64,
     /// When it clears.
@@ -515,7 +519,7 @@ pub struct Discovery {
     pub token: u64,
     /// The consumer's number for this request.
     pub request: u64,
-    /// CPUs wanted.
+    /// CPUs wanted (0: no slot, only the open auctions).
     pub cpus: u32,
     /// Lease time wanted [s].
     pub duration: f64,
@@ -528,8 +532,10 @@ pub struct Offers {
     pub request: u64,
     /// Slots with enough CPUs for long enough, in id order.
     pub slots: Vec<Offer>,
-    /// Open auctions, in id order.
-    pub auctions: Vec<AuctionInfo>,
+    /// Open auctions, in id order: one list, shared by every answer until an auction opens or the first ends.
+    pub auctions: Arc<[AuctionInfo]>,
+    /// When the first of them ends (`SimTime::MAX` if none).
+    pub until: SimTime,
 }
 
 /// A consumer's lease of CPUs of a commodity slot at its posted price.
@@ -664,8 +670,8 @@ pub enum ExchangeMsg {
         /// The slot.
         slot: u64,
     },
-    /// Consumer → exchange (phase 4): the slots of at least `cpus` CPUs for at least `duration` seconds, and the open
-    /// auctions. Answered by `Offers`.
+    /// Consumer → exchange (phase 4): the slots of at least `cpus` CPUs for at least `duration` seconds (none for
+    /// `cpus = 0`), and the open auctions. Answered by `Offers`.
     Discover(Box<Discovery>),
     /// Exchange → consumer: what `Discover` found.
     Offers(Box<Offers>),

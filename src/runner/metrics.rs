@@ -44,7 +44,7 @@ const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
 const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
 
 /// Metrics of the whole run.
-const RUN_METRICS: [&str; 4] = ["end_time", "events", "utilisation", "utilisation_from_first_submit"];
+const RUN_METRICS: [&str; 5] = ["end_time", "events", "events_per_job", "utilisation", "utilisation_from_first_submit"];
 
 /// Every agent's money, from the ledger: what it received and what it paid [G$].
 const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
@@ -170,6 +170,10 @@ pub fn measure(
     }
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
     job_metrics("jobs", &all, &mut m.metrics);
+    // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
+    if !all.is_empty() {
+        m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
+    }
     lease_metrics(&all, &mut m.metrics);
     if all.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();

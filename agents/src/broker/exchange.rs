@@ -1,23 +1,30 @@
 //! A user broker on a market exchange (Garg 2010 ch 8): it registers and logs in, then for each job discovers what
 //! the exchange offers, leases a commodity slot at its posted price or bids in an auction, and submits the job to the
 //! reserved slot of the ticket the exchange sends. A job that finds nothing, loses its auction or whose reservation
-//! fails tries again `retry` seconds later, up to `attempts` times, and is then dropped.
+//! fails tries again `retry` seconds later, up to `attempts` times, and is then dropped. A bidding broker asks for
+//! the open auctions only, and keeps the list until the earliest of them ends: its jobs due meanwhile bid without
+//! asking again (an auction opened in between is seen at the next discovery).
 //!
 //! [INTERP] The broker's valuation of a CPU-second is its job's budget spread over the CPUs and the lease time
 //! (`budget / (pes × lease)`), or the strategy's `valuation` for a job without a budget; it bids that times `shade`
 //! (1: truthful). It needs leases at least as long as the job's estimate on a reference PE, and, with a deadline, a
 //! slot or auction that can end the job by it.
 
-use rand::RngExt;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{Submission, UserBroker};
+use crate::exchange::pick;
 use crate::model::JobId;
 use crate::protocol::{
     AuctionInfo, BidRequest, Discovery, ExchangeMsg, Item, LeaseRequest, Offers, Quote, Refusal, TimerMsg, Trading,
 };
 use crate::report::JobOutcome;
-use crate::sim::{AgentId, Ctx};
+use crate::sim::{AgentId, Ctx, SimTime};
+
+/// What a bidding broker knows of the open auctions: the list of its last discovery, and when the first of them ends.
+pub(super) type Known = Option<(Arc<[AuctionInfo]>, SimTime)>;
 
 /// How a broker trades on an exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,12 +73,20 @@ impl UserBroker {
         }
     }
 
-    /// Exchange mode: asks the exchange what it offers for every job due and not sent yet, once logged in.
+    /// Exchange mode, once logged in, for every job due and not sent yet: bids in an auction it knows is open, or
+    /// asks the exchange what it offers (a bidder: the open auctions only).
     pub(super) fn discover_unsent(&mut self, ctx: &mut Ctx<'_>) {
-        let (Some((to, _)), Some(token)) = (self.exchange(), self.session) else { return };
+        let (Some((to, strategy)), Some(token)) = (self.exchange(), self.session) else { return };
+        let bidding = strategy.trade == Trade::Bid;
+        let now = ctx.now();
+        let known = self.known.as_ref().filter(|k| now < k.1).map(|k| k.0.clone());
         for id in std::mem::take(&mut self.unsent) {
+            if let Some(auctions) = &known {
+                self.bid(id, auctions, ctx);
+                continue;
+            }
             let Some(t) = self.tracked(id) else { continue };
-            let (cpus, duration) = (t.job.spec.pes, t.job.spec.estimate);
+            let (cpus, duration) = if bidding { (0, 0.0) } else { (t.job.spec.pes, t.job.spec.estimate) };
             ctx.send(to, ExchangeMsg::Discover(Box::new(Discovery { token, request: id, cpus, duration })));
         }
     }
@@ -103,7 +118,11 @@ impl UserBroker {
     /// Leases the cheapest affordable commodity slot, or bids in an auction, for the job of `offers.request`.
     fn on_offers(&mut self, offers: &Offers, ctx: &mut Ctx<'_>) {
         let Some((to, strategy)) = self.exchange() else { return };
-        let (trade, choice, valuation, shade) = (strategy.trade, strategy.choice, strategy.valuation, strategy.shade);
+        if strategy.trade == Trade::Bid {
+            // An empty list is not kept: the next job looks again.
+            self.known = (!offers.auctions.is_empty()).then(|| (offers.auctions.clone(), offers.until));
+            return self.bid(offers.request, &offers.auctions, ctx);
+        }
         let Some(token) = self.session else { return };
         let now = ctx.now();
         let Some(t) = self.tracked(offers.request) else { return };
@@ -111,59 +130,60 @@ impl UserBroker {
             return;
         }
         let job = t.job.spec.clone();
-        let fits_deadline = |end| job.deadline.is_none_or(|d| end <= d);
-        let value = |lease: f64| job.budget.map_or(valuation, |b| b / (f64::from(job.pes) * lease));
-        match trade {
-            Trade::Lease => {
-                let slot = offers
-                    .slots
-                    .iter()
-                    .filter_map(|o| match o.trading {
-                        Trading::Commodity { price } if o.auction.is_none() && o.cpus >= job.pes => {
-                            let lease = job.estimate / o.speed;
-                            let cost = price * f64::from(job.pes) * lease;
-                            let end = o.start.max(now) + lease;
-                            let fits = end <= o.start + o.duration && fits_deadline(end);
-                            (fits && job.budget.is_none_or(|b| cost <= b)).then_some((o, price, lease))
-                        }
-                        _ => None,
-                    })
-                    .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.start.cmp(&b.0.start)).then(a.0.slot.cmp(&b.0.slot)));
-                match slot {
-                    Some((o, _, duration)) => {
-                        let lease = LeaseRequest { token, slot: o.slot, job, duration };
-                        ctx.send(to, ExchangeMsg::Lease(Box::new(lease)));
-                    }
-                    None => self.failed(offers.request, "no affordable commodity slot", ctx),
+        let slot = offers
+            .slots
+            .iter()
+            .filter_map(|o| match o.trading {
+                Trading::Commodity { price } if o.auction.is_none() && o.cpus >= job.pes => {
+                    let lease = job.estimate / o.speed;
+                    let cost = price * f64::from(job.pes) * lease;
+                    let end = o.start.max(now) + lease;
+                    let fits = end <= o.start + o.duration && job.deadline.is_none_or(|d| end <= d);
+                    (fits && job.budget.is_none_or(|b| cost <= b)).then_some((o, price, lease))
                 }
+                _ => None,
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.start.cmp(&b.0.start)).then(a.0.slot.cmp(&b.0.slot)));
+        match slot {
+            Some((o, _, duration)) => {
+                let lease = LeaseRequest { token, slot: o.slot, job, duration };
+                ctx.send(to, ExchangeMsg::Lease(Box::new(lease)));
             }
-            Trade::Bid => {
-                let fits = |a: &&AuctionInfo| {
-                    let biddable = match &a.item {
-                        Item::Market => true,
-                        Item::Slot(slot) => offers.slots.iter().any(|o| o.slot == *slot && o.cpus >= job.pes),
-                        Item::Application(_) => false,
-                    };
-                    biddable && a.lease >= job.estimate && fits_deadline(a.end + a.lease)
-                };
-                let open: Vec<&AuctionInfo> = offers.auctions.iter().filter(fits).collect();
-                let auction = match choice {
-                    _ if open.is_empty() => None,
-                    AuctionChoice::Earliest => {
-                        open.iter().min_by(|a, b| a.end.cmp(&b.end).then(a.auction.cmp(&b.auction)))
-                    }
-                    AuctionChoice::Random => Some(&open[ctx.rng_stream(1).random_range(0..open.len())]),
-                };
-                match auction {
-                    Some(a) => {
-                        let price = value(a.lease) * shade;
-                        let quote = Quote::Buy { job, price };
-                        let bid = BidRequest { token, auction: a.auction, quote };
-                        ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
-                    }
-                    None => self.failed(offers.request, "no open auction fits the job", ctx),
-                }
+            None => self.failed(offers.request, "no affordable commodity slot", ctx),
+        }
+    }
+
+    /// Bids for the job `id` in one of the open `auctions` that fits it, at its value of a CPU-second times `shade`.
+    fn bid(&mut self, id: JobId, auctions: &[AuctionInfo], ctx: &mut Ctx<'_>) {
+        let Some((to, strategy)) = self.exchange() else { return };
+        let (choice, valuation, shade) = (strategy.choice, strategy.valuation, strategy.shade);
+        let Some(token) = self.session else { return };
+        let Some(t) = self.tracked(id) else { return };
+        if t.record.outcome != JobOutcome::Pending {
+            return;
+        }
+        let job = t.job.spec.clone();
+        let fits = |a: &AuctionInfo| {
+            let biddable = match &a.item {
+                Item::Market => true,
+                Item::Slot(_) => a.cpus >= job.pes,
+                Item::Application(_) => false,
+            };
+            biddable && a.lease >= job.estimate && job.deadline.is_none_or(|d| a.end + a.lease <= d)
+        };
+        let auction = match choice {
+            AuctionChoice::Earliest => {
+                auctions.iter().filter(|a| fits(a)).min_by(|a, b| a.end.cmp(&b.end).then(a.auction.cmp(&b.auction)))
             }
+            AuctionChoice::Random => pick(auctions, fits, ctx.rng_stream(1)),
+        };
+        match auction {
+            Some(a) => {
+                let value = job.budget.map_or(valuation, |b| b / (f64::from(job.pes) * a.lease));
+                let bid = BidRequest { token, auction: a.auction, quote: Quote::Buy { price: value * shade, job } };
+                ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
+            }
+            None => self.failed(id, "no open auction fits the job", ctx),
         }
     }
 

@@ -135,6 +135,8 @@ pub struct UserBroker {
     /// Exchange mode: the session token, once logged in, and the jobs due before it.
     session: Option<u64>,
     unsent: Vec<JobId>,
+    /// Exchange mode, bidding: the open auctions it last discovered.
+    known: exchange::Known,
 }
 
 impl UserBroker {
@@ -177,6 +179,7 @@ impl UserBroker {
             violations: Vec::new(),
             session: None,
             unsent: Vec::new(),
+            known: None,
         }
     }
 

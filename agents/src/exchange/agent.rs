@@ -22,6 +22,7 @@
 //! acts only for it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -167,9 +168,13 @@ pub struct Exchange {
     accounts: BTreeMap<Box<str>, AgentId>,
     registered: BTreeMap<AgentId, Box<str>>,
     sessions: BTreeMap<u64, AgentId>,
+    /// Each agent's session token.
+    tokens: BTreeMap<AgentId, u64>,
     slots: BTreeMap<u64, Slot>,
     next_slot: u64,
     auctions: BTreeMap<u64, Auction>,
+    /// The open auctions as discovery shows them, shared by every answer until one opens or the first ends.
+    listing: Option<(Arc<[AuctionInfo]>, SimTime)>,
     /// When each auction that cleared closed, to tell a late bidder.
     closed: BTreeMap<u64, SimTime>,
     next_auction: u64,
@@ -194,9 +199,11 @@ impl Exchange {
             accounts: BTreeMap::new(),
             registered: BTreeMap::new(),
             sessions: BTreeMap::new(),
+            tokens: BTreeMap::new(),
             slots: BTreeMap::new(),
             next_slot: 1,
             auctions: BTreeMap::new(),
+            listing: None,
             closed: BTreeMap::new(),
             next_auction: 1,
             joined: BTreeMap::new(),
@@ -258,7 +265,9 @@ impl Exchange {
                 break t;
             }
         };
-        self.sessions.retain(|_, a| *a != from);
+        if let Some(old) = self.tokens.insert(from, token) {
+            self.sessions.remove(&old);
+        }
         self.sessions.insert(token, from);
         ctx.send(from, ExchangeMsg::Session { token });
     }
@@ -318,22 +327,37 @@ impl Exchange {
         self.stats.discoveries += 1;
         let now = ctx.now();
         let (cpus, duration) = want;
-        let slots = self
-            .slots
-            .iter()
-            .filter(|(_, s)| s.cpus >= cpus && s.cpus > 0 && s.end() >= now.max(s.start) + duration)
-            .map(|(&slot, s)| Offer {
-                slot,
-                provider: s.provider,
-                cpus: s.cpus,
-                start: s.start,
-                duration: s.duration,
-                speed: s.speed,
-                trading: s.trading,
-                auction: s.auction,
-            })
-            .collect();
-        let auctions = self
+        let slots = match cpus {
+            0 => Vec::new(),
+            _ => self
+                .slots
+                .iter()
+                .filter(|(_, s)| s.cpus >= cpus && s.end() >= now.max(s.start) + duration)
+                .map(|(&slot, s)| Offer {
+                    slot,
+                    provider: s.provider,
+                    cpus: s.cpus,
+                    start: s.start,
+                    duration: s.duration,
+                    speed: s.speed,
+                    trading: s.trading,
+                    auction: s.auction,
+                })
+                .collect(),
+        };
+        let (auctions, until) = self.listing(now);
+        ctx.send(from, ExchangeMsg::Offers(Box::new(Offers { request, slots, auctions, until })));
+    }
+
+    /// The auctions open at `now`, in id order: the last list while no auction opened and none of it ended (a list
+    /// per discovery would cost every discovery the number of open auctions).
+    fn listing(&mut self, now: SimTime) -> (Arc<[AuctionInfo]>, SimTime) {
+        if let Some((list, until)) = &self.listing
+            && now < *until
+        {
+            return (list.clone(), *until);
+        }
+        let list: Arc<[AuctionInfo]> = self
             .auctions
             .iter()
             .filter(|(_, a)| a.end > now)
@@ -341,12 +365,18 @@ impl Exchange {
                 auction,
                 mechanism: a.kind,
                 item: a.item.clone(),
+                cpus: match a.item {
+                    Item::Slot(slot) => self.slots.get(&slot).map_or(0, |s| s.cpus),
+                    _ => 0,
+                },
                 reserve: a.reserve,
                 end: a.end,
                 lease: a.lease,
             })
             .collect();
-        ctx.send(from, ExchangeMsg::Offers(Box::new(Offers { request, slots, auctions })));
+        let until = list.iter().map(|a| a.end).min().unwrap_or(SimTime::MAX);
+        self.listing = Some((list.clone(), until));
+        (list, until)
     }
 
     /// A commodity lease: the CPUs are taken from the slot now and reserved at the next cycle.
@@ -462,6 +492,7 @@ impl Exchange {
         let mechanism = req.mechanism.build(params).map_err(|e| e.to_string())?;
         let id = self.next_auction;
         self.next_auction += 1;
+        self.listing = None;
         match &req.item {
             Item::Slot(slot) => self.slots.get_mut(slot).expect("checked above").auction = Some(id),
             Item::Application(job) => {
@@ -583,8 +614,9 @@ impl Exchange {
             Buy((AgentId, JobId)),
             Sell(u64),
         }
-        let mut units: Vec<Unit> = Vec::new();
-        let (mut bids, mut asks) = (Vec::new(), Vec::new());
+        let bought: usize = auction.buys.values().map(|b| b.job.pes as usize).sum();
+        let mut units: Vec<Unit> = Vec::with_capacity(bought);
+        let (mut bids, mut asks) = (Vec::with_capacity(bought), Vec::new());
         let mut buys: Vec<(&(AgentId, JobId), &Buy)> = auction.buys.iter().collect();
         buys.sort_by_key(|(_, b)| b.seq);
         let mut sells: Vec<(u64, f64, u64)> = auction.sells.iter().map(|(&s, &(p, q))| (s, p, q)).collect();
@@ -674,9 +706,15 @@ impl Exchange {
                 });
             }
         }
-        // The auction's slots are free to trade again.
-        for s in self.slots.values_mut().filter(|s| s.auction == Some(id)) {
-            s.auction = None;
+        // The auction's slots (its item, its asks) are free to trade again.
+        let item = match auction.item {
+            Item::Slot(slot) => Some(slot),
+            _ => None,
+        };
+        for slot in auction.sells.keys().copied().chain(item) {
+            if let Some(s) = self.slots.get_mut(&slot) {
+                s.auction = None;
+            }
         }
         self.arm(ctx);
     }

@@ -175,6 +175,9 @@ pub struct RawProvider {
     pub advertise_ahead: Option<Seconds>,
     /// On the exchange: the lease time of the auctions it holds [s] (default 3,600).
     pub auction_lease: Option<Seconds>,
+    /// On the exchange, selling in its call markets: the most CPUs of one ask; a free slot is advertised in lots of
+    /// that size, each a slot of the catalogue, asked in a market chosen at random (default: the slot whole).
+    pub ask_cpus: Option<PositiveInt>,
 }
 
 /// How a provider sells on an exchange, as written.
@@ -291,6 +294,7 @@ impl RawGroup for RawProvider {
             ("advertise-every", self.advertise_every.is_some()),
             ("advertise-ahead", self.advertise_ahead.is_some()),
             ("auction-lease", self.auction_lease.is_some()),
+            ("ask-cpus", self.ask_cpus.is_some()),
         ];
         let trading = match &self.exchange {
             None => match keys.iter().find(|k| k.1) {
@@ -299,9 +303,13 @@ impl RawGroup for RawProvider {
             },
             Some(name) => {
                 let exchange = cx.resolve("exchange", name, &[EXCHANGE])?.names().next().unwrap_or_default();
+                if self.ask_cpus.is_some() && self.sell != Some(RawSell::Market) {
+                    return Err(Invalid::at("ask-cpus", "a key of a provider that sells in call markets")
+                        .hint("add `sell = \"market\"`"));
+                }
                 let sell = match self.sell.unwrap_or(RawSell::Lease) {
                     RawSell::Lease => Sell::Lease,
-                    RawSell::Market => Sell::Market,
+                    RawSell::Market => Sell::Market(self.ask_cpus.map(|c| c.0)),
                     RawSell::FirstPrice => Sell::Auction(MechanismKind::FirstPrice),
                     RawSell::Vickrey => Sell::Auction(MechanismKind::Vickrey),
                 };

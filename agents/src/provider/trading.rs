@@ -1,19 +1,21 @@
 //! A provider on a market exchange (Garg 2010 ch 8 §8.4 phase 3): it registers and logs in, and every `interval`
 //! advertises the free slots of its availability profile over the next `horizon`, withdrawing the ones it
 //! advertised before; slots sold at its posted price (its price per CPU-second), or in auctions with that price as
-//! the reserve: forward auctions it holds for each slot, or asks in the exchange's call markets.
+//! the reserve: forward auctions it holds for each slot, or asks in the exchange's call markets, each in one chosen
+//! at random (a free slot whole, or in lots of a given size, each a slot of the catalogue).
 //!
 //! [INTERP] A slot sold in an auction is not held until the exchange reserves it, so the next advertisement may
 //! offer the same CPUs again; the exchange then finds the reservation refused and retries or fails it (the
 //! oversubscription that §8.2 leaves to consumers and providers).
 
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::Provider;
 use crate::exchange::mechanism::{MechanismKind, MechanismParams};
+use crate::exchange::pick;
 use crate::protocol::{
-    Advertisement, AuctionRequest, BidRequest, Discovery, ExchangeMsg, Item, Offers, Quote, TimerMsg, Trading,
+    Advertisement, AuctionInfo, AuctionRequest, BidRequest, Discovery, ExchangeMsg, Item, Offers, Quote, TimerMsg,
+    Trading,
 };
 use crate::sim::{AgentId, Ctx};
 
@@ -40,8 +42,8 @@ pub enum Sell {
     Lease,
     /// In a forward auction of this mechanism it holds for each slot.
     Auction(MechanismKind),
-    /// As asks in the exchange's call markets.
-    Market,
+    /// As asks in the exchange's call markets, a free slot in lots of at most this many CPUs (else whole).
+    Market(Option<u32>),
 }
 
 /// The request number of the provider's own discovery of the markets.
@@ -101,22 +103,33 @@ impl Provider {
         let now = ctx.now();
         let trading_rule = match trading.sell {
             Sell::Lease => Trading::Commodity { price: self.config.price },
-            Sell::Auction(_) | Sell::Market => Trading::Auction { reserve: self.config.price },
+            Sell::Auction(_) | Sell::Market(_) => Trading::Auction { reserve: self.config.price },
+        };
+        let lot = match trading.sell {
+            Sell::Market(Some(lot)) => lot,
+            _ => u32::MAX,
         };
         let slots = self.scheduler.free_slots(now, trading.horizon, None).unwrap_or_default();
-        for (request, s) in slots.into_iter().enumerate() {
-            let ad = Advertisement {
-                token,
-                request: request as u64,
-                cpus: s.pes,
-                start: s.start,
-                duration: s.end - s.start,
-                speed: self.config.speed,
-                trading: trading_rule,
-            };
-            ctx.send(to, ExchangeMsg::Advertise(Box::new(ad)));
+        let mut request = 0;
+        for s in slots {
+            let mut left = s.pes;
+            while left > 0 {
+                let cpus = left.min(lot);
+                left -= cpus;
+                let ad = Advertisement {
+                    token,
+                    request,
+                    cpus,
+                    start: s.start,
+                    duration: s.end - s.start,
+                    speed: self.config.speed,
+                    trading: trading_rule,
+                };
+                request += 1;
+                ctx.send(to, ExchangeMsg::Advertise(Box::new(ad)));
+            }
         }
-        if trading.sell == Sell::Market {
+        if let Sell::Market(_) = trading.sell {
             let discovery = Discovery { token, request: MARKETS, cpus: 0, duration: 0.0 };
             ctx.send(to, ExchangeMsg::Discover(Box::new(discovery)));
         }
@@ -127,14 +140,10 @@ impl Provider {
     fn ask_in_markets(&mut self, offers: &Offers, ctx: &mut Ctx<'_>) {
         let Some((trading, session)) = &self.exchange else { return };
         let Some(token) = session.token else { return };
-        let markets: Vec<u64> =
-            offers.auctions.iter().filter(|a| matches!(a.item, Item::Market)).map(|a| a.auction).collect();
-        if markets.is_empty() {
-            return;
-        }
         let (to, price) = (trading.exchange, self.config.price);
         for &slot in &session.slots.clone() {
-            let auction = markets[ctx.rng_stream(2).random_range(0..markets.len())];
+            let market = |a: &AuctionInfo| matches!(a.item, Item::Market);
+            let Some(auction) = pick(&offers.auctions, market, ctx.rng_stream(2)).map(|a| a.auction) else { return };
             let bid = BidRequest { token, auction, quote: Quote::Sell { slot, price } };
             ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
         }
