@@ -9,7 +9,7 @@
 //!   interruption;
 //! - targets and sanity checks are reported apart, with pass / FAIL / inconclusive on stdout, in `expectations.csv`,
 //!   `checks.csv` and `report.md`, and set the exit code (`--strict`: inconclusive fails too);
-//! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`.
+//! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`, with gzip-compressed traces.
 //!
 //! Every test writes into its own folder under the system's temporary directory and removes it when it passes.
 //! Commands run with a time limit and, on Linux, a memory limit: a bad input whose check breaks fails its test
@@ -860,6 +860,42 @@ fn workload_generate_stats_and_convert() {
     let o = run(&["workload", "convert", &swf, &again]);
     assert_exit(&o, 0, "workload convert");
     assert!(read(&tmp.join("x.swf")) == read(&tmp.join("y.swf")), "converting an SWF file changes it");
+
+    // `--jobs` counts jobs for every model; bags of tasks are cut to it. The header says what the file is.
+    let bot = tmp.arg("bot.swf");
+    let o = run(&["workload", "generate", "bot", "--jobs", "50", "-o", &bot]);
+    assert_exit(&o, 0, "workload generate bot");
+    assert!(stdout(&o).starts_with("50 jobs of ") && stdout(&o).ends_with(&format!(" bags written to {bot}\n")));
+    let text = read_string(&tmp.join("bot.swf"));
+    assert!(
+        text.starts_with("; Version: 2.2\n; MaxJobs: 50\n; MaxRecords: 50\n; Note: drawn by gridmarket "),
+        "{text}"
+    );
+    assert!(text.contains("`gridmarket workload generate bot --jobs 50 --seed 1`"), "{text}");
+    let records: Vec<&str> = text.lines().filter(|l| !l.starts_with(';')).collect();
+    assert_eq!(records.len(), 50);
+    // Times in whole seconds: the model draws fractional ones.
+    for r in &records {
+        let fields: Vec<&str> = r.split_whitespace().collect();
+        assert!(fields[1].parse::<u64>().is_ok() && fields[3].parse::<u64>().is_ok(), "{r}");
+    }
+
+    // GWF to SWF: an SWF header replaces the GWF one; a gzip-compressed trace reads as the plain one.
+    let from_gwf = tmp.arg("gwf.swf");
+    let o = run(&["workload", "convert", "tests/fixtures/small.gwf.gz", &from_gwf]);
+    assert_exit(&o, 0, "workload convert of a GWF trace");
+    let text = read_string(&tmp.join("gwf.swf"));
+    let header = format!(
+        "; Version: 2.2\n; MaxJobs: 3\n; MaxRecords: 3\n; Conversion: gridmarket {} from the GWF trace small.gwf.gz\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.starts_with(&header), "{text}");
+    assert!(!text.contains("Version: 1.0") && !text.contains("Grid Workloads Format excerpt"), "{text}");
+    assert!(text.ends_with("3 1041867100 0 65 1 -1 -1 1 -1 -1 0 2 1 -1 1 -1 -1 -1\n"), "users from 1: {text}");
+    let o = run(&["workload", "stats", "tests/fixtures/small.swf.gz"]);
+    assert_exit(&o, 0, "stats of a gzip-compressed trace");
+    let plain = run(&["workload", "stats", "tests/fixtures/small.swf"]);
+    assert_eq!(stdout(&o).replace("small.swf.gz", "small.swf"), stdout(&plain));
 
     let o = run(&["workload", "convert", "tests/fixtures/malformed.swf", &tmp.arg("bad.swf")]);
     assert_exit(&o, 2, "workload convert of a malformed trace");
