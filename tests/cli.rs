@@ -9,6 +9,7 @@
 //!   interruption;
 //! - targets and sanity checks are reported apart, with pass / FAIL / inconclusive on stdout, in `expectations.csv`,
 //!   `checks.csv` and `report.md`, and set the exit code (`--strict`: inconclusive fails too);
+//! - a hand-made CSV job list runs as computed by hand, in `schedule.csv` and in the SWF of `--schedule-swf`;
 //! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`, with gzip-compressed traces.
 //!
 //! Every test writes into its own folder under the system's temporary directory and removes it when it passes.
@@ -904,6 +905,59 @@ fn workload_generate_stats_and_convert() {
         "error: tests/fixtures/malformed.swf:5: field 4 (Run Time): expected a number, found \"12x\"\n"
     );
     assert!(!tmp.join("bad.swf").exists());
+}
+
+#[test]
+fn a_hand_made_job_list_runs_as_computed_by_hand() {
+    let tmp = TempDir::new("hand");
+    let o = run(&["run", "tests/fixtures/hand.toml", "--quiet", "--schedule-swf", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    // FCFS on 4 PEs: job 1 (4 PEs, 100 s) runs 0-100; jobs 2 (2 PEs, 50 s) and 3 (2 PEs, 30 s) start together at
+    // 100 and end at 150 and 130; job 4 (1 PE, 10 s) waits for job 3 and runs 130-140. Stretch = turnaround /
+    // execution time; the estimate is job 2's own (80 s) or the runtime.
+    assert_eq!(
+        read_string(&tmp.join("out/p0/r0/schedule.csv")),
+        "job_id,workload_name,submission_time,requested_number_of_resources,requested_time,success,starting_time,\
+         execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources,site,outcome\n\
+         1,hand,0,4,100,1,0,100,100,0,100,1,,site,completed\n\
+         2,hand,10,2,80,1,100,50,150,90,140,2.8,,site,completed\n\
+         3,hand,20,2,30,1,100,30,130,80,110,3.6666666666666665,,site,completed\n\
+         4,hand,30,1,10,1,130,10,140,100,110,11,,site,completed\n"
+    );
+    // Job 3's deadline reached the simulation.
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,1000,completed,"), "{jobs}");
+
+    // The SWF schedule reads back as the jobs that ran: submit, run time (end - start) and PEs.
+    let swf_path = tmp.join("out/p0/r0/schedule.swf");
+    let w = gridmarket::workload::swf::read_swf_file(&swf_path).expect("our reader reads the schedule");
+    let got: Vec<(u64, f64, f64, u32, Option<f64>)> =
+        w.jobs.iter().map(|j| (j.id, j.submit, j.runtime, j.pes, j.wait)).collect();
+    let ran = [
+        (1, 0.0, 100.0, 4, Some(0.0)),
+        (2, 10.0, 50.0, 2, Some(90.0)),
+        (3, 20.0, 30.0, 2, Some(80.0)),
+        (4, 30.0, 10.0, 1, Some(100.0)),
+    ];
+    assert_eq!(got, ran);
+    assert_eq!(w.header_value("Version"), Some("2.2"));
+    assert_eq!(w.header_number("MaxJobs"), Some(4.0));
+    assert_eq!(w.header_number("MaxProcs"), Some(4.0));
+    assert!(w.header.iter().any(|(k, v)| k == "Note" && v == "partition 1 is provider site (4 PEs)"), "{:?}", w.header);
+    assert!(w.jobs.iter().all(|j| j.partition == Some(1) && j.status.is_some_and(|s| s.code() == 1)));
+    // Without the flag, no SWF; with `outputs.schedule = false`, no schedule.csv.
+    let o = run(&[
+        "run",
+        "tests/fixtures/hand.toml",
+        "--quiet",
+        "--set",
+        "outputs.schedule=false",
+        "--out",
+        &tmp.arg("off"),
+    ]);
+    assert_exit(&o, 0, "run without schedule outputs");
+    assert!(!tmp.join("off/p0/r0/schedule.csv").exists() && !tmp.join("off/p0/r0/schedule.swf").exists());
+    assert!(tmp.join("off/p0/r0/jobs.csv").is_file());
 }
 
 #[test]
