@@ -53,6 +53,9 @@ enum Command {
         /// Write the message trace (JSON lines) here; with several runs, each run writes `trace.jsonl` in its folder.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Also write each run's schedule as SWF: `schedule.swf` in its folder, beside `jobs.csv`.
+        #[arg(long)]
+        schedule_swf: bool,
         /// Parallel runs (default: the number of CPUs; at most 1024).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_PARALLEL)))]
         jobs: Option<u32>,
@@ -129,7 +132,20 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run { file, seed, replications, set, out, trace, jobs, resume, quick, quiet, strict } => {
+        Command::Run {
+            file,
+            seed,
+            replications,
+            set,
+            out,
+            trace,
+            schedule_swf,
+            jobs,
+            resume,
+            quick,
+            quiet,
+            strict,
+        } => {
             let set = set
                 .iter()
                 .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
@@ -154,6 +170,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 resume,
                 quiet,
                 trace,
+                schedule_swf,
                 command: command_line(),
             };
             let interrupt = interrupt_flag()?;
@@ -209,6 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         resume: false,
                         quiet,
                         trace: None,
+                        schedule_swf: false,
                         command: command_line(),
                     };
                     let result = run_study(&study, &opts, &interrupt)?;

@@ -1,4 +1,7 @@
-//! `gridmarket workload ...`: generate a workload to SWF, summarise a trace, convert GWF to SWF.
+//! `gridmarket workload ...`: generate a workload to SWF, summarise a trace, convert GWF (or a CSV job list) to SWF.
+//!
+//! What it writes carries an SWF v2.2 header (version, job and record counts, where the jobs come from) and times in
+//! whole seconds, rounded to the nearest, as the format's fields are integers.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,7 +12,7 @@ use clap::Subcommand;
 use gridmarket::output::write_atomic;
 use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan};
 use gridmarket::workload::stats::WorkloadStats;
-use gridmarket::workload::{Workload, gwf, swf};
+use gridmarket::workload::{Workload, csv, gwf, swf};
 
 /// Workload commands.
 #[derive(Subcommand)]
@@ -18,7 +21,8 @@ pub enum WorkloadCmd {
     Generate {
         /// lublin, das2, bot, metabroker or poisson.
         model: String,
-        /// Number of jobs.
+        /// Number of jobs, the lines of the SWF file. `bot` draws as many bags (each of one task or more) and keeps
+        /// the first that many tasks, so its last bag may be cut short.
         #[arg(long)]
         jobs: Option<u64>,
         /// Generate until this time [s] instead of a number of jobs.
@@ -34,7 +38,8 @@ pub enum WorkloadCmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Summarise a trace (SWF, or GWF by its .gwf extension): jobs, span, sizes, runtimes, offered load.
+    /// Summarise a trace (SWF; GWF or a CSV job list by its .gwf or .csv extension; any of them gzip-compressed,
+    /// .swf.gz): jobs, span, sizes, runtimes, offered load.
     Stats {
         /// The trace.
         file: PathBuf,
@@ -42,9 +47,9 @@ pub enum WorkloadCmd {
         #[arg(long)]
         pes: Option<u32>,
     },
-    /// Convert a trace (SWF or GWF) to SWF.
+    /// Convert a trace (SWF or GWF) or a CSV job list to SWF; a GWF or CSV file gets an SWF header.
     Convert {
-        /// Input trace (.swf or .gwf).
+        /// Input trace (.swf, .gwf or .csv, or any of them gzip-compressed: .swf.gz).
         input: PathBuf,
         /// Output SWF file.
         output: PathBuf,
@@ -57,7 +62,12 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             let mut table = toml::Table::new();
             table.insert("model".into(), model.clone().into());
             if let Some(n) = jobs {
-                table.insert("jobs".into(), toml::Value::Integer(i64::try_from(n)?));
+                let n = toml::Value::Integer(i64::try_from(n)?);
+                table.insert("jobs".into(), n.clone());
+                // The bag-of-tasks model's `jobs` counts bags of one task or more: as many bags hold enough tasks.
+                if model == "bot" {
+                    table.insert("first".into(), n);
+                }
             }
             if let Some(t) = until {
                 table.insert("until".into(), t.into());
@@ -71,12 +81,27 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             let plan = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default())
                 .map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;
             let mut rng = agents::sim::rng::stream(seed, &format!("workload:{model}"), 0);
-            let w = plan.generate(&mut rng).map_err(anyhow::Error::msg)?;
+            let mut w = plan.generate(&mut rng).map_err(anyhow::Error::msg)?;
+            let mut command = format!("gridmarket workload generate {model}");
+            for (flag, value) in [("--jobs", jobs.map(|n| n.to_string())), ("--until", until.map(|t| t.to_string()))] {
+                if let Some(v) = value {
+                    command.push_str(&format!(" {flag} {v}"));
+                }
+            }
+            for p in &params {
+                command.push_str(&format!(" --param '{p}'"));
+            }
+            let drawn = format!("drawn by gridmarket {}: `{command} --seed {seed}`", env!("CARGO_PKG_VERSION"));
+            // The model's own comments (the Lublin model's acknowledgement and limits) stay.
+            let model_header = std::mem::take(&mut w.header);
+            w.header = swf::header(&w, model_header.into_iter().chain([("Note".into(), drawn)]));
             write(&w, &output)?;
-            println!("{} jobs written to {}", w.jobs.len(), output.display());
+            let bags = w.jobs.iter().filter_map(|j| j.bot).collect::<std::collections::BTreeSet<_>>().len();
+            let of_bags = if model == "bot" { format!(" of {bags} bags") } else { String::new() };
+            println!("{} jobs{of_bags} written to {}", w.jobs.len(), output.display());
         }
         WorkloadCmd::Stats { file, pes } => {
-            let w = read(&file)?;
+            let (w, _) = read(&file)?;
             let stats = WorkloadStats::of(&w);
             println!("{}: {stats}", file.display());
             if let Some(note) = w.skipped.note() {
@@ -90,7 +115,43 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             }
         }
         WorkloadCmd::Convert { input, output } => {
-            let w = read(&input)?;
+            let (mut w, format) = read(&input)?;
+            let name = input.file_name().map_or_else(|| input.display().to_string(), |n| n.to_string_lossy().into());
+            let conversion = |what: &str| {
+                ("Conversion".to_string(), format!("gridmarket {} from the {what} {name}", env!("CARGO_PKG_VERSION")))
+            };
+            let note = |text: &str| ("Note".to_string(), text.to_string());
+            // An SWF file keeps its header; another format's header describes that format, so an SWF one replaces it.
+            match format {
+                Format::Swf => {}
+                Format::Gwf => {
+                    // SWF numbers users and groups from 1; the GWF reader numbers their names from 0.
+                    for j in &mut w.jobs {
+                        j.user = j.user.map(|u| u + 1);
+                        j.group = j.group.map(|g| g + 1);
+                    }
+                    let mut entries = vec![
+                        conversion("GWF trace"),
+                        note(
+                            "user and group numbers count the GWF's user and group names from 1, in order of first \
+                              appearance",
+                        ),
+                        note(
+                            "GWF fields 17-29 (sites, job structure, network, disk, platform, virtual organisation, \
+                              project) have no SWF field and are left out",
+                        ),
+                    ];
+                    entries.extend(w.skipped.note().map(|n| ("Note".to_string(), format!("in the GWF trace, {n}"))));
+                    w.header = swf::header(&w, entries);
+                }
+                Format::Csv => {
+                    let mut entries = vec![conversion("CSV job list")];
+                    if w.jobs.iter().any(|j| j.deadline.is_some() || j.budget.is_some()) {
+                        entries.push(note("the job list's deadlines and budgets have no SWF field and are left out"));
+                    }
+                    w.header = swf::header(&w, entries);
+                }
+            }
             write(&w, &output)?;
             println!("{} jobs written to {}", w.jobs.len(), output.display());
         }
@@ -98,11 +159,22 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn read(path: &Path) -> anyhow::Result<Workload> {
-    let w = match path.extension().and_then(|e| e.to_str()) {
-        Some("gwf") => gwf::read_gwf_file(path)?,
-        Some("swf") => swf::read_swf_file(path)?,
-        _ => bail!("{}: expected a .swf or .gwf file", path.display()),
+/// The formats the workload commands read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Swf,
+    Gwf,
+    Csv,
+}
+
+/// Reads a trace or job list in the format its extension names, past a `.gz` one.
+fn read(path: &Path) -> anyhow::Result<(Workload, Format)> {
+    let inner = if path.extension().is_some_and(|e| e == "gz") { path.with_extension("") } else { path.to_path_buf() };
+    let w = match inner.extension().and_then(|e| e.to_str()) {
+        Some("gwf") => (gwf::read_gwf_file(path)?, Format::Gwf),
+        Some("swf") => (swf::read_swf_file(path)?, Format::Swf),
+        Some("csv") => (csv::read_csv_file(path)?, Format::Csv),
+        _ => bail!("{}: expected a .swf, .gwf or .csv file, or one of them gzip-compressed (.swf.gz)", path.display()),
     };
     Ok(w)
 }

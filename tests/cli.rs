@@ -9,7 +9,8 @@
 //!   interruption;
 //! - targets and sanity checks are reported apart, with pass / FAIL / inconclusive on stdout, in `expectations.csv`,
 //!   `checks.csv` and `report.md`, and set the exit code (`--strict`: inconclusive fails too);
-//! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`.
+//! - a hand-made CSV job list runs as computed by hand, in `schedule.csv` and in the SWF of `--schedule-swf`;
+//! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`, with gzip-compressed traces.
 //!
 //! Every test writes into its own folder under the system's temporary directory and removes it when it passes.
 //! Commands run with a time limit and, on Linux, a memory limit: a bad input whose check breaks fails its test
@@ -861,6 +862,42 @@ fn workload_generate_stats_and_convert() {
     assert_exit(&o, 0, "workload convert");
     assert!(read(&tmp.join("x.swf")) == read(&tmp.join("y.swf")), "converting an SWF file changes it");
 
+    // `--jobs` counts jobs for every model; bags of tasks are cut to it. The header says what the file is.
+    let bot = tmp.arg("bot.swf");
+    let o = run(&["workload", "generate", "bot", "--jobs", "50", "-o", &bot]);
+    assert_exit(&o, 0, "workload generate bot");
+    assert!(stdout(&o).starts_with("50 jobs of ") && stdout(&o).ends_with(&format!(" bags written to {bot}\n")));
+    let text = read_string(&tmp.join("bot.swf"));
+    assert!(
+        text.starts_with("; Version: 2.2\n; MaxJobs: 50\n; MaxRecords: 50\n; Note: drawn by gridmarket "),
+        "{text}"
+    );
+    assert!(text.contains("`gridmarket workload generate bot --jobs 50 --seed 1`"), "{text}");
+    let records: Vec<&str> = text.lines().filter(|l| !l.starts_with(';')).collect();
+    assert_eq!(records.len(), 50);
+    // Times in whole seconds: the model draws fractional ones.
+    for r in &records {
+        let fields: Vec<&str> = r.split_whitespace().collect();
+        assert!(fields[1].parse::<u64>().is_ok() && fields[3].parse::<u64>().is_ok(), "{r}");
+    }
+
+    // GWF to SWF: an SWF header replaces the GWF one; a gzip-compressed trace reads as the plain one.
+    let from_gwf = tmp.arg("gwf.swf");
+    let o = run(&["workload", "convert", "tests/fixtures/small.gwf.gz", &from_gwf]);
+    assert_exit(&o, 0, "workload convert of a GWF trace");
+    let text = read_string(&tmp.join("gwf.swf"));
+    let header = format!(
+        "; Version: 2.2\n; MaxJobs: 3\n; MaxRecords: 3\n; Conversion: gridmarket {} from the GWF trace small.gwf.gz\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.starts_with(&header), "{text}");
+    assert!(!text.contains("Version: 1.0") && !text.contains("Grid Workloads Format excerpt"), "{text}");
+    assert!(text.ends_with("3 1041867100 0 65 1 -1 -1 1 -1 -1 0 2 1 -1 1 -1 -1 -1\n"), "users from 1: {text}");
+    let o = run(&["workload", "stats", "tests/fixtures/small.swf.gz"]);
+    assert_exit(&o, 0, "stats of a gzip-compressed trace");
+    let plain = run(&["workload", "stats", "tests/fixtures/small.swf"]);
+    assert_eq!(stdout(&o).replace("small.swf.gz", "small.swf"), stdout(&plain));
+
     let o = run(&["workload", "convert", "tests/fixtures/malformed.swf", &tmp.arg("bad.swf")]);
     assert_exit(&o, 2, "workload convert of a malformed trace");
     assert_eq!(
@@ -868,6 +905,59 @@ fn workload_generate_stats_and_convert() {
         "error: tests/fixtures/malformed.swf:5: field 4 (Run Time): expected a number, found \"12x\"\n"
     );
     assert!(!tmp.join("bad.swf").exists());
+}
+
+#[test]
+fn a_hand_made_job_list_runs_as_computed_by_hand() {
+    let tmp = TempDir::new("hand");
+    let o = run(&["run", "tests/fixtures/hand.toml", "--quiet", "--schedule-swf", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    // FCFS on 4 PEs: job 1 (4 PEs, 100 s) runs 0-100; jobs 2 (2 PEs, 50 s) and 3 (2 PEs, 30 s) start together at
+    // 100 and end at 150 and 130; job 4 (1 PE, 10 s) waits for job 3 and runs 130-140. Stretch = turnaround /
+    // execution time; the estimate is job 2's own (80 s) or the runtime.
+    assert_eq!(
+        read_string(&tmp.join("out/p0/r0/schedule.csv")),
+        "job_id,workload_name,submission_time,requested_number_of_resources,requested_time,success,starting_time,\
+         execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources,site,outcome\n\
+         1,hand,0,4,100,1,0,100,100,0,100,1,,site,completed\n\
+         2,hand,10,2,80,1,100,50,150,90,140,2.8,,site,completed\n\
+         3,hand,20,2,30,1,100,30,130,80,110,3.6666666666666665,,site,completed\n\
+         4,hand,30,1,10,1,130,10,140,100,110,11,,site,completed\n"
+    );
+    // Job 3's deadline reached the simulation.
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,1000,completed,"), "{jobs}");
+
+    // The SWF schedule reads back as the jobs that ran: submit, run time (end - start) and PEs.
+    let swf_path = tmp.join("out/p0/r0/schedule.swf");
+    let w = gridmarket::workload::swf::read_swf_file(&swf_path).expect("our reader reads the schedule");
+    let got: Vec<(u64, f64, f64, u32, Option<f64>)> =
+        w.jobs.iter().map(|j| (j.id, j.submit, j.runtime, j.pes, j.wait)).collect();
+    let ran = [
+        (1, 0.0, 100.0, 4, Some(0.0)),
+        (2, 10.0, 50.0, 2, Some(90.0)),
+        (3, 20.0, 30.0, 2, Some(80.0)),
+        (4, 30.0, 10.0, 1, Some(100.0)),
+    ];
+    assert_eq!(got, ran);
+    assert_eq!(w.header_value("Version"), Some("2.2"));
+    assert_eq!(w.header_number("MaxJobs"), Some(4.0));
+    assert_eq!(w.header_number("MaxProcs"), Some(4.0));
+    assert!(w.header.iter().any(|(k, v)| k == "Note" && v == "partition 1 is provider site (4 PEs)"), "{:?}", w.header);
+    assert!(w.jobs.iter().all(|j| j.partition == Some(1) && j.status.is_some_and(|s| s.code() == 1)));
+    // Without the flag, no SWF; with `outputs.schedule = false`, no schedule.csv.
+    let o = run(&[
+        "run",
+        "tests/fixtures/hand.toml",
+        "--quiet",
+        "--set",
+        "outputs.schedule=false",
+        "--out",
+        &tmp.arg("off"),
+    ]);
+    assert_exit(&o, 0, "run without schedule outputs");
+    assert!(!tmp.join("off/p0/r0/schedule.csv").exists() && !tmp.join("off/p0/r0/schedule.swf").exists());
+    assert!(tmp.join("off/p0/r0/jobs.csv").is_file());
 }
 
 #[test]

@@ -48,8 +48,15 @@ fn run(file: &Path, runtime: &str, out: &Path) {
     let set = vec![("runtime".to_string(), runtime.to_string())];
     let opts = LoadOptions { quick: true, set, replications: Some(1), ..LoadOptions::default() };
     let study = Study::load(file, &opts).unwrap();
-    let opts =
-        RunOptions { out: out.to_path_buf(), jobs: 2, resume: false, quiet: true, trace: None, command: String::new() };
+    let opts = RunOptions {
+        out: out.to_path_buf(),
+        jobs: 2,
+        resume: false,
+        quiet: true,
+        trace: None,
+        schedule_swf: false,
+        command: String::new(),
+    };
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     assert!(result.unfinished.is_empty(), "{}: {:?}", file.display(), result.unfinished);
 }

@@ -103,8 +103,19 @@ pub struct JobRow {
     pub site: Option<String>,
     /// Its id in its workload: the trace's job number, or its number in a generated workload.
     pub source_id: Option<u64>,
+    /// The runtime estimate it was submitted with [s].
+    pub estimate: Option<f64>,
     /// The record.
     pub record: JobRecord,
+}
+
+/// Where a job came from, as the run dealt it.
+#[derive(Clone, Copy, Debug)]
+pub struct Source {
+    /// Its id in its workload (a trace's job number).
+    pub id: u64,
+    /// The runtime estimate it was submitted with [s].
+    pub estimate: f64,
 }
 
 /// One row of `timeseries.csv`.
@@ -135,15 +146,17 @@ pub struct Measured {
     pub ledger: Vec<Transfer>,
     /// Agent names, by id (the ledger's accounts).
     pub names: Vec<String>,
+    /// The agents with PEs (providers), in scenario order, and their PEs.
+    pub sites: Vec<(String, f64)>,
 }
 
-/// Measures a finished run; `sources[id - 1]` is job `id`'s id in its workload. An `Err` is a broken invariant.
+/// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant.
 pub fn measure(
     plan: &Plan,
     names: &[String],
     reports: &[Report],
     outcome: &Outcome,
-    sources: &[u64],
+    sources: &[Source],
 ) -> Result<Measured, String> {
     let end = outcome.now.secs();
     let name = |id: AgentId| names.get(id.index()).cloned().unwrap_or_else(|| "env".into());
@@ -155,11 +168,13 @@ pub fn measure(
     for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
             by_group.entry(agent.group.to_string()).or_default().push(r);
+            let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
             m.jobs.push(JobRow {
                 owner: agent.name.clone(),
                 group: agent.group.to_string(),
                 site: r.site.map(name),
-                source_id: usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?)).copied(),
+                source_id: source.map(|s| s.id),
+                estimate: source.map(|s| s.estimate),
                 record: r.clone(),
             });
         }
@@ -203,6 +218,7 @@ pub fn measure(
         let Some(busy) = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s) else { continue };
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
+        m.sites.push((agent.name.clone(), pes));
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
         // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
         let wasted: f64 = report

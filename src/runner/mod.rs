@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Write every run's message trace here instead of (or besides) the scenario's `outputs.trace`.
     pub trace: Option<PathBuf>,
+    /// Write every run's schedule as SWF too (`schedule.swf`).
+    pub schedule_swf: bool,
     /// The command line, recorded in `run.json`.
     pub command: String,
 }
@@ -168,7 +170,7 @@ fn run_task(
         None => p.plan.outputs.trace.then(|| dir.join("trace.jsonl")),
     };
     let result = run::run(&p.plan, rep, interrupt, trace.as_deref()).map_err(|e| e.to_string())?;
-    outputs::write_run(study, point, rep, &result, &dir, &opts.command).map_err(|e| e.to_string())?;
+    outputs::write_run(study, point, rep, &result, &dir, opts).map_err(|e| e.to_string())?;
     Ok(Finished { point, rep, seed, metrics: result.measured.metrics })
 }
 

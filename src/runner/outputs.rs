@@ -4,6 +4,8 @@
 //! |---|---|
 //! | `p<i>/r<j>/jobs.csv` | one row per job: `id, source_id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (`id` unique in the run, `source_id` the job's id in its workload: a trace's job number; times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
+//! | `p<i>/r<j>/schedule.csv` | the schedule in the columns of Batsim's jobs file, which Evalys reads: `job_id, workload_name, submission_time, requested_number_of_resources, requested_time, success, starting_time, execution_time, finish_time, waiting_time, turnaround_time, stretch, allocated_resources`, then `site, outcome` (`job_id` as `id` in `jobs.csv`; `requested_time` the runtime estimate the scheduler saw; `success` 1 for a completed job, else 0; `execution_time` = finish − start, the time it actually ran; `stretch` = turnaround / execution time; times in s, empty where not applicable). PE ids are not tracked: a provider's scheduler counts free PEs in an availability profile and never assigns particular ones, so `allocated_resources` is empty and the count is `requested_number_of_resources` (Evalys's Gantt charts and utilisation need ids; its wait, turnaround and stretch do not) |
+//! | `p<i>/r<j>/schedule.swf` | with `--schedule-swf`: the schedule as SWF v2.2, one line per job in submit order: job number = `id` in `jobs.csv`, submit, wait and run time (start and end instants rounded to whole seconds, the wait and run times their differences), allocated PEs (0 for a job that never started), requested PEs and time (the estimate), status (1 completed, 0 rejected by a provider, 5 dropped by its owner, -1 running or waiting when the run ended), partition = the provider (numbered in the header's notes); a job that did not complete has run time -1 |
 //! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
 //! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
 //! | `p<i>/r<j>/run.json` | version, scenario, point, replication, seed, scenario hash, command line, end time, events; written last, so its presence marks a finished run (`--resume`) |
@@ -20,12 +22,16 @@ use serde_json::{Value, json};
 
 use agents::ledger::Account;
 
+use super::RunOptions;
 use super::StudyResult;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
 use crate::scenario::Study;
 use crate::scenario::plan::{Point, show};
 use crate::stats::{Summary, paired_difference};
+use crate::workload::swf::{self, whole};
+use crate::workload::{JobStatus, Workload, WorkloadJob};
+use agents::report::JobOutcome;
 
 fn num(x: Option<f64>) -> Field<'static> {
     x.map_or(Field::Empty, Field::Num)
@@ -38,7 +44,7 @@ pub fn write_run(
     rep: u32,
     r: &RunResult,
     dir: &Path,
-    command: &str,
+    opts: &RunOptions,
 ) -> std::io::Result<()> {
     let p = &study.points[point];
     if p.plan.outputs.jobs {
@@ -83,6 +89,14 @@ pub fn write_run(
         }
         write(&dir.join("jobs.csv"), &csv.into_bytes())?;
     }
+    if p.plan.outputs.schedule {
+        write(&dir.join("schedule.csv"), &schedule_csv(study, point, r))?;
+    }
+    if opts.schedule_swf {
+        let mut bytes = Vec::new();
+        swf::write_swf(&schedule(study, point, rep, r), &mut bytes).map_err(std::io::Error::other)?;
+        write(&dir.join("schedule.swf"), &bytes)?;
+    }
     if p.plan.outputs.timeseries {
         let mut csv = Csv::new(&["t", "agent", "busy_pes", "utilisation", "queued"]);
         for s in &r.measured.samples {
@@ -126,12 +140,129 @@ pub fn write_run(
         "replication": rep,
         "seed": r.seed,
         "hash": format!("{:016x}", p.hash),
-        "command": command,
+        "command": opts.command,
         "end_time": r.outcome.now.secs(),
         "events": r.outcome.delivered,
         "reason": r.outcome.reason,
     });
     write_json(&dir.join("run.json"), &run)
+}
+
+/// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.
+fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Vec<u8> {
+    let plan = &study.points[point].plan;
+    let mut csv = Csv::new(&[
+        "job_id",
+        "workload_name",
+        "submission_time",
+        "requested_number_of_resources",
+        "requested_time",
+        "success",
+        "starting_time",
+        "execution_time",
+        "finish_time",
+        "waiting_time",
+        "turnaround_time",
+        "stretch",
+        "allocated_resources",
+        "site",
+        "outcome",
+    ]);
+    for j in &r.measured.jobs {
+        let rec = &j.record;
+        let workload = plan.groups.iter().find(|g| g.name == j.group).and_then(|g| g.spec.workload()).map(|w| w.0);
+        let end = rec.end.filter(|_| rec.start.is_some());
+        let execution = rec.start.zip(end).map(|(s, e)| e - s);
+        let turnaround = end.map(|e| e - rec.submit);
+        csv.row(&[
+            Field::UInt(rec.id),
+            workload.map_or(Field::Empty, Field::Str),
+            Field::Num(rec.submit),
+            Field::UInt(u64::from(rec.pes)),
+            num(j.estimate),
+            Field::UInt(u64::from(rec.outcome == JobOutcome::Completed)),
+            num(rec.start),
+            num(execution),
+            num(end),
+            num(rec.start.map(|s| s - rec.submit)),
+            num(turnaround),
+            num(turnaround.zip(execution.filter(|&x| x > 0.0)).map(|(t, x)| t / x)),
+            // PE ids are not tracked: see the table above.
+            Field::Empty,
+            j.site.as_deref().map_or(Field::Empty, Field::Str),
+            Field::Str(rec.outcome.as_str()),
+        ]);
+    }
+    csv.into_bytes()
+}
+
+/// The run's schedule as an SWF workload: one job per job of `jobs.csv`, in submit order, and a header that says
+/// what the run was and which provider each partition number is.
+fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
+    let p = &study.points[point];
+    let sites = &r.measured.sites;
+    let mut jobs: Vec<WorkloadJob> = r
+        .measured
+        .jobs
+        .iter()
+        .map(|j| {
+            let rec = &j.record;
+            // Instants are rounded, and the wait and run times are their differences, so that they add up.
+            let submit = whole(rec.submit);
+            let start = rec.start.map(whole);
+            let end = rec.end.filter(|_| rec.outcome == JobOutcome::Completed).map(whole);
+            let status = match rec.outcome {
+                JobOutcome::Completed => Some(JobStatus::Completed),
+                JobOutcome::Rejected => Some(JobStatus::Failed),
+                JobOutcome::Dropped => Some(JobStatus::Cancelled),
+                JobOutcome::Running | JobOutcome::Pending => None,
+            };
+            let partition = j.site.as_ref().and_then(|s| sites.iter().position(|(name, _)| name == s));
+            WorkloadJob {
+                wait: start.map(|s| s - submit),
+                requested_pes: Some(rec.pes),
+                requested_time: j.estimate,
+                status,
+                partition: partition.and_then(|i| u32::try_from(i + 1).ok()),
+                // −1: a job that did not complete has no run time.
+                ..WorkloadJob::new(
+                    rec.id,
+                    submit,
+                    start.zip(end).map_or(-1.0, |(s, e)| e - s),
+                    start.map_or(0, |_| rec.pes),
+                )
+            }
+        })
+        .collect();
+    jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit).then(a.id.cmp(&b.id)));
+    let mut w = Workload::new(jobs);
+    let entry = |k: &str, v: String| (k.to_string(), v);
+    let mut entries = vec![
+        entry("Computer", format!("gridmarket {} simulation", env!("CARGO_PKG_VERSION"))),
+        entry(
+            "Installation",
+            format!(
+                "scenario {} ({}), point {point}{}, replication {rep}, seed {}",
+                study.name,
+                study.path.display(),
+                if p.label.is_empty() { String::new() } else { format!(" ({})", p.label) },
+                r.seed
+            ),
+        ),
+        entry("MaxProcs", sites.iter().map(|(_, pes)| pes).sum::<f64>().to_string()),
+        entry("MaxPartitions", sites.len().to_string()),
+    ];
+    for (i, (name, pes)) in sites.iter().enumerate() {
+        entries.push(entry("Note", format!("partition {} is provider {name} ({pes} PEs)", i + 1)));
+    }
+    entries.push(entry(
+        "Note",
+        "job numbers are the ids of jobs.csv; status 1 completed, 0 rejected by a provider, 5 dropped by its owner, \
+         -1 running or waiting when the run ended"
+            .into(),
+    ));
+    w.header = swf::header(&w, entries);
+    w
 }
 
 /// The metrics of a finished run in `dir` whose scenario hash and seed match, for `--resume`.

@@ -13,7 +13,7 @@ use agents::report::Report;
 use agents::sim::trace::{TraceFilter, TraceSink};
 use agents::sim::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime, rng};
 
-use super::metrics::{self, Measured};
+use super::metrics::{self, Measured, Source};
 use crate::scenario::plan::{LatencyRule, Plan};
 use crate::scenario::raw::RawRuntime;
 use crate::workload::Workload;
@@ -113,13 +113,13 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
     Ok(RunResult { seed, outcome, measured })
 }
 
-/// Each broker's jobs, by name, and each job's id in its workload.
-type Dealt = (BTreeMap<String, Vec<UserJob>>, Vec<u64>);
+/// Each broker's jobs, by name, and where each job came from.
+type Dealt = (BTreeMap<String, Vec<UserJob>>, Vec<Source>);
 
 /// Draws each broker group's copy of its workload (a stream per workload and group, so two groups that name
 /// one workload get independent draws of it) and deals the jobs among the group's brokers. Job ids are numbered
-/// from 1 across the run, in broker order; the second list gives, for id `i`, the job's id in its workload at
-/// `i - 1` (a trace's job number).
+/// from 1 across the run, in broker order; the second list gives, for id `i`, where the job came from at `i - 1`
+/// (a trace's job number, its estimate).
 fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
     let mut generated: BTreeMap<&str, Workload> = BTreeMap::new();
     for group in &plan.groups {
@@ -161,7 +161,8 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
             let jobs: Vec<UserJob> = hand
                 .into_iter()
                 .map(|j| {
-                    sources.push(j.id);
+                    let estimate = j.requested_time.unwrap_or(j.runtime).max(j.runtime);
+                    sources.push(Source { id: j.id, estimate });
                     Ok(UserJob {
                         submit: instant(j.submit, "submit time", j.id)?,
                         spec: JobSpec {
@@ -169,7 +170,7 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
                             owner: AgentId::ENV,
                             pes: j.pes,
                             runtime: j.runtime,
-                            estimate: j.requested_time.unwrap_or(j.runtime).max(j.runtime),
+                            estimate,
                             deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
                             budget: j.budget,
                             lease: j.lease,

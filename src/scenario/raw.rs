@@ -115,6 +115,10 @@ pub struct RawOutputs {
     /// `ledger.csv`: every transfer of money (default true).
     #[serde(default = "yes")]
     pub ledger: bool,
+    /// `schedule.csv`: the schedule in the columns of Batsim's jobs file, which Evalys reads (default true).
+    /// PE ids are not tracked (a provider counts its free PEs), so `allocated_resources` is empty.
+    #[serde(default = "yes")]
+    pub schedule: bool,
     /// `trace.jsonl`: every delivered message (default false; can be large). Filter with `trace-agents` and
     /// `trace-kinds`.
     #[serde(default)]
@@ -133,6 +137,7 @@ impl Default for RawOutputs {
             jobs: true,
             timeseries: true,
             ledger: true,
+            schedule: true,
             trace: false,
             trace_agents: Vec::new(),
             trace_kinds: Vec::new(),

@@ -12,9 +12,9 @@ use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
 use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack};
-use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, gwf, swf};
+use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, csv, gwf, swf};
 use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
-use agents::registry::values::{Fraction, JobCount, Positive, PositiveInt, Price, Seconds};
+use agents::registry::values::{Delay, Fraction, JobCount, Positive, PositiveInt, Price, Seconds};
 
 /// Where a workload's jobs come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -34,6 +34,8 @@ pub enum Model {
     Swf,
     /// A Grid Workloads Format trace (`file`).
     Gwf,
+    /// A job list in CSV (`file`), for hand-made cases.
+    Csv,
 }
 
 /// A workload: a model with its parameters, or a trace file, plus transformations and QoS.
@@ -66,20 +68,38 @@ pub struct RawWorkload {
     pub cluster: Option<String>,
     /// Poisson: arrival rate [1/s; from 1e-9 to 1e6].
     pub rate: Option<Positive>,
+    /// Poisson: one arrival rate per priority class [1/s], class 0 (the highest) first, instead of `rate` and
+    /// `priority-fraction`: `class-rates = [0.3, 0.3]` is `rate = 0.6` with `priority-fraction = 0.5`. At most 256
+    /// classes; their total from 1e-9 to 1e6.
+    pub class_rates: Option<Vec<Positive>>,
     /// Poisson: runtime distribution, e.g. `{ kind = "exponential", mean = 1.0 }`; kinds: constant, uniform,
     /// exponential, truncated_normal (with `low` >= 0), log_normal, weibull, gamma, hyper_exponential (a plain normal
-    /// would draw negative runtimes). Its mean is at least 1e-6 s and at most 1e12 s.
+    /// would draw negative runtimes). Its mean is at least 1e-6 s and at most 1e12 s. A hyper_exponential takes its
+    /// `phases = [{ prob, mean }, …]`, or `mean` and `scv` (squared coefficient of variation, at least 1) for the
+    /// two-phase fit with balanced means.
     #[schemars(with = "Option<serde_json::Value>")]
     pub runtime: Option<Dist>,
     /// Poisson: PEs per job (default 1).
     pub pes: Option<PositiveInt>,
-    /// Swf/gwf: the trace, relative to the scenario file.
+    /// Swf/gwf/csv: the trace or job list, relative to the scenario file; a gzip-compressed file (`.swf.gz`) is read
+    /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` [s], `cpus` and `runtime`
+    /// [s] are required; `estimate` [s], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
+    /// leaving the job without. Its jobs are numbered 1, 2, … in row order.
     pub file: Option<String>,
     /// Swf/gwf: keep jobs submitted in [from, to) seconds, re-based to 0.
     pub window: Option<[f64; 2]>,
+    /// Keep the first N jobs (at most 10 million): in file order, or in the order drawn, after `window` and before
+    /// `max-pes` drops any. With `bot`, whose `jobs` counts bags, it counts jobs (tasks).
+    pub first: Option<JobCount>,
     /// Multiply submit times by this factor (e.g. 0.1 makes arrivals ten times denser; from 1e-6 to 1e6, and submit
     /// times stay within 1e12 s).
     pub time_scale: Option<Positive>,
+    /// Multiply runtimes by this factor (from 1e-6 to 1e6; e.g. 0.5 replays a trace on PEs twice as fast).
+    /// Runtime estimates (a trace's requested times) are multiplied too, so each keeps its ratio to its runtime.
+    pub runtime_scale: Option<Positive>,
+    /// Add this many seconds to every runtime (from 0 to 1e12), after `runtime-scale`. Runtime estimates get the same,
+    /// so each stays as far above (or below) its runtime; runtimes must stay within 1e12 s.
+    pub runtime_offset: Option<Delay>,
     /// Jobs wider than this many PEs are dropped (or clamped with `clamp = true`).
     pub max_pes: Option<PositiveInt>,
     /// Clamp wide jobs to `max-pes` instead of dropping them (with `max-pes` only).
@@ -120,41 +140,59 @@ pub struct TraceCache(BTreeMap<PathBuf, Arc<Trace>>);
 #[derive(Debug)]
 struct Trace {
     path: PathBuf,
-    gwf: bool,
+    /// Swf, gwf or csv.
+    model: Model,
     /// The latest submit time [s].
     last_submit: f64,
+    /// The longest runtime [s].
+    longest: f64,
     /// The records left out.
     skipped: Skipped,
     jobs: OnceLock<Result<Arc<Workload>, String>>,
 }
 
 impl Trace {
-    /// Reads every record of the SWF (or GWF) file at `path`, keeping what the checks of a workload need.
-    fn check(path: PathBuf, gwf: bool) -> Result<Trace, WorkloadError> {
+    /// Reads every record of the file at `path` (in the format of `model`), keeping what the checks of a workload
+    /// need.
+    fn check(path: PathBuf, model: Model) -> Result<Trace, WorkloadError> {
         let name = path.display().to_string();
-        let file = std::fs::File::open(&path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
-        let reader = std::io::BufReader::new(file);
-        let mut last_submit = 0.0f64;
-        let skipped = if gwf {
-            let mut records = gwf::GwfReader::new(reader, name);
-            for job in records.by_ref() {
-                last_submit = last_submit.max(job?.submit);
-            }
-            records.skipped()
-        } else {
-            let mut records = swf::SwfReader::new(reader, name);
-            for job in records.by_ref() {
-                last_submit = last_submit.max(job?.submit);
-            }
-            records.skipped()
+        let reader = crate::workload::open(&path)?;
+        let (mut last_submit, mut longest) = (0.0f64, 0.0f64);
+        let mut see = |job: WorkloadJob| {
+            last_submit = last_submit.max(job.submit);
+            longest = longest.max(job.runtime);
         };
-        Ok(Trace { path, gwf, last_submit, skipped, jobs: OnceLock::new() })
+        let skipped = match model {
+            Model::Gwf => {
+                let mut records = gwf::GwfReader::new(reader, name);
+                for job in records.by_ref() {
+                    see(job?);
+                }
+                records.skipped()
+            }
+            Model::Csv => {
+                csv::read_csv(reader, &name)?.jobs.into_iter().for_each(see);
+                Skipped::default()
+            }
+            _ => {
+                let mut records = swf::SwfReader::new(reader, name);
+                for job in records.by_ref() {
+                    see(job?);
+                }
+                records.skipped()
+            }
+        };
+        Ok(Trace { path, model, last_submit, longest, skipped, jobs: OnceLock::new() })
     }
 
     /// Its jobs, read at the first call.
     fn jobs(&self) -> Result<Arc<Workload>, String> {
         let read = || {
-            let w = if self.gwf { gwf::read_gwf_file(&self.path) } else { swf::read_swf_file(&self.path) };
+            let w = match self.model {
+                Model::Gwf => gwf::read_gwf_file(&self.path),
+                Model::Csv => csv::read_csv_file(&self.path),
+                _ => swf::read_swf_file(&self.path),
+            };
             w.map(Arc::new).map_err(|e| e.to_string())
         };
         self.jobs.get_or_init(read).clone()
@@ -169,7 +207,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 15] = [
+const MODEL_KEYS: [(&str, &[Model]); 16] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -181,11 +219,15 @@ const MODEL_KEYS: [(&str, &[Model]); 15] = [
     ("mean-interarrival", &[Model::Lublin]),
     ("cluster", &[Model::Das2, Model::Bot]),
     ("rate", &[Model::Poisson]),
+    ("class-rates", &[Model::Poisson]),
     ("runtime", &[Model::Poisson]),
     ("pes", &[Model::Poisson]),
-    ("file", &[Model::Swf, Model::Gwf]),
+    ("file", &[Model::Swf, Model::Gwf, Model::Csv]),
     ("task-variation", &[Model::Metabroker]),
 ];
+
+/// Most priority classes `class-rates` may give: classes are numbered by a byte.
+const MAX_CLASSES: usize = 256;
 
 /// Largest factor of `dc-deadline-factor` and of `deadline = [low, high]`.
 const MAX_DEADLINE_FACTOR: f64 = 1e6;
@@ -213,17 +255,28 @@ impl WorkloadPlan {
                 return Err(bad(key, format!("applies with `{needs}` only, which is not given")));
             }
         }
+        for other in ["rate", "priority-fraction"] {
+            if given(raw, "class-rates") && given(raw, other) {
+                return Err(bad("class-rates", format!("sets the rates and the classes: leave out `{other}`")));
+            }
+        }
+        if let Some(rates) = &raw.class_rates
+            && !(1..=MAX_CLASSES).contains(&rates.len())
+        {
+            let m = format!("expected from 1 to {MAX_CLASSES} rates, one per class, found {}", rates.len());
+            return Err(bad("class-rates", m));
+        }
         let need = |key: &str, present: bool| if present { Ok(()) } else { Err(bad(key, "required".into())) };
-        let generated = !matches!(raw.model, Model::Swf | Model::Gwf);
+        let generated = !matches!(raw.model, Model::Swf | Model::Gwf | Model::Csv);
         if generated && raw.jobs.is_none() && raw.until.is_none() && raw.model != Model::Metabroker {
             return Err(bad("jobs", "a generated workload needs `jobs` or `until`".into()));
         }
         match raw.model {
             Model::Poisson => {
-                need("rate", raw.rate.is_some())?;
+                need("rate", raw.rate.is_some() || raw.class_rates.is_some())?;
                 need("runtime", raw.runtime.is_some())?;
             }
-            Model::Swf | Model::Gwf => need("file", raw.file.is_some())?,
+            Model::Swf | Model::Gwf | Model::Csv => need("file", raw.file.is_some())?,
             _ => {}
         }
         if let Some(e) = &raw.estimate
@@ -245,11 +298,13 @@ impl WorkloadPlan {
                 format!("expected at most {}, found {}", short(MAX_DEADLINE_FACTOR), short(f.0)),
             ));
         }
-        if let Some(f) = raw.time_scale
-            && !(TIME_SCALES.0..=TIME_SCALES.1).contains(&f.0)
-        {
-            let (lo, hi) = (short(TIME_SCALES.0), short(TIME_SCALES.1));
-            return Err(bad("time-scale", format!("expected a factor from {lo} to {hi}, found {}", short(f.0))));
+        for (key, factor) in [("time-scale", raw.time_scale), ("runtime-scale", raw.runtime_scale)] {
+            if let Some(f) = factor
+                && !(TIME_SCALES.0..=TIME_SCALES.1).contains(&f.0)
+            {
+                let (lo, hi) = (short(TIME_SCALES.0), short(TIME_SCALES.1));
+                return Err(bad(key, format!("expected a factor from {lo} to {hi}, found {}", short(f.0))));
+            }
         }
         if let Some([from, to]) = raw.window
             && !(0.0 <= from && from < to && to <= MAX_TIME)
@@ -282,31 +337,33 @@ impl WorkloadPlan {
                 Some((m.interarrival.mean(), m.tasks.mean(), "jobs"))
             }
             Model::Poisson => {
-                let rate = raw.rate.map_or(1.0, |r| r.0);
+                let rate = poisson_rate(raw);
+                let (key, what) =
+                    if raw.class_rates.is_some() { ("class-rates", "a total rate") } else { ("rate", "a rate") };
                 if !(RATES.0..=RATES.1).contains(&rate) {
                     let (lo, hi) = (short(RATES.0), short(RATES.1));
                     return Err(bad(
-                        "rate",
-                        format!("expected a rate from {lo} to {hi} per second, found {}", short(rate)),
+                        key,
+                        format!("expected {what} from {lo} to {hi} per second, found {}", short(rate)),
                     ));
                 }
                 if let Some(d) = &raw.runtime {
                     runtime_dist(d).map_err(|m| ("runtime".to_string(), m))?;
                 }
-                Some((1.0 / rate, 1.0, "rate"))
+                Some((1.0 / rate, 1.0, key))
             }
-            Model::Metabroker | Model::Swf | Model::Gwf => None,
+            Model::Metabroker | Model::Swf | Model::Gwf | Model::Csv => None,
         };
         if let Some((gap, per_arrival, gap_key)) = arrivals {
             check_arrivals(raw, gap, per_arrival, gap_key, scale)?;
         }
         let trace = match (raw.model, &raw.file) {
-            (Model::Swf | Model::Gwf, Some(f)) => {
+            (Model::Swf | Model::Gwf | Model::Csv, Some(f)) => {
                 let path = base.join(f);
                 let trace = match traces.0.get(&path) {
                     Some(t) => t.clone(),
                     None => {
-                        let t = Trace::check(path.clone(), raw.model == Model::Gwf);
+                        let t = Trace::check(path.clone(), raw.model);
                         let t = Arc::new(t.map_err(|e| ("file".to_string(), e.to_string()))?);
                         traces.0.insert(path, t.clone());
                         t
@@ -322,6 +379,17 @@ impl WorkloadPlan {
                         short(MAX_TIME)
                     );
                     return Err(bad("time-scale", m));
+                }
+                let longest =
+                    trace.longest * raw.runtime_scale.map_or(1.0, |f| f.0) + raw.runtime_offset.map_or(0.0, |d| d.0);
+                if longest > MAX_TIME {
+                    let key = if raw.runtime_offset.is_some_and(|d| d.0 > MAX_TIME / 2.0) {
+                        "runtime-offset"
+                    } else {
+                        "runtime-scale"
+                    };
+                    let m = format!("makes the longest runtime {} s, more than {} s", approx(longest), short(MAX_TIME));
+                    return Err(bad(key, m));
                 }
                 Some(trace)
             }
@@ -365,7 +433,7 @@ impl WorkloadPlan {
                 model.generate(rng).map_err(err)?
             }
             Model::Poisson => poisson(raw, limit, rng)?,
-            Model::Swf | Model::Gwf => match &self.trace {
+            Model::Swf | Model::Gwf | Model::Csv => match &self.trace {
                 Some(trace) => trace.jobs()?.as_ref().clone(),
                 None => Workload::default(),
             },
@@ -374,8 +442,15 @@ impl WorkloadPlan {
         if let Some([from, to]) = raw.window {
             w = w.window(from, to).map_err(err)?;
         }
+        if let Some(n) = raw.first {
+            w.truncate(n.0 as usize);
+        }
         if let Some(f) = raw.time_scale {
             w.scale_submit(f.0).map_err(err)?;
+        }
+        if raw.runtime_scale.is_some() || raw.runtime_offset.is_some() {
+            w.transform_runtimes(raw.runtime_scale.map_or(1.0, |f| f.0), raw.runtime_offset.map_or(0.0, |d| d.0))
+                .map_err(err)?;
         }
         if let Some(max) = raw.max_pes {
             let policy = if raw.clamp { OversizePolicy::Clamp } else { OversizePolicy::Drop };
@@ -540,6 +615,8 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "mean-interarrival" => raw.mean_interarrival.is_some(),
         "cluster" => raw.cluster.is_some(),
         "rate" => raw.rate.is_some(),
+        "class-rates" => raw.class_rates.is_some(),
+        "priority-fraction" => raw.priority_fraction.is_some(),
         "runtime" => raw.runtime.is_some(),
         "pes" => raw.pes.is_some(),
         "file" => raw.file.is_some(),
@@ -643,7 +720,9 @@ fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
 
 /// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.
 fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
-    let rate = raw.rate.map_or(1.0, |r| r.0);
+    use rand::RngExt;
+    let rate = poisson_rate(raw);
+    let class_rates: Vec<f64> = raw.class_rates.iter().flatten().map(|r| r.0).collect();
     let gaps = Dist::poisson_arrivals(rate).sampler().map_err(|e| e.to_string())?;
     let runtimes = raw.runtime.as_ref().ok_or("`runtime` is required")?.sampler().map_err(|e| e.to_string())?;
     let pes = raw.pes.map_or(1, |p| p.0);
@@ -655,9 +734,29 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) 
         if limit.reached(n, t) {
             break;
         }
-        jobs.push(WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes));
+        let mut job = WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes);
+        // Independent Poisson streams, one per class, merged: each arrival is of class i with probability λi / λ.
+        if class_rates.len() > 1 {
+            let mut u = rng.random::<f64>() * rate;
+            let class = class_rates.iter().position(|&r| {
+                u -= r;
+                u < 0.0
+            });
+            // Rounding can leave u just above 0 after the last class: it is the last.
+            job.priority = class.unwrap_or(class_rates.len() - 1) as u8;
+        }
+        jobs.push(job);
     }
     Ok(Workload::new(jobs))
+}
+
+/// A Poisson workload's arrival rate [1/s]: `rate`, or the sum of `class-rates`.
+fn poisson_rate(raw: &RawWorkload) -> f64 {
+    match (&raw.rate, &raw.class_rates) {
+        (Some(r), _) => r.0,
+        (None, Some(rates)) => rates.iter().map(|r| r.0).sum(),
+        (None, None) => 1.0,
+    }
 }
 
 /// Amini Salehi (2012) ch 3 (§3.3.2): "we generated these types uniformly and assigned them to the generated
@@ -705,6 +804,72 @@ mod tests {
         .expect("a valid workload table");
         assign_lease_types(&mut w, local, &raw, &mut agents::sim::rng::stream(7, "types", 0));
         w.jobs.iter().map(|j| j.lease.expect("typed")).collect()
+    }
+
+    /// The jobs of a workload table whose files are in `tests/fixtures`, drawn with seed 5.
+    fn generate(table: &str) -> Workload {
+        let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+        let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"));
+        let plan = WorkloadPlan::check(&raw, base, &mut TraceCache::default()).expect("a valid workload");
+        plan.generate(&mut agents::sim::rng::stream(5, "workload", 0)).expect("jobs")
+    }
+
+    fn ids(w: &Workload) -> Vec<u64> {
+        w.jobs.iter().map(|j| j.id).collect()
+    }
+
+    #[test]
+    fn a_gzip_trace_gives_the_jobs_of_the_plain_one() {
+        let gz = generate("model = \"swf\"\nfile = \"small.swf.gz\"");
+        assert_eq!(gz, generate("model = \"swf\"\nfile = \"small.swf\""));
+        assert_eq!(ids(&gz), [1, 2, 4, 5]);
+        let gwf = generate("model = \"gwf\"\nfile = \"small.gwf.gz\"");
+        assert_eq!(gwf.jobs, generate("model = \"gwf\"\nfile = \"small.gwf\"").jobs);
+    }
+
+    #[test]
+    fn first_keeps_exactly_the_first_jobs_in_file_order() {
+        // Record 3 of the trace cannot be simulated: the first three jobs are 1, 2 and 4.
+        assert_eq!(ids(&generate("model = \"swf\"\nfile = \"small.swf\"\nfirst = 3")), [1, 2, 4]);
+        assert_eq!(ids(&generate("model = \"swf\"\nfile = \"small.swf\"\nfirst = 100")), [1, 2, 4, 5]);
+        // After `window`, which re-bases: the first two submitted from 60 s on.
+        let w = generate("model = \"swf\"\nfile = \"small.swf\"\nwindow = [60, 1000]\nfirst = 2");
+        assert_eq!(ids(&w), [2, 4]);
+        assert_eq!(w.jobs[0].submit, 0.0);
+        // Before `max-pes` drops wide jobs: of jobs 1, 2, 4, job 1 (32 PEs) goes.
+        assert_eq!(ids(&generate("model = \"swf\"\nfile = \"small.swf\"\nfirst = 3\nmax-pes = 16")), [2, 4]);
+        // A bag-of-tasks workload's `jobs` counts bags: `first` counts tasks.
+        let bot = generate("model = \"bot\"\njobs = 30\nfirst = 30");
+        assert_eq!(bot.jobs.len(), 30);
+        assert!(bot.jobs.last().and_then(|j| j.bot).is_some_and(|b| b < 30), "30 bags hold more than 30 tasks");
+    }
+
+    #[test]
+    fn runtime_scale_and_offset_apply_to_runtimes_and_estimates() {
+        let plain = generate("model = \"swf\"\nfile = \"small.swf\"");
+        let scaled = generate("model = \"swf\"\nfile = \"small.swf\"\nruntime-scale = 0.5\nruntime-offset = 10");
+        for (a, b) in plain.jobs.iter().zip(&scaled.jobs) {
+            assert_eq!(b.runtime, a.runtime * 0.5 + 10.0);
+            assert_eq!(b.requested_time, a.requested_time.map(|t| t * 0.5 + 10.0));
+            assert_eq!(b.submit, a.submit);
+        }
+        assert_eq!((scaled.jobs[0].runtime, scaled.jobs[0].requested_time), (1810.0, Some(3610.0)));
+        // With `estimate = "exact"` the scaled runtime is the estimate.
+        let exact = generate("model = \"swf\"\nfile = \"small.swf\"\nruntime-scale = 2\nestimate = \"exact\"");
+        assert_eq!((exact.jobs[0].runtime, exact.jobs[0].requested_time), (7200.0, None));
+    }
+
+    #[test]
+    fn class_rates_give_each_class_its_rate() {
+        let w = generate(
+            "model = \"poisson\"\nclass-rates = [0.2, 0.6]\njobs = 40000\nruntime = { kind = \"constant\", value = 1.0 }",
+        );
+        let span = w.jobs.last().map_or(0.0, |j| j.submit);
+        let rate = |class: u8| w.jobs.iter().filter(|j| j.priority == class).count() as f64 / span;
+        // 40,000 arrivals: each class's count has a relative standard error below 1%; the bands are 4%.
+        assert!((rate(0) / 0.2 - 1.0).abs() < 0.04, "class 0: {}", rate(0));
+        assert!((rate(1) / 0.6 - 1.0).abs() < 0.04, "class 1: {}", rate(1));
+        assert!(w.jobs.iter().all(|j| j.priority <= 1));
     }
 
     #[test]

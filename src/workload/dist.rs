@@ -87,10 +87,18 @@ pub enum Dist {
         /// Scale β.
         scale: f64,
     },
-    /// Mixture of exponentials (seed 004 §4.1 high-variability service times).
+    /// Mixture of exponentials (seed 004 §4.1 high-variability service times): its `phases`, or the two-phase fit
+    /// with balanced means to `mean` and `scv`.
     HyperExponential {
-        /// Branches; probabilities sum to 1.
+        /// Branches; probabilities sum to 1. Empty when `mean` and `scv` are given.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         phases: Vec<Phase>,
+        /// Mean of the balanced-means fit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mean: Option<f64>,
+        /// Squared coefficient of variation of the balanced-means fit (variance over squared mean), at least 1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scv: Option<f64>,
     },
 }
 
@@ -115,12 +123,7 @@ impl Dist {
                 format!("need mean > 0 and cv >= 1, got mean {mean}, cv {cv}"),
             ));
         }
-        let c2 = cv * cv;
-        let p1 = 0.5 * (1.0 + ((c2 - 1.0) / (c2 + 1.0)).sqrt());
-        let p2 = 1.0 - p1;
-        Ok(Dist::HyperExponential {
-            phases: vec![Phase { prob: p1, mean: mean / (2.0 * p1) }, Phase { prob: p2, mean: mean / (2.0 * p2) }],
-        })
+        Ok(Dist::HyperExponential { phases: balanced_means(mean, cv * cv)?, mean: None, scv: None })
     }
 
     /// Analytic mean.
@@ -137,7 +140,9 @@ impl Dist {
             Dist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
             Dist::Weibull { scale, shape } => scale * gamma_fn(1.0 + 1.0 / shape),
             Dist::Gamma { shape, scale } => shape * scale,
-            Dist::HyperExponential { ref phases } => phases.iter().map(|p| p.prob * p.mean).sum(),
+            Dist::HyperExponential { ref phases, mean, .. } => {
+                mean.unwrap_or_else(|| phases.iter().map(|p| p.prob * p.mean).sum())
+            }
         }
     }
 
@@ -217,7 +222,12 @@ impl Dist {
                 Inner::Gamma(Gamma::new(shape, scale).map_err(|_| bad("shape and scale must be > 0"))?)
             }
             Dist::Gamma { .. } => return Err(bad("shape and scale must be finite")),
-            Dist::HyperExponential { ref phases } => {
+            Dist::HyperExponential { ref phases, mean, scv } => {
+                let phases = match (phases.is_empty(), mean, scv) {
+                    (false, None, None) => phases.clone(),
+                    (true, Some(mean), Some(scv)) => balanced_means(mean, scv)?,
+                    _ => return Err(bad("give `phases`, or `mean` and `scv`, not both")),
+                };
                 let total: f64 = phases.iter().map(|p| p.prob).sum();
                 let valid = phases.iter().all(|p| p.prob >= 0.0 && p.mean > 0.0 && p.mean.is_finite());
                 if phases.is_empty() || !valid || (total - 1.0).abs() > 1e-9 {
@@ -236,6 +246,23 @@ impl Dist {
         };
         Ok(Sampler(inner))
     }
+}
+
+/// The two branches of the hyper-exponential with balanced means (p1/μ1 = p2/μ2) that has this mean and squared
+/// coefficient of variation: p1 = (1 + √((scv − 1)/(scv + 1)))/2, μi = 2 pi / mean
+/// ([`crate::analytic::H2::balanced_means`]).
+fn balanced_means(mean: f64, scv: f64) -> Result<Vec<Phase>, WorkloadError> {
+    let bad = |m: String| WorkloadError::param("hyper_exponential", m);
+    if !(mean > 0.0 && mean.is_finite()) {
+        return Err(bad(format!("mean must be positive and finite, found {mean}")));
+    }
+    if !(scv >= 1.0 && scv.is_finite()) {
+        return Err(bad(format!(
+            "scv (variance over squared mean) must be at least 1 (1 is the exponential), found {scv}"
+        )));
+    }
+    let h = crate::analytic::H2::balanced_means(mean, scv).map_err(|e| bad(e.to_string()))?;
+    Ok(vec![Phase { prob: h.p(), mean: 1.0 / h.rate1() }, Phase { prob: 1.0 - h.p(), mean: 1.0 / h.rate2() }])
 }
 
 /// Truncation bounds in standard units; an unbounded side is ±∞.
@@ -510,12 +537,45 @@ mod tests {
             Dist::Weibull { scale: -1.0, shape: 1.0 },
             Dist::Gamma { shape: f64::NAN, scale: 1.0 },
             Dist::TruncatedNormal { mean: 0.0, sd: 1.0, low: Some(10.0), high: None },
-            Dist::HyperExponential { phases: vec![Phase { prob: 0.5, mean: 1.0 }] },
+            Dist::HyperExponential { phases: vec![Phase { prob: 0.5, mean: 1.0 }], mean: None, scv: None },
+            Dist::HyperExponential { phases: vec![], mean: Some(1.0), scv: Some(0.5) },
+            Dist::HyperExponential { phases: vec![], mean: Some(1.0), scv: None },
+            Dist::HyperExponential { phases: vec![Phase { prob: 1.0, mean: 1.0 }], mean: Some(1.0), scv: Some(4.0) },
         ];
         for d in bad {
             assert!(d.sampler().is_err(), "{d:?}");
         }
         assert!(Dist::h2_balanced(1.0, 0.5).is_err());
+    }
+
+    #[test]
+    fn hyper_exponential_from_mean_and_scv_has_them() {
+        let d: Dist = toml::from_str("kind = \"hyper_exponential\"\nmean = 2.0\nscv = 4.0").unwrap();
+        assert_eq!(d.mean(), 2.0);
+        let Inner::HyperExponential(branches) = &d.sampler().unwrap().0 else { panic!("{d:?}") };
+        assert_eq!(branches.len(), 2);
+        // The fitted branches: E[S] = Σ p m, E[S²] = Σ 2 p m², so scv = E[S²]/E[S]² − 1.
+        let Ok(phases) = balanced_means(2.0, 4.0) else { panic!() };
+        let m1: f64 = phases.iter().map(|p| p.prob * p.mean).sum();
+        let m2: f64 = phases.iter().map(|p| 2.0 * p.prob * p.mean * p.mean).sum();
+        assert!((m1 - 2.0).abs() < 1e-12 && (m2 / (m1 * m1) - 1.0 - 4.0).abs() < 1e-12, "{m1} {m2}");
+        // Balanced means: each branch carries half the mean.
+        assert!((phases[0].prob * phases[0].mean - phases[1].prob * phases[1].mean).abs() < 1e-12);
+        // The sampler's moments: 10^6 draws; the sd of the sample scv is about 0.1 here (heavy fourth moment),
+        // so ±0.4 is a wide band at this fixed seed, and the mean's standard error is 0.2%.
+        let s = d.sampler().unwrap();
+        let mut rng = Pcg64Mcg::seed_from_u64(11);
+        let n = 1_000_000;
+        let xs: Vec<f64> = (0..n).map(|_| s.sample(&mut rng)).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        assert!((mean / 2.0 - 1.0).abs() < 0.01, "{mean}");
+        assert!((var / (mean * mean) - 4.0).abs() < 0.4, "{}", var / (mean * mean));
+        // scv = 1 is the exponential: both branches have its mean.
+        let Ok(exp) = balanced_means(3.0, 1.0) else { panic!() };
+        assert_eq!((exp[0].prob, exp[0].mean), (0.5, 3.0));
+        let err = Dist::HyperExponential { phases: vec![], mean: Some(1.0), scv: Some(0.5) }.sampler().unwrap_err();
+        assert!(err.to_string().contains("scv (variance over squared mean) must be at least 1"), "{err}");
     }
 
     #[test]

@@ -13,8 +13,7 @@
 //! 21–29 are not used by the simulator and are not kept.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 
 use super::parse::{Fields, Records};
@@ -192,12 +191,10 @@ pub fn read_gwf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadE
     Ok(Workload { labels: r.labels(), header: r.records.header, jobs, skipped: r.records.skipped })
 }
 
-/// Reads a GWF file.
+/// Reads a GWF file, gzip-compressed or not.
 pub fn read_gwf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
-    let name = path.display().to_string();
-    let file = File::open(path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
-    read_gwf(BufReader::new(file), &name)
+    read_gwf(super::open(path)?, &path.display().to_string())
 }
 
 #[cfg(test)]
@@ -237,6 +234,15 @@ mod tests {
         assert_eq!(w.labels[USER_LABELS], ["U12", "U7"]);
         assert_eq!(w.labels[SITE_LABELS], ["fs0", "fs1", "fs2"]);
         assert_eq!(w.labels[GROUP_LABELS], ["G3"]);
+    }
+
+    #[test]
+    fn a_gzip_trace_gives_the_same_jobs_as_the_plain_one() {
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+        let plain = read_gwf_file(format!("{fixtures}/small.gwf")).unwrap();
+        let gz = read_gwf_file(format!("{fixtures}/small.gwf.gz")).unwrap();
+        assert_eq!(gz, plain);
+        assert_eq!(plain.jobs, read_gwf(STANDARD.as_bytes(), "s").unwrap().jobs);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //!
 //! - [`swf`]: the Standard Workload Format of the Parallel Workloads Archive (18 fields).
 //! - [`gwf`]: the Grid Workloads Archive format (29 fields, plus OurSim's 30-field variant).
+//! - [`csv`]: job lists in CSV, for hand-made cases.
 //! - [`lublin`]: the Lublin & Feitelson (2003) rigid-job model, as coded in `m_lublin99.c`.
 //! - [`models`]: the study-specific models (DAS-2 model, GWA bag-of-tasks model, the
 //!   meta-broker jobs of seed 003, the advance reservations of seed 004, the local-request
@@ -14,8 +15,10 @@
 //! - [`stats`]: summary statistics and offered load.
 //!
 //! All generators take the caller's random number generator, so a workload is a pure
-//! function of the seed. Times are seconds as `f64`; sizes are processing elements (PEs).
+//! function of the seed. Times are seconds as `f64`; sizes are processing elements (PEs). Every reader takes
+//! gzip-compressed files too ([`open`]).
 
+pub mod csv;
 pub mod dist;
 mod error;
 pub mod gwf;
@@ -33,6 +36,7 @@ use agents::registry::limits::MAX_JOBS;
 use serde::{Deserialize, Serialize};
 
 pub use error::WorkloadError;
+pub use parse::open;
 
 /// Seconds in one week, for the week windows used by seed 003 (first or second trace week).
 pub const WEEK: f64 = 7.0 * 86_400.0;
@@ -349,6 +353,22 @@ impl Workload {
         Ok(())
     }
 
+    /// Maps every runtime r to `r × scale + offset`, and every requested time (estimate) the same way, so that an
+    /// estimate stays on the same side of its runtime (e.g. a trace replayed on PEs twice as fast: `scale` 0.5).
+    pub fn transform_runtimes(&mut self, scale: f64, offset: f64) -> Result<(), WorkloadError> {
+        if !(scale.is_finite() && scale > 0.0 && offset.is_finite() && offset >= 0.0) {
+            let m = format!("need a finite scale > 0 and offset >= 0, got {scale} and {offset}");
+            return Err(WorkloadError::param("runtimes", m));
+        }
+        for job in &mut self.jobs {
+            job.runtime = job.runtime * scale + offset;
+            if let Some(t) = job.requested_time.as_mut() {
+                *t = *t * scale + offset;
+            }
+        }
+        Ok(())
+    }
+
     /// The jobs submitted in `[from, to)`, with times re-based so that `from` becomes 0.
     ///
     /// Job numbers are kept so that results can be traced back to the original log.
@@ -425,6 +445,19 @@ mod tests {
         assert_eq!(w.jobs[1].earliest_start, Some(30.0));
         assert!(w.scale_submit(0.0).is_err());
         assert!(w.scale_submit(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn runtimes_and_estimates_scale_and_shift_together() {
+        let mut w = jobs(&[0.0, 5.0]);
+        w.jobs[1].requested_time = Some(30.0);
+        w.transform_runtimes(0.5, 10.0).unwrap();
+        assert_eq!(w.jobs.iter().map(|j| j.runtime).collect::<Vec<_>>(), [15.0, 15.0]);
+        assert_eq!((w.jobs[0].requested_time, w.jobs[1].requested_time), (None, Some(25.0)));
+        // Submit times are untouched.
+        assert_eq!(w.jobs[1].submit, 5.0);
+        assert!(w.transform_runtimes(0.0, 1.0).is_err());
+        assert!(w.transform_runtimes(1.0, -1.0).is_err());
     }
 
     #[test]

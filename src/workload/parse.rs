@@ -1,6 +1,10 @@
 //! Field parsing shared by the SWF and GWF readers: −1 as unknown, errors with context.
 
-use std::io::{self, BufRead, Read};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
 
 use agents::registry::limits::{MAX_JOBS, MAX_LINE_BYTES, MAX_TIME};
 
@@ -44,7 +48,7 @@ impl<R: BufRead> Records<R> {
     }
 
     /// An error about the line being read, which ends the stream.
-    fn fail(&mut self, message: String) -> Option<Result<WorkloadJob, WorkloadError>> {
+    fn fail<T>(&mut self, message: String) -> Option<Result<T, WorkloadError>> {
         self.done = true;
         Some(Err(WorkloadError::Line { file: self.name.clone(), line: self.line, message }))
     }
@@ -68,11 +72,8 @@ impl<R: BufRead> Records<R> {
         }
     }
 
-    /// The next job: `parse(file, line, text)` turns a record into a job, `None` to skip it.
-    pub fn next_job(
-        &mut self,
-        mut parse: impl FnMut(&str, u64, &str) -> Result<Option<WorkloadJob>, WorkloadError>,
-    ) -> Option<Result<WorkloadJob, WorkloadError>> {
+    /// The next record's text: comment lines become header entries and blank lines are skipped on the way.
+    pub fn next_record(&mut self) -> Option<Result<String, WorkloadError>> {
         while !self.done {
             let read = self.read_line()?;
             self.line += 1;
@@ -95,10 +96,24 @@ impl<R: BufRead> Records<R> {
                 self.header.push(header_entry(comment));
                 continue;
             }
-            if trimmed.is_empty() {
-                continue;
+            if !trimmed.is_empty() {
+                return Some(Ok(trimmed.to_string()));
             }
-            match parse(&self.name, self.line, trimmed) {
+        }
+        None
+    }
+
+    /// The next job: `parse(file, line, text)` turns a record into a job, `None` to skip it.
+    pub fn next_job(
+        &mut self,
+        mut parse: impl FnMut(&str, u64, &str) -> Result<Option<WorkloadJob>, WorkloadError>,
+    ) -> Option<Result<WorkloadJob, WorkloadError>> {
+        loop {
+            let text = match self.next_record()? {
+                Ok(text) => text,
+                Err(e) => return Some(Err(e)),
+            };
+            match parse(&self.name, self.line, &text) {
                 Ok(Some(_)) if self.jobs == MAX_JOBS => {
                     return self.fail(format!("more than {MAX_JOBS} jobs, the limit per workload"));
                 }
@@ -113,8 +128,17 @@ impl<R: BufRead> Records<R> {
                 Err(e) => return Some(Err(e)),
             }
         }
-        None
     }
+}
+
+/// Opens a trace file, decompressing it on the fly when it is gzip (`.swf.gz`, `.gwf.gz`): gzip is recognised by
+/// its first two bytes, whatever the file's name, so every reader takes both.
+pub fn open(path: &Path) -> Result<Box<dyn BufRead>, WorkloadError> {
+    let io = |cause| WorkloadError::Io { context: path.display().to_string(), cause };
+    let mut reader = BufReader::new(File::open(path).map_err(io)?);
+    let gzip = reader.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+    // Several gzip members one after the other (as `cat a.gz b.gz` makes) are one stream.
+    Ok(if gzip { Box::new(BufReader::new(MultiGzDecoder::new(reader))) } else { Box::new(reader) })
 }
 
 /// What a time field holds: [`MAX_TIME`] is 1e12 s (checked by a test below, as `expected` is a static string).
@@ -126,7 +150,7 @@ pub(crate) struct Fields<'a> {
     pub file: &'a str,
     pub line: u64,
     pub tokens: Vec<&'a str>,
-    pub names: &'static [&'static str],
+    pub names: &'a [&'static str],
 }
 
 impl Fields<'_> {

@@ -6,11 +6,11 @@
 //! in order; −1 means unknown. Extra trailing columns are ignored. Records that cannot be
 //! simulated (unknown submit time or runtime, no processor count) are skipped and counted.
 //!
-//! Writing then reading a workload gives it back unchanged, for the fields SWF can hold:
-//! the grid and QoS fields of [`WorkloadJob`] are not part of the format.
+//! The writer gives times in whole seconds, as the format's fields are integers: writing then reading a workload
+//! whose times are whole seconds gives it back unchanged, for the fields SWF can hold (the grid and QoS fields of
+//! [`WorkloadJob`] are not part of the format).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
 
 use super::parse::{Fields, Records};
@@ -97,18 +97,35 @@ pub fn read_swf<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadE
     Ok(Workload { header: r.records.header, jobs, skipped: r.records.skipped, ..Workload::default() })
 }
 
-/// Reads an SWF file.
+/// Reads an SWF file, gzip-compressed or not.
 pub fn read_swf_file(path: impl AsRef<Path>) -> Result<Workload, WorkloadError> {
     let path = path.as_ref();
-    let name = path.display().to_string();
-    let file = File::open(path).map_err(|cause| WorkloadError::Io { context: name.clone(), cause })?;
-    read_swf(BufReader::new(file), &name)
+    read_swf(super::open(path)?, &path.display().to_string())
+}
+
+/// The SWF version the writer follows.
+pub const VERSION: &str = "2.2";
+
+/// How [`write_swf`] writes times, for the header of what it writes.
+pub const TIMES_NOTE: &str = "times are whole seconds, each rounded to the nearest (halves away from zero)";
+
+/// A header as SWF v2.2 asks: `Version`, `MaxJobs` and `MaxRecords` (one record per job of `w`), then `entries`
+/// (Computer, Installation, Conversion, MaxProcs, Note…; any of the three above among them are left out), then a note
+/// on how times are written.
+pub fn header(w: &Workload, entries: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let jobs = w.jobs.len().to_string();
+    let mut out =
+        vec![("Version".into(), VERSION.into()), ("MaxJobs".into(), jobs.clone()), ("MaxRecords".into(), jobs)];
+    let computed = |k: &str| ["Version", "MaxJobs", "MaxRecords"].iter().any(|c| c.eq_ignore_ascii_case(k));
+    out.extend(entries.into_iter().filter(|(k, _)| !computed(k)));
+    out.push(("Note".into(), TIMES_NOTE.into()));
+    out
 }
 
 /// Writes `w` as SWF: its header as `; Key: value` lines, then one 18-field line per job.
 ///
-/// Numbers use Rust's shortest round-trip formatting, so whole seconds print as integers
-/// and fractional times survive a round trip exactly.
+/// Times (submit, wait, run, CPU, requested and think times) are rounded to whole seconds, halves away from zero, as
+/// the format's fields are integers ([`TIMES_NOTE`]); other numbers use Rust's shortest round-trip formatting.
 pub fn write_swf<W: Write>(w: &Workload, out: W) -> Result<(), WorkloadError> {
     let io = |cause| WorkloadError::Io { context: "writing SWF".to_string(), cause };
     let mut out = BufWriter::new(out);
@@ -122,14 +139,14 @@ pub fn write_swf<W: Write>(w: &Workload, out: W) -> Result<(), WorkloadError> {
     for j in &w.jobs {
         let fields: [String; 18] = [
             j.id.to_string(),
-            j.submit.to_string(),
-            opt(j.wait),
-            j.runtime.to_string(),
+            whole(j.submit).to_string(),
+            opt(j.wait.map(whole)),
+            whole(j.runtime).to_string(),
             j.pes.to_string(),
-            opt(j.avg_cpu_time),
+            opt(j.avg_cpu_time.map(whole)),
             opt(j.used_memory),
             opt(j.requested_pes),
-            opt(j.requested_time),
+            opt(j.requested_time.map(whole)),
             opt(j.requested_memory),
             opt(j.status.map(|s| s.code())),
             opt(j.user),
@@ -138,11 +155,16 @@ pub fn write_swf<W: Write>(w: &Workload, out: W) -> Result<(), WorkloadError> {
             opt(j.queue),
             opt(j.partition),
             opt(j.preceding_job),
-            opt(j.think_time),
+            opt(j.think_time.map(whole)),
         ];
         writeln!(out, "{}", fields.join(" ")).map_err(io)?;
     }
     out.flush().map_err(io)
+}
+
+/// A time in whole seconds, halves away from zero (−0 as 0).
+pub fn whole(t: f64) -> f64 {
+    t.round() + 0.0
 }
 
 /// SWF text of an optional field: −1 when unknown.
@@ -157,6 +179,8 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
+    use std::fs::File;
+    use std::io::BufReader;
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
@@ -168,17 +192,48 @@ mod tests {
 
     #[test]
     fn round_trip_of_generated_workload() {
+        // The Lublin model draws whole seconds, as `m_lublin99.c` does.
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let w = LublinParams::typed().generate(Limit::Jobs(500), &mut rng).unwrap();
         assert_eq!(round_trip(&w), w);
     }
 
     #[test]
-    fn round_trip_of_every_field_and_fractional_times() {
+    fn times_are_written_in_whole_seconds_rounded_to_the_nearest() {
+        let job = WorkloadJob {
+            wait: Some(-0.4),
+            requested_time: Some(7.5),
+            think_time: Some(2.49),
+            avg_cpu_time: Some(0.5),
+            ..WorkloadJob::new(1, 10.5, 2.5, 1)
+        };
+        let mut buf = Vec::new();
+        write_swf(&Workload::new(vec![job]), &mut buf).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), "1 11 0 3 1 1 -1 -1 8 -1 -1 -1 -1 -1 -1 -1 -1 2\n");
+    }
+
+    #[test]
+    fn the_header_says_version_counts_and_rounding() {
+        let mut w = Workload::new(vec![WorkloadJob::new(1, 0.0, 1.0, 1), WorkloadJob::new(2, 1.0, 1.0, 1)]);
+        w.header = header(&w, [("MaxJobs".into(), "7".into()), ("Computer".into(), "none".into())]);
+        let mut buf = Vec::new();
+        write_swf(&w, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(
+            text.starts_with(
+                "; Version: 2.2\n; MaxJobs: 2\n; MaxRecords: 2\n; Computer: none\n\
+                 ; Note: times are whole seconds, each rounded to the nearest (halves away from zero)\n1 0 "
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn round_trip_of_every_field() {
         let job = WorkloadJob {
             wait: Some(-30.0), // negative waits (reservations) are not "unknown"
-            avg_cpu_time: Some(12.25),
-            used_memory: Some(1024.0),
+            avg_cpu_time: Some(12.0),
+            used_memory: Some(1024.5),
             requested_pes: Some(8),
             requested_time: Some(3600.0),
             requested_memory: Some(2048.0),
@@ -189,8 +244,8 @@ mod tests {
             queue: Some(0),
             partition: Some(1),
             preceding_job: Some(3),
-            think_time: Some(0.5),
-            ..WorkloadJob::new(4, 0.1 + 0.2, 1.0 / 3.0, 8)
+            think_time: Some(5.0),
+            ..WorkloadJob::new(4, 3.0, 1.0, 8)
         };
         let mut w = Workload::new(vec![job, WorkloadJob::new(5, 1e9, 0.0, 1)]);
         w.set_header("Version", "2.2");
@@ -229,6 +284,24 @@ mod tests {
         let mut r = SwfReader::new(BufReader::new(file), "small.swf");
         assert_eq!(r.by_ref().filter(Result::is_ok).count(), 4);
         assert_eq!(r.skipped(), Skipped { count: 1, first_line: Some(14) });
+    }
+
+    #[test]
+    fn a_gzip_trace_gives_the_same_jobs_as_the_plain_one() {
+        let plain = read_swf_file(format!("{FIXTURES}/small.swf")).unwrap();
+        let gz = read_swf_file(format!("{FIXTURES}/small.swf.gz")).unwrap();
+        assert_eq!(gz, plain);
+        assert_eq!((gz.jobs.len(), gz.skipped.count), (4, 1));
+    }
+
+    #[test]
+    fn a_corrupt_gzip_trace_is_an_error_that_names_it() {
+        let path = std::env::temp_dir().join(format!("gridmarket-corrupt-{}.swf.gz", std::process::id()));
+        // A gzip header, then no valid deflate stream.
+        std::fs::write(&path, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]).unwrap();
+        let err = read_swf_file(&path).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert!(err.starts_with(&format!("{}:1: ", path.display())), "{err}");
     }
 
     #[test]
