@@ -25,7 +25,7 @@ pub enum WorkloadCmd {
         /// the first that many tasks, so its last bag may be cut short.
         #[arg(long)]
         jobs: Option<u64>,
-        /// Generate until this time [s] instead of a number of jobs.
+        /// Generate arrivals until this time [s]; with `--jobs`, stop at whichever comes first.
         #[arg(long)]
         until: Option<f64>,
         /// Model parameter as in a `[workloads.<name>]` table: `--param preset=typeless --param max-nodes=128`.

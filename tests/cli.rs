@@ -857,6 +857,24 @@ fn workload_generate_stats_and_convert() {
     );
     assert!(text.contains("offered load on 64 PEs: "), "{text}");
 
+    // `--jobs` and `--until` together: whichever comes first.
+    for (jobs, until, expected) in [("200", "3600", None), ("5", "1e9", Some(5))] {
+        let both = tmp.arg("both.swf");
+        let o = run(&["workload", "generate", "lublin", "--jobs", jobs, "--until", until, "--seed", "3", "-o", &both]);
+        assert_exit(&o, 0, "workload generate --jobs --until");
+        let text = read_string(&tmp.join("both.swf"));
+        let submits: Vec<f64> = text
+            .lines()
+            .filter(|l| !l.starts_with(';'))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert!(submits.iter().all(|&t| t < until.parse().unwrap()), "--until {until}: {submits:?}");
+        match expected {
+            Some(n) => assert_eq!(submits.len(), n),
+            None => assert!(!submits.is_empty() && submits.len() < 200, "{} jobs before 3600 s", submits.len()),
+        }
+    }
+
     let again = tmp.arg("y.swf");
     let o = run(&["workload", "convert", &swf, &again]);
     assert_exit(&o, 0, "workload convert");

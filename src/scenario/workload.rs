@@ -44,10 +44,12 @@ pub enum Model {
 pub struct RawWorkload {
     /// The model or trace format.
     pub model: Model,
-    /// Number of jobs (requests; bags for `bot`) to generate, or use `until`: at most 10 million jobs per workload,
-    /// which models that would exceed on average are refused. Not for traces.
+    /// Number of jobs (requests; bags for `bot`) to generate, or use `until`, or both (generation stops at whichever
+    /// comes first): at most 10 million jobs per workload, which models that would exceed on average are refused.
+    /// Not for traces.
     pub jobs: Option<JobCount>,
-    /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`).
+    /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`); with `jobs`, stop at
+    /// whichever comes first.
     pub until: Option<Seconds>,
     /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3".
     pub preset: Option<String>,
@@ -408,7 +410,8 @@ impl WorkloadPlan {
     pub fn generate(&self, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
         let raw = &self.raw;
         let limit = match (raw.jobs, raw.until) {
-            (Some(n), _) => Limit::Jobs(n.0 as usize),
+            (Some(n), Some(t)) => Limit::JobsUntil(n.0 as usize, t.0),
+            (Some(n), None) => Limit::Jobs(n.0 as usize),
             (None, Some(t)) => Limit::Until(t.0),
             (None, None) => Limit::Jobs(50),
         };
@@ -427,7 +430,7 @@ impl WorkloadPlan {
                 };
                 let variation = raw.task_variation.as_ref().map_or(Ok([0.3, 0.3]), task_variation)?;
                 let mut model = MetaBrokerJobModel::new(slack, variation);
-                if let Limit::Jobs(n) = limit {
+                if let Limit::Jobs(n) | Limit::JobsUntil(n, _) = limit {
                     model.jobs = n;
                 }
                 model.generate(rng).map_err(err)?

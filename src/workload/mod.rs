@@ -234,15 +234,17 @@ pub enum OversizePolicy {
 pub enum Limit {
     /// After this many jobs (requests, for bag-of-tasks models).
     Jobs(usize),
-    /// At the first arrival at or after this time, s (e.g. the two-day workloads of seed 000).
+    /// At the first arrival at or after this time, s (e.g. the two-day workloads of Amini Salehi 2012).
     Until(f64),
+    /// At whichever of the two comes first.
+    JobsUntil(usize, f64),
 }
 
 impl Limit {
     /// Rejects horizons that would never end.
     pub(crate) fn validate(self) -> Result<(), WorkloadError> {
         match self {
-            Limit::Until(t) if !(t.is_finite() && t >= 0.0) => {
+            Limit::Until(t) | Limit::JobsUntil(_, t) if !(t.is_finite() && t >= 0.0) => {
                 Err(WorkloadError::param("Limit::Until", format!("horizon must be finite and non-negative, got {t}")))
             }
             _ => Ok(()),
@@ -255,6 +257,7 @@ impl Limit {
         match self {
             Limit::Jobs(n) => count >= n,
             Limit::Until(h) => t >= h || count as u64 >= MAX_JOBS,
+            Limit::JobsUntil(n, h) => count >= n || t >= h,
         }
     }
 
