@@ -1,9 +1,9 @@
 //! The message protocol: one [`Msg`] enum, grouped by sub-protocol.
 //!
-//! Every variant says who sends it to whom and when. Names follow the sources where they exist (seed 003's
-//! `SLARequest`/`SLAAccept`/`SLAFail`, seed 000's lease `Suspend`/`Resume`), so that a reader of a thesis recognises
-//! them. Payloads are named structs deriving `Serialize`, so the message trace can dump them. Large payloads are
-//! boxed to keep [`Msg`] small: envelopes are moved through the event queue many times.
+//! Every variant says who sends it to whom and when. Names follow the sources where they exist (Garg's (2010)
+//! `SLARequest`/`SLAAccept`/`SLAFail`, Amini Salehi's (2012) lease `Suspend`/`Resume`), so that a reader of a thesis
+//! recognises them. Payloads are named structs deriving `Serialize`, so the message trace can dump them. Large payloads
+//! are boxed to keep [`Msg`] small: envelopes are moved through the event queue many times.
 //!
 //! Instants of simulated time are [`SimTime`]s; durations, amounts and rates are plain `f64` with their unit in the
 //! field's doc. A `SimTime` serialises as the plain number an `f64` would, so traces read the same either way.
@@ -96,7 +96,7 @@ pub struct JobSpec {
     pub deadline: Option<SimTime>,
     /// Budget [G$], if the job has one.
     pub budget: Option<f64>,
-    /// Lease type (seed 000 ch3): a local request must start at once (preempting external leases if the
+    /// Lease type (Amini Salehi 2012, ch3): a local request must start at once (preempting external leases if the
     /// provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
     pub lease: Option<LeaseType>,
     /// Memory of each VM [MB], for preemption overheads; the provider's default when absent.
@@ -186,7 +186,7 @@ impl JobMsg {
     }
 }
 
-/// Lease sub-protocol: advance reservations, and (seed 000 ch3) the provider's preemption of external leases.
+/// Lease sub-protocol: advance reservations, and (Amini Salehi 2012, ch3) the provider's preemption of external leases.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseMsg {
@@ -244,8 +244,8 @@ pub enum LeaseMsg {
         /// What the owner is billed for the computation done here [G$] (a transfer of the run's ledger).
         cost: f64,
     },
-    /// Find a destination for a suspended migratable lease (seed 000 §3.3 step 4, the cold migration of §2.5).
-    /// Resource provider → the gateway the lease came through, right after `Preempted{kind: Migrate}`; then
+    /// Find a destination for a suspended migratable lease (Amini Salehi 2012, §3.3 step 4, the cold migration of
+    /// §2.5). Resource provider → the gateway the lease came through, right after `Preempted{kind: Migrate}`; then
     /// gateway → one candidate provider of its grid at a time, which answers `Migrated` or `MigrateRefused`.
     Migrate(Box<Migration>),
     /// Candidate provider → gateway: the migrating lease cannot run here (in time for its deadline).
@@ -284,7 +284,7 @@ pub enum LeaseMsg {
     },
 }
 
-/// A lease leaving its provider (seed 000 §3.2.2): what is left of it and what moving it costs.
+/// A lease leaving its provider (Amini Salehi 2012, §3.2.2): what is left of it and what moving it costs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Migration {
     /// The lease, with `runtime` and `estimate` cut to the work left [reference-PE seconds].
@@ -315,7 +315,7 @@ impl LeaseMsg {
     }
 }
 
-/// A meta-broker's ticket (seed 003 §3.2): where and when a request runs, and at what cost.
+/// A meta-broker's ticket (Garg 2010, §3.2): where and when a request runs, and at what cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ticket {
     /// The job.
@@ -342,7 +342,7 @@ impl Ticket {
     pub const FIRST_PART_ID: JobId = 1 << 62;
 }
 
-/// What a provider tells a meta-broker about itself (seed 003 §3.2: free slots, CPUs, MIPS, price per CPU-second).
+/// What a provider tells a meta-broker about itself (Garg 2010, §3.2: free slots, CPUs, MIPS, price per CPU-second).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResourceUpdate {
     /// PEs of the cluster.
@@ -355,11 +355,11 @@ pub struct ResourceUpdate {
     pub slots: Vec<(SimTime, SimTime, u32)>,
 }
 
-/// Market sub-protocol (seed 003): registration, SLA negotiation, resource updates, tickets and invoices.
+/// Market sub-protocol (Garg 2010): registration, SLA negotiation, resource updates, tickets and invoices.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MarketMsg {
-    /// Resource provider → every meta-broker (at its start, seed 003 §3.2 step 1): join the market with this
+    /// Resource provider → every meta-broker (at its start, Garg (2010) §3.2 step 1): join the market with this
     /// description. Answered by `Registered` or `RegisterRefused`.
     RegisterProvider(Box<ResourceUpdate>),
     /// User broker → its meta-broker (at its start, step 2): join the market as a user. Answered by `Registered`.
@@ -386,7 +386,7 @@ pub enum MarketMsg {
         /// The job.
         job: JobId,
     },
-    /// User broker → meta-broker (seed 003 §3.2 step 3): schedule this request in a coming scheduling round.
+    /// User broker → meta-broker (Garg 2010, §3.2 step 3): schedule this request in a coming scheduling round.
     ResourceRequest(Box<JobSpec>),
     /// Meta-broker → user broker (step 6): the request has a reserved slot; submit it there with
     /// `Job::SubmitReserved`.
@@ -724,7 +724,7 @@ impl ExchangeMsg {
     }
 }
 
-/// Energy sub-protocol: node power management (seed 000 ch6) and DVS (seed 003 ch5).
+/// Energy sub-protocol: node power management (Amini Salehi 2012, ch6) and DVS (Garg 2010, ch5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyMsg {

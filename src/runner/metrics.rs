@@ -355,8 +355,8 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
     }
 }
 
-/// Seed 000 ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the average
-/// response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12).
+/// Amini Salehi (2012) ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the
+/// average response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12).
 fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
     use agents::protocol::LeaseType;
     if jobs.iter().all(|j| j.lease.is_none()) {

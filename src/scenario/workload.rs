@@ -22,11 +22,12 @@ use agents::registry::values::{Delay, Fraction, JobCount, Positive, PositiveInt,
 pub enum Model {
     /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3).
     Lublin,
-    /// DAS-2 model of seed 000 Table 4.2 (`cluster` absent: the external "Grid" rows; else that cluster's rows).
+    /// DAS-2 model of Amini Salehi (2012) Table 4.2 (`cluster` absent: the external "Grid" rows; else that cluster's
+    /// rows).
     Das2,
-    /// GWA bag-of-tasks model of seed 000 ch5 / seed 001.
+    /// GWA bag-of-tasks model of Amini Salehi (2012) ch5 / Amini Salehi, Javadi & Buyya.
     Bot,
-    /// Seed 003 ch3–4 jobs: tasks of 1 CPU, runtimes 400 s ± 20%, submitted in the first 20 s, deadlines by `slack`.
+    /// Garg (2010) ch3–4 jobs: tasks of 1 CPU, runtimes 400 s ± 20%, submitted in the first 20 s, deadlines by `slack`.
     Metabroker,
     /// Poisson arrivals (`rate` per second) with `runtime` drawn from a distribution: queueing validation.
     Poisson,
@@ -55,14 +56,14 @@ pub struct RawWorkload {
     pub preset: Option<String>,
     /// Lublin: largest job [PEs] (default: the preset's; at most 2^20).
     pub max_nodes: Option<PositiveInt>,
-    /// Lublin: UHI, log2 of the largest size (seed 003 ch5: log2(p); at most 20); applied after `max-nodes`.
+    /// Lublin: UHI, log2 of the largest size (Garg (2010) ch5: log2(p); at most 20); applied after `max-nodes`.
     pub u_hi: Option<f64>,
-    /// Lublin: UMED, the split of the two-stage uniform (seed 003 ch5: UHI − 2.5); applied after `max-nodes`.
+    /// Lublin: UMED, the split of the two-stage uniform (Garg 2010, ch5: UHI − 2.5); applied after `max-nodes`.
     pub u_med: Option<f64>,
-    /// Lublin: scale sizes to this mean [PEs] (seed 000 ch3 uses 4 VMs).
+    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs).
     pub mean_nodes: Option<Positive>,
-    /// Lublin: scale runtimes to this mean [s] (seed 000 ch3 uses 2 h); the longest runtime, about 50 times the
-    /// mean, must stay within 1e12 s.
+    /// Lublin: scale runtimes to this mean [s] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
+    /// the mean, must stay within 1e12 s.
     pub mean_runtime: Option<Seconds>,
     /// Lublin: scale inter-arrival times to this mean [s]; the last arrival must stay within 1e12 s on average.
     pub mean_interarrival: Option<Seconds>,
@@ -109,18 +110,18 @@ pub struct RawWorkload {
     pub clamp: bool,
     /// Runtime estimates: "exact" (the runtime) or "requested" (the trace's requested time when known; default).
     pub estimate: Option<String>,
-    /// Deadlines: "tight", "medium" or "relaxed" (seed 003 ch3: runtime + 50/250/500 s ± 20%), or
-    /// `[low, high]`: submit + U[low, high] × runtime (seed 003 §7.6).
+    /// Deadlines: "tight", "medium" or "relaxed" (Garg 2010, ch3: runtime + 50/250/500 s ± 20%), or
+    /// `[low, high]`: submit + U[low, high] × runtime (Garg 2010, §7.6).
     #[schemars(with = "Option<serde_json::Value>")]
     pub deadline: Option<toml::Value>,
-    /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (seed 003's relaxed budget).
+    /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (Garg's (2010) relaxed budget).
     pub budget_price: Option<Price>,
     /// Metabroker: the variation of the number of tasks, its standard deviation over its mean 5: a fraction in
     /// (0, 1], or `[low, high]` to draw each job's own uniformly from that range (Garg 2010 §3.5 and §4.3.1: "10-50%
     /// variations in the number of tasks (using Gaussian distribution)", i.e. `[0.1, 0.5]`). Default 0.3.
     #[schemars(with = "Option<serde_json::Value>")]
     pub task_variation: Option<toml::Value>,
-    /// Lease types (seed 000 ch3), drawn per job: the fraction of local requests; the others are external.
+    /// Lease types (Amini Salehi 2012, ch3), drawn per job: the fraction of local requests; the others are external.
     pub local_fraction: Option<Fraction>,
     /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
     /// each); the rest are deadline-constrained (migratable or non-preemptable, half each). Default 0.5; with
@@ -128,8 +129,8 @@ pub struct RawWorkload {
     pub best_effort_fraction: Option<Fraction>,
     /// Priority classes: each job is of class 0 (high) with this probability, else of class 1.
     pub priority_fraction: Option<Fraction>,
-    /// Deadline of deadline-constrained requests: submit + factor × runtime (at most 1e6). [GAP] seed 000 does not
-    /// say how they were drawn; default 3. With `local-fraction` only.
+    /// Deadline of deadline-constrained requests: submit + factor × runtime (at most 1e6). Amini Salehi (2012) does not
+    /// say how they were drawn; we assume 3 by default. With `local-fraction` only.
     pub dc_deadline_factor: Option<Positive>,
 }
 
@@ -713,7 +714,8 @@ fn das2(raw: &RawWorkload) -> Result<Das2Model, String> {
     }
 }
 
-/// The bag-of-tasks model of `cluster`, with the tables' defaults (seed 000 Table 5.2): α_e 1.7, α_l 4, M 90 s.
+/// The bag-of-tasks model of `cluster`, with the tables' defaults (Amini Salehi 2012, Table 5.2): α_e 1.7, α_l 4, M 90
+/// s.
 fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
     Ok(match cluster(raw)? {
         Some(c) => BotModel::local(4.0, 90.0, c),

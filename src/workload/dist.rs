@@ -54,8 +54,8 @@ pub enum Dist {
         /// Standard deviation.
         sd: f64,
     },
-    /// Normal restricted to `[low, high]` by resampling (the "resample until valid"
-    /// default of seed 003 §13 and seed 001 §A.6 for ratios and durations).
+    /// Normal restricted to `[low, high]` by resampling until a draw is valid (our default for ratios and durations
+    /// where Garg (2010) and Amini Salehi, Javadi & Buyya §A.6 leave the tails open).
     TruncatedNormal {
         /// Mean of the untruncated normal.
         mean: f64,
@@ -66,7 +66,7 @@ pub enum Dist {
         /// Upper bound; `None` is unbounded.
         high: Option<f64>,
     },
-    /// Log-normal: ln X ~ N(mu, sigma) (DAS-2 durations, seed 000 Table 4.2).
+    /// Log-normal: ln X ~ N(mu, sigma) (DAS-2 durations, Amini Salehi (2012) Table 4.2).
     LogNormal {
         /// Mean of ln X.
         mu: f64,
@@ -75,9 +75,9 @@ pub enum Dist {
     },
     /// Weibull with CDF 1 − exp(−(x/scale)^shape).
     Weibull {
-        /// Scale (α in seed 000 Tables 4.2 and 5.2).
+        /// Scale (α in Amini Salehi (2012) Tables 4.2 and 5.2).
         scale: f64,
-        /// Shape (β in seed 000 Tables 4.2 and 5.2).
+        /// Shape (β in Amini Salehi (2012) Tables 4.2 and 5.2).
         shape: f64,
     },
     /// Gamma with mean shape × scale.
@@ -87,7 +87,7 @@ pub enum Dist {
         /// Scale β.
         scale: f64,
     },
-    /// Mixture of exponentials (seed 004 §4.1 high-variability service times): its `phases`, or the two-phase fit
+    /// Mixture of exponentials (Melendez 2010, §4.1 high-variability service times): its `phases`, or the two-phase fit
     /// with balanced means to `mean` and `scv`.
     HyperExponential {
         /// Branches; probabilities sum to 1. Empty when `mean` and `scv` are given.
@@ -109,13 +109,13 @@ impl Dist {
     }
 
     /// Log-normal with the given mean and log-space sd: mu = ln(mean) − sigma²/2
-    /// (inverse of seed 000 Eq 4.30).
+    /// (inverse of Amini Salehi (2012) Eq 4.30).
     pub fn lognormal_with_mean(mean: f64, sigma: f64) -> Dist {
         Dist::LogNormal { mu: mean.ln() - sigma * sigma / 2.0, sigma }
     }
 
     /// Two-phase hyper-exponential with balanced means, given mean and coefficient of
-    /// variation cv ≥ 1 (seed 004 §4.1 recommended parameterisation; cv = 1 is exponential).
+    /// variation cv ≥ 1 (Melendez 2010, §4.1 recommended parameterisation; cv = 1 is exponential).
     pub fn h2_balanced(mean: f64, cv: f64) -> Result<Dist, WorkloadError> {
         if !(cv >= 1.0 && cv.is_finite() && mean > 0.0 && mean.is_finite()) {
             return Err(WorkloadError::param(
@@ -334,7 +334,7 @@ impl Distribution<f64> for Sampler {
 /// uniform draw u, if u ≤ serial_prob + pow2_prob the exponent is rounded, so the job has a
 /// power-of-two size. The size is round(2^x) (`calc_number_of_nodes` in `m_lublin99.c`).
 ///
-/// Seed 000 Table 4.2 calls the same parameters (P_one, P_pow2, l, m, h, q).
+/// Amini Salehi (2012) Table 4.2 calls the same parameters (P_one, P_pow2, l, m, h, q).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TwoStageLogUniform {
     /// Probability of a serial job (SERIAL_PROB; P_one).
@@ -387,7 +387,7 @@ impl TwoStageLogUniform {
     }
 
     /// Largest size the distribution can produce. Rounding the exponent can exceed
-    /// 2^u_hi: with u_hi = log2(1000) (seed 003) power-of-two jobs reach 1024.
+    /// 2^u_hi: with u_hi = log2(1000) (Garg 2010) power-of-two jobs reach 1024.
     pub fn max_size(&self) -> u32 {
         let plain = (self.u_hi.exp2() + 0.5).floor();
         let pow2 = (self.u_hi + 0.5).floor().exp2();
@@ -441,7 +441,7 @@ impl TwoStageLogUniform {
         pow2 / parallel
     }
 
-    /// Mean size by seed 000 Eq 4.28–4.29: P_one + 2^⌈r⌉·P_pow2 + 2^r·(1 − P_one − P_pow2)
+    /// Mean size by Amini Salehi (2012) Eq 4.28–4.29: P_one + 2^⌈r⌉·P_pow2 + 2^r·(1 − P_one − P_pow2)
     /// with r = (q·l + m + (1−q)·h)/2. The thesis's approximation, not the exact mean.
     pub fn eq_4_28_mean(&self) -> f64 {
         let r = (self.u_prob * self.u_low + self.u_med + (1.0 - self.u_prob) * self.u_hi) / 2.0;
@@ -518,10 +518,10 @@ mod tests {
 
     #[test]
     fn published_means() {
-        // Seed 000 §5.6: Weibull(7.0, 1.1) has mean 6.75 s (rate 0.148).
+        // Amini Salehi (2012) §5.6: Weibull(7.0, 1.1) has mean 6.75 s (rate 0.148).
         let w = Dist::Weibull { scale: 7.0, shape: 1.1 };
         assert!((w.mean() - 6.75).abs() < 0.01);
-        // Seed 000 Eq 4.30: a = 4.595, b = 1.7 gives about 420 s.
+        // Amini Salehi (2012) Eq 4.30: a = 4.595, b = 1.7 gives about 420 s.
         let d = Dist::LogNormal { mu: 4.595, sigma: 1.7 };
         assert!((d.mean() - 420.0).abs() < 1.0);
         // Truncated N(2,1) at 1: mean 2 + φ(-1)/(1 − Φ(-1)) = 2.2876.

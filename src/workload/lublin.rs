@@ -147,7 +147,7 @@ impl LublinClass {
     };
 
     /// Fits the sizes to a machine of `max_nodes`: UHI = log2(max_nodes) and
-    /// UMED = UHI − 2.5, the rule of `m_lublin99.c` and of seed 003 Table 5.1.
+    /// UMED = UHI − 2.5, the rule of `m_lublin99.c` and of Garg (2010) Table 5.1.
     ///
     /// On machines so small that UHI − 2.5 < ULOW, UMED stops at ULOW (and ULOW at UHI).
     pub fn with_max_nodes(self, max_nodes: u32) -> Self {
@@ -285,7 +285,7 @@ pub struct LublinParams {
     pub streams: Vec<LublinStream>,
     /// Hour of the day at time 0 (`START`).
     pub start_hour: u32,
-    /// Multiplies every runtime (seed 000 ch3 mean-duration adjustment); 1 in the C code.
+    /// Multiplies every runtime (Amini Salehi 2012, ch3 mean-duration adjustment); 1 in the C code.
     pub runtime_scale: f64,
     /// Multiplies the points each inter-arrival buys, i.e. stretches inter-arrival times
     /// while keeping the daily cycle; 1 in the C code.
@@ -321,16 +321,16 @@ impl LublinParams {
         }
     }
 
-    /// Seed 003 ch5 (Table 5.1): batch jobs, p = 1000 CPUs, UHI = log2(p),
+    /// Garg (2010) ch5 (Table 5.1): batch jobs, p = 1000 CPUs, UHI = log2(p),
     /// UMED = UHI − 2.5, other parameters as in the model. The thesis uses about 1000 jobs.
     pub fn garg_ch5() -> Self {
         LublinParams::single(LublinClass::BATCH, Some(JobType::Batch)).with_max_nodes(1000)
     }
 
-    /// Seed 000 ch3: a 32-node cluster, mean 4 VMs and mean duration 2 h, 3000 requests in
+    /// Amini Salehi (2012) ch3: a 32-node cluster, mean 4 VMs and mean duration 2 h, 3000 requests in
     /// two weeks.
     ///
-    /// \[INTERP\] The thesis says these means were "obtained based on default values of
+    /// Our reading: the thesis says these means were "obtained based on default values of
     /// parameters" but not which knobs it turned. Here: the typeless parameters (the model
     /// gives no job types; with UHI = log2(32) their mean size is already 4.005), UMED
     /// moved to give exactly 4 nodes (the knob `m_lublin99.c` recommends), runtimes

@@ -8,8 +8,8 @@
 //! - [`csv`]: job lists in CSV, for hand-made cases.
 //! - [`lublin`]: the Lublin & Feitelson (2003) rigid-job model, as coded in `m_lublin99.c`.
 //! - [`models`]: the study-specific models (DAS-2 model, GWA bag-of-tasks model, the
-//!   meta-broker jobs of seed 003, the advance reservations of seed 004, the local-request
-//!   interleaver of seed 000 ch6).
+//!   meta-broker jobs of Garg (2010), the advance reservations of Melendez (2010), the local-request
+//!   interleaver of Amini Salehi (2012) ch6).
 //! - [`qos`]: deadline, budget, valuation and urgency generators.
 //! - [`dist`]: a serde-friendly description of the distributions those models use.
 //! - [`stats`]: summary statistics and offered load.
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 pub use error::WorkloadError;
 pub use parse::open;
 
-/// Seconds in one week, for the week windows used by seed 003 (first or second trace week).
+/// Seconds in one week, for the week windows used by Garg (2010) (first or second trace week).
 pub const WEEK: f64 = 7.0 * 86_400.0;
 
 /// Final state of a job, as coded in SWF field 11 and GWF field 11.
@@ -104,7 +104,8 @@ impl JobType {
     }
 }
 
-/// Urgency class of a deadline-constrained request (seed 000 ch5, seed 001, seed 003 ch6).
+/// Urgency class of a deadline-constrained request (Amini Salehi 2012, ch5, Amini Salehi, Javadi & Buyya, Garg (2010)
+/// ch6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum UrgencyClass {
     /// High urgency: a low deadline/runtime ratio.
@@ -123,7 +124,7 @@ pub struct Urgency {
 }
 
 impl Urgency {
-    /// Absolute deadline `submit + ratio × runtime` (seed 001 §A.6; seed 003 §6.5).
+    /// Absolute deadline `submit + ratio × runtime` (Amini Salehi, Javadi & Buyya, §A.6; Garg (2010) §6.5).
     ///
     /// For moldable bag-of-tasks requests the runtime is the undisturbed duration on the
     /// cluster that runs it, which is only known at dispatch; hence this helper.
@@ -177,7 +178,7 @@ pub struct WorkloadJob {
     pub think_time: Option<f64>,
     /// Submission site (GWF OrigSiteID, interned).
     pub orig_site: Option<u32>,
-    /// Lease type a scenario assigns (seed 000 ch3); `None` for a plain job.
+    /// Lease type a scenario assigns (Amini Salehi 2012, ch3); `None` for a plain job.
     pub lease: Option<agents::protocol::LeaseType>,
     /// Priority class a scenario assigns, 0 the highest.
     pub priority: u8,
@@ -185,15 +186,15 @@ pub struct WorkloadJob {
     pub run_site: Option<u32>,
     /// Bag-of-tasks batch id (GWF JobStructureParams when JobStructure is BoT).
     pub bot: Option<u64>,
-    /// Earliest start time of an advance reservation, s (seed 004); `None` starts at submit.
+    /// Earliest start time of an advance reservation, s (Melendez 2010); `None` starts at submit.
     pub earliest_start: Option<f64>,
     /// Absolute deadline, s.
     pub deadline: Option<f64>,
-    /// Budget, currency units (seed 003 ch3–4).
+    /// Budget, currency units (Garg 2010, ch3–4).
     pub budget: Option<f64>,
-    /// Initial valuation, currency units (seed 003 ch7).
+    /// Initial valuation, currency units (Garg 2010, ch7).
     pub valuation: Option<f64>,
-    /// Urgency class and deadline ratio (seed 000 ch5, seed 001, seed 003 ch6).
+    /// Urgency class and deadline ratio (Amini Salehi 2012, ch5, Amini Salehi, Javadi & Buyya, Garg (2010) ch6).
     pub urgency: Option<Urgency>,
 }
 
@@ -223,7 +224,7 @@ impl WorkloadJob {
 /// What to do with jobs larger than the target cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OversizePolicy {
-    /// Remove them (seed 003 ch5: jobs larger than every site cannot run).
+    /// Remove them (Garg 2010, ch5: jobs larger than every site cannot run).
     Drop,
     /// Reduce their size to the cluster size.
     Clamp,
@@ -344,7 +345,7 @@ impl Workload {
 
     /// Multiplies every submit time by `factor`, i.e. scales inter-arrival times.
     ///
-    /// Seed 003 divides LLNL Thunder submit times by 10…10 000 (ch6) or 1000 (ch7), i.e.
+    /// Garg (2010) divides LLNL Thunder submit times by 10…10 000 (ch6) or 1000 (ch7), i.e.
     /// `factor = 1/10` etc. Earliest starts and deadlines keep their offset from submit.
     pub fn scale_submit(&mut self, factor: f64) -> Result<(), WorkloadError> {
         if !(factor.is_finite() && factor > 0.0) {
@@ -382,7 +383,7 @@ impl Workload {
         Ok(self.slice(from, to))
     }
 
-    /// Week `index` of the trace (0 = first week), re-based to 0 (seed 003 ch6/ch7).
+    /// Week `index` of the trace (0 = first week), re-based to 0 (Garg 2010, ch6/ch7).
     pub fn week(&self, index: u32) -> Workload {
         let from = f64::from(index) * WEEK;
         self.slice(from, from + WEEK)

@@ -1,12 +1,12 @@
 //! Study-specific synthetic workload models.
 //!
 //! - [`Das2Model`]: the DAS-2 model (Li, Groep & Wolters 2004) with the parameters of
-//!   seed 000 ch4, Table 4.2.
+//!   Amini Salehi (2012) ch4, Table 4.2.
 //! - [`BotModel`]: the Grid Workloads Archive bag-of-tasks model (Iosup et al. 2008) of
-//!   seed 000 ch5 (Table 5.2) and seed 001 (Table II).
-//! - [`LocalRequestModel`]: the local requests seed 000 ch6 interleaves with a trace.
-//! - [`MetaBrokerJobModel`]: the 50-user jobs of seed 003 ch3–4.
-//! - [`AdvanceReservationModel`]: the advance reservations of seed 004 §4.1.
+//!   Amini Salehi (2012) ch5 (Table 5.2) and Amini Salehi, Javadi & Buyya (Table II).
+//! - [`LocalRequestModel`]: the local requests Amini Salehi (2012) ch6 interleaves with a trace.
+//! - [`MetaBrokerJobModel`]: the 50-user jobs of Garg (2010) ch3–4.
+//! - [`AdvanceReservationModel`]: the advance reservations of Melendez (2010) §4.1.
 
 use rand::distr::Distribution;
 use rand::{Rng, RngExt};
@@ -16,7 +16,7 @@ use super::dist::{Dist, TwoStageLogUniform};
 use super::qos::{DeadlineSlack, UrgencyMix, relaxed_budget};
 use super::{Limit, Workload, WorkloadError, WorkloadJob};
 
-/// The three clusters of the InterGrid experiments (seed 000 ch4–5, seed 001 §A.6).
+/// The three clusters of the InterGrid experiments (Amini Salehi 2012, ch4–5, Amini Salehi, Javadi & Buyya §A.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InterGridCluster {
     /// 64 PEs at 2000 MIPS.
@@ -68,9 +68,9 @@ fn arrivals<R: Rng + ?Sized>(
 }
 
 /// DAS-2 model: Weibull inter-arrivals, two-stage log-uniform sizes with P_one and
-/// P_pow2, log-normal durations (seed 000 §5.6, Table 4.2).
+/// P_pow2, log-normal durations (Amini Salehi 2012, §5.6, Table 4.2).
 ///
-/// \[INTERP\] Sizes follow the Lublin generator the DAS-2 model derives from (exponent
+/// Our reading: sizes follow the Lublin generator the DAS-2 model derives from (exponent
 /// rounded for power-of-two jobs); Eq 4.28 with its ⌈r⌉ is only the thesis's estimate of
 /// the mean, available as [`TwoStageLogUniform::eq_4_28_mean`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ impl Das2Model {
 
     /// External requests (the "Grid" rows): l = 0.8, m ∈ [2.5, 3.5], h = 6, q = 0.9,
     /// P_one = 0.2, P_pow2 = 0.5; duration log-normal (a ∈ [3.0, 5.4], b = 1.7); Weibull
-    /// inter-arrivals. \[INTERP\] (seed 000 §5.6 note) α is the scale and β the shape; the
+    /// inter-arrivals. Our reading (Amini Salehi 2012, §5.6 note): α is the scale and β the shape; the
     /// external sweep uses (3.8 ≤ α ≤ 7.0, β = 0.5), the other sweeps (7.0, 1.1).
     pub fn external(m: f64, a: f64, scale: f64, shape: f64) -> Self {
         Das2Model {
@@ -149,10 +149,10 @@ impl Das2Model {
 }
 
 /// GWA bag-of-tasks model: Weibull gaps between bags, a Weibull number of tasks, normal
-/// task durations (seed 000 §6.4 Table 5.2; seed 001 §A.6 Table II).
+/// task durations (Amini Salehi 2012, §6.4 Table 5.2; Amini Salehi, Javadi & Buyya §A.6 Table II).
 ///
 /// Each task becomes a one-PE job with the bag's id in [`WorkloadJob::bot`] and the bag's
-/// submit time. \[INTERP\] The task count is the Weibull draw rounded to the nearest integer,
+/// submit time. Our reading: the task count is the Weibull draw rounded to the nearest integer,
 /// at least 1; durations are normal truncated to positive values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BotModel {
@@ -172,7 +172,7 @@ impl BotModel {
     /// Standard deviation of the task duration (σ_e = σ_l = 6.1 s).
     pub const TASK_DURATION_SD: f64 = 6.1;
 
-    /// Tasks per bag. \[GAP\] Which of (1.76, 2.11) is the scale is not stated; by analogy
+    /// Tasks per bag. Which of (1.76, 2.11) is the scale is not stated; by analogy
     /// with the inter-arrival row (scale first) the scale is 1.76 (mean 1.56 tasks). Swap
     /// the fields for the other reading (mean 1.88).
     pub fn tasks_per_bag() -> Dist {
@@ -187,7 +187,7 @@ impl BotModel {
 
     /// Local bags of a cluster. Table values (α_l 2–10, default 4; M_l 60–110, default 90)
     /// are for C128; C64 has α_l + 1 and M_l − 1, C256 has α_l − 1 and M_l + 1 (literally ±1,
-    /// seed 001 §A.6).
+    /// Amini Salehi, Javadi & Buyya §A.6).
     pub fn local(alpha_l: f64, m_l: f64, cluster: InterGridCluster) -> Self {
         let shift = match cluster {
             InterGridCluster::C64 => -1.0,
@@ -207,7 +207,7 @@ impl BotModel {
     }
 
     /// ω = mean number of tasks × mean task duration, the mean work of a bag used by
-    /// PACP (seed 000 §6.4), from the continuous Weibull mean as the thesis does.
+    /// PACP (Amini Salehi 2012, §6.4), from the continuous Weibull mean as the thesis does.
     pub fn mean_work(&self) -> f64 {
         self.tasks.mean() * self.task_duration.mean()
     }
@@ -234,7 +234,7 @@ impl BotModel {
     }
 }
 
-/// Size ranges θ of local requests in seed 000 ch6.
+/// Size ranges θ of local requests in Amini Salehi (2012) ch6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LocalSize {
     /// 1–24 nodes.
@@ -256,12 +256,12 @@ impl LocalSize {
     }
 }
 
-/// Local requests interleaved with a trace (seed 000 §7.6, ch6).
+/// Local requests interleaved with a trace (Amini Salehi 2012, §7.6, ch6).
 ///
 /// ρ is the local share of the RP's node-hours (it adds to the trace's 34.8% utilisation),
 /// δ the mean duration (each drawn in δ ± 30 min), θ the size range (uniform). The number
 /// of requests follows: n = ρ·nodes·horizon / (δ·θ̄); the mean gap is g = horizon / n and
-/// each gap is drawn in g ± 1 h. \[INTERP\] When g < 1 h the half-width shrinks to g so that
+/// each gap is drawn in g ± 1 h. Our reading: when g < 1 h the half-width shrinks to g so that
 /// gaps stay non-negative and the mean stays g.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LocalRequestModel {
@@ -281,7 +281,7 @@ impl LocalRequestModel {
     /// Guard against parameters that would exhaust memory (the thesis has about 500).
     const MAX_REQUESTS: usize = 100_000_000;
 
-    /// Seed 000 ch6 set-up over 30 days; defaults of the sweeps are ρ = 0.15, δ = 3 h,
+    /// Amini Salehi (2012) ch6 set-up over 30 days; defaults of the sweeps are ρ = 0.15, δ = 3 h,
     /// θ = medium, 512 nodes.
     pub fn amini_salehi_ch6(rho: f64, delta_hours: f64, theta: LocalSize, rp_nodes: u32) -> Self {
         LocalRequestModel {
@@ -336,10 +336,10 @@ impl LocalRequestModel {
     }
 }
 
-/// The jobs of seed 003 ch3–4 (§3.3, §4.4): concurrent users with one job each, all
+/// The jobs of Garg (2010) ch3–4 (§3.3, §4.4): concurrent users with one job each, all
 /// submitted within the first 20 s, with budgets and deadlines.
 ///
-/// \[INTERP\] "Varied by x% using a Gaussian" is a normal with sd = x% of the mean. "10-50% variations in
+/// Our reading: "varied by x% using a Gaussian" is a normal with sd = x% of the mean. "10-50% variations in
 /// the number of tasks (using Gaussian distribution)" gives a range of variations: each job draws its own, uniformly
 /// from `task_variation` (no draw when both ends are equal). Tasks are rounded to at least 1; runtimes are kept
 /// positive. Runtime estimates are exact.
@@ -424,7 +424,7 @@ impl MetaBrokerJobModel {
     }
 }
 
-/// Advance-reservation requests of seed 004 §4.1: Poisson arrivals, earliest start
+/// Advance-reservation requests of Melendez (2010) §4.1: Poisson arrivals, earliest start
 /// a + U(0, 12 h), deadline D = S + E + L with a laxity L that is a fixed percentage of
 /// the mean service time, optionally mixed with on-demand requests.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -459,8 +459,8 @@ impl AdvanceReservationModel {
     }
 
     /// Generates requests numbered from 1. AR requests get an earliest start; on-demand
-    /// ones start at arrival, with deadline a + E + 12 h + 100 × mean(E) (\[INTERP\] "×100",
-    /// the digest's default reading of "(mean service time)(100)").
+    /// ones start at arrival, with deadline a + E + 12 h + 100 × mean(E) (our reading of
+    /// "(mean service time)(100)" as "×100").
     pub fn generate<R: Rng + ?Sized>(&self, limit: Limit, rng: &mut R) -> Result<Workload, WorkloadError> {
         let valid = (0.0..=1.0).contains(&self.on_demand_fraction)
             && self.start_window >= 0.0
@@ -507,7 +507,7 @@ mod tests {
 
     #[test]
     fn das2_published_means() {
-        // Seed 000 §5.6 derived values (Eq 4.28–4.30).
+        // Amini Salehi (2012) §5.6 derived values (Eq 4.28–4.30).
         let m25 = Das2Model::external(2.5, 4.595, 7.0, 1.1);
         assert!((m25.size.eq_4_28_mean() - 3.33).abs() < 0.01);
         let m30 = Das2Model::external(3.0, 4.595, 7.0, 1.1);

@@ -9,8 +9,8 @@ use super::dist::{Dist, Sampler};
 use super::{Urgency, UrgencyClass, Workload, WorkloadError};
 
 /// Lowest deadline ratio kept: a deadline shorter than the runtime can never be met.
-/// \[INTERP\] Seed 001 §A.6 suggests truncating at 1.0; seed 003 §13 recommends resampling
-/// out-of-range normal draws, which is what [`Dist::TruncatedNormal`] does.
+/// Amini Salehi, Javadi & Buyya §A.6 suggests truncating at 1.0; we resample out-of-range normal draws instead,
+/// which is what [`Dist::TruncatedNormal`] does.
 pub const MIN_DEADLINE_RATIO: f64 = 1.0;
 
 /// High- and low-urgency requests mixed at random, each with a normal deadline ratio.
@@ -25,18 +25,18 @@ pub struct UrgencyMix {
 }
 
 impl UrgencyMix {
-    /// Seed 000 ch5 / seed 001 §A.6: ratio N(4, 1) for low and N(2, 1) for high urgency,
+    /// Amini Salehi (2012) ch5 / Amini Salehi, Javadi & Buyya §A.6: ratio N(4, 1) for low and N(2, 1) for high urgency,
     /// classes "distributed uniformly" over the arrivals.
     ///
-    /// \[GAP\] rate_l is not given: 0.5, i.e. `high_fraction` 0.5. Ratios are truncated
+    /// rate_l is not given; we assume 0.5, i.e. `high_fraction` 0.5. Ratios are truncated
     /// at [`MIN_DEADLINE_RATIO`].
     pub fn amini_salehi_ch5() -> Self {
         UrgencyMix { high_fraction: 0.5, high_ratio: ratio(2.0, 1.0), low_ratio: ratio(4.0, 1.0) }
     }
 
-    /// Seed 003 §6.5 (Irwin et al.): HU ratio normal with mean 4 and variance 2; LU mean
-    /// 12 (high:low ratio 3). \[GAP\] The LU variance is not given: 6 (3 × 2), the digest's
-    /// default. `high_fraction` is the HU share (0, 0.2, …, 1 in the thesis).
+    /// Garg (2010) §6.5 (Irwin et al.): HU ratio normal with mean 4 and variance 2; LU mean
+    /// 12 (high:low ratio 3). The LU variance is not given; we assume 6 (3 × 2).
+    /// `high_fraction` is the HU share (0, 0.2, …, 1 in the thesis).
     pub fn garg_ch6(high_fraction: f64) -> Self {
         UrgencyMix { high_fraction, high_ratio: ratio(4.0, 2f64.sqrt()), low_ratio: ratio(12.0, 6f64.sqrt()) }
     }
@@ -90,8 +90,8 @@ impl UrgencySampler {
     }
 }
 
-/// Seed 003 §7.6: deadline = submit + U[low_factor·r, high_factor·r] for runtime r
-/// (the thesis uses U[r, 3r]; \[INTERP\] measured from submission).
+/// Garg (2010) §7.6: deadline = submit + U[low_factor·r, high_factor·r] for runtime r
+/// (the thesis uses U[r, 3r]; measured from submission, which it does not state).
 pub fn assign_uniform_deadlines<R: Rng + ?Sized>(
     w: &mut Workload,
     low_factor: f64,
@@ -111,7 +111,7 @@ pub fn assign_uniform_deadlines<R: Rng + ?Sized>(
     Ok(())
 }
 
-/// Seed 003 §7.6: initial valuations U[90 000, 160 000] currency units.
+/// Garg (2010) §7.6: initial valuations U[90 000, 160 000] currency units.
 pub fn garg_ch7_valuation() -> Dist {
     Dist::Uniform { low: 90_000.0, high: 160_000.0 }
 }
@@ -125,14 +125,14 @@ pub fn assign_valuations<R: Rng + ?Sized>(w: &mut Workload, dist: &Dist, rng: &m
     Ok(())
 }
 
-/// Seed 003 §3.3/§4.4 "relaxed" budget: twice the cost of the job at the mean price,
-/// cost = price × execution time × CPUs. \[INTERP\] Per job, so that it always exceeds the
+/// Garg (2010) §3.3/§4.4 "relaxed" budget: twice the cost of the job at the mean price,
+/// cost = price × execution time × CPUs. Per job (our reading), so that it always exceeds the
 /// actual cost, as the thesis requires (prices lie in [4, 5] G$, mean 4.5).
 pub fn relaxed_budget(runtime: f64, pes: u32, mean_price: f64) -> f64 {
     2.0 * mean_price * runtime * f64::from(pes)
 }
 
-/// Deadline scenarios of seed 003 ch3–4: estimated time plus a slack with 20% Gaussian
+/// Deadline scenarios of Garg (2010) ch3–4: estimated time plus a slack with 20% Gaussian
 /// variation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeadlineSlack {
@@ -154,7 +154,7 @@ impl DeadlineSlack {
         }
     }
 
-    /// Slack distribution: \[INTERP\] "20% variation (Gaussian)" as N(s, 0.2·s), kept
+    /// Slack distribution: "20% variation (Gaussian)" read as N(s, 0.2·s), kept
     /// non-negative.
     pub fn dist(self) -> Dist {
         let s = self.seconds();

@@ -5,10 +5,10 @@
 //! the open auctions only, and keeps the list until the earliest of them ends: its jobs due meanwhile bid without
 //! asking again (an auction opened in between is seen at the next discovery).
 //!
-//! [INTERP] The broker's valuation of a CPU-second is its job's budget spread over the CPUs and the lease time
-//! (`budget / (pes × lease)`), or the strategy's `valuation` for a job without a budget; it bids that times `shade`
-//! (1: truthful). It needs leases at least as long as the job's estimate on a reference PE, and, with a deadline, a
-//! slot or auction that can end the job by it.
+//! Our choice, where the thesis is silent: the broker's valuation of a CPU-second is its job's budget spread over the
+//! CPUs and the lease time (`budget / (pes × lease)`), or the strategy's `valuation` for a job without a budget; it
+//! bids that times `shade` (1: truthful). It needs leases at least as long as the job's estimate on a reference PE,
+//! and, with a deadline, a slot or auction that can end the job by it.
 
 use std::sync::Arc;
 

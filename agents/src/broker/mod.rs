@@ -3,14 +3,14 @@
 //! Three modes ([`Submission`]):
 //! - **direct**: every job goes to one provider or gateway as `Job::Submit`; the provider answers the owner with
 //!   `Accepted`/`Rejected`, `Started` and `Completed` (gateways are transparent).
-//! - **meta-brokered** (seed 003 §3.2): the broker registers with its meta-broker at start (`Market::RegisterUser`),
+//! - **meta-brokered** (Garg 2010, §3.2): the broker registers with its meta-broker at start (`Market::RegisterUser`),
 //!   sends each job as `Market::ResourceRequest`, submits it to the slot of the `Ticket` it gets back
 //!   (`Job::SubmitReserved`) and pays the provider on completion (`Market::Payment`).
-//! - **personalised** (seed 003 ch3, the baseline of the meta-broker): at every round the broker independently
+//! - **personalised** (Garg 2010, ch3, the baseline of the meta-broker): at every round the broker independently
 //!   sends `Market::SlaRequest` for each pending job to the cheapest provider that is feasible for it (enough PEs,
 //!   the deadline reachable if started now, the budget sufficient); a provider grants only claims it can start at
 //!   once (`SlaAccept`; see `SlaRule` for whether it grants more than the first of an instant), others get
-//!   `SlaFail` and retry next round; a job is dropped when no provider can meet its deadline any more. [INTERP] The
+//!   `SlaFail` and retry next round; a job is dropped when no provider can meet its deadline any more. The
 //!   thesis does not say when a broker first claims nor whether a refused broker retries the same provider
 //!   ([`Claims`]): by default a job claims when submitted and a refused one moves on to the next cheapest provider
 //!   that has not refused it; Garg (2010) §3.6 reads as claims at the ends of rounds ("the same situation with
@@ -47,12 +47,12 @@ pub enum Submission {
         /// The provider or gateway -- peer.
         to: AgentId,
     },
-    /// Through a meta-broker (seed 003 §3.2): `ResourceRequest`, then the job goes to the slot of its `Ticket`.
+    /// Through a meta-broker (Garg 2010, §3.2): `ResourceRequest`, then the job goes to the slot of its `Ticket`.
     MetaBroker {
         /// The meta-broker -- peer.
         to: AgentId,
     },
-    /// Cheapest feasible provider, claimed each round (seed 003 ch3).
+    /// Cheapest feasible provider, claimed each round (Garg 2010, ch3).
     Personalised {
         /// The providers the broker knows.
         providers: Vec<ProviderInfo>,

@@ -14,7 +14,7 @@
 //! to the seller, and what a mechanism keeps (McAfee's reduced trade) as its own revenue; the provider bills nothing
 //! more for the job (`prepaid` tickets).
 //!
-//! [INTERP] Where the thesis is silent: an auction's units are CPUs for its lease time (an application of m CPUs bids
+//! Where the thesis is silent: an auction's units are CPUs for its lease time (an application of m CPUs bids
 //! for m units at one price per CPU-second); a slot of c CPUs traded in an auction offers c units, and what is not
 //! sold stays in the catalogue; an application matched with CPUs of several slots gets one reservation and ticket
 //! per slot (the later parts under fresh ids, as the meta-broker's split jobs); an application not matched whole

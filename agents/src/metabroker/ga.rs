@@ -7,10 +7,10 @@
 //!   `C · (n + 1 − rank_j)` of every rolled-over one (see [`super::model`] for our reading and the QoS
 //!   index (4.10)/(4.11) behind the ranks). A chromosome that overloads a site (4.2) is infeasible: it scores above
 //!   every feasible one, more so the more CPUs it overbooks, which steers the search back to feasibility.
-//! - Operators (thesis digest §13 defaults): roulette-wheel selection (slices proportional to 1 / (1 + F)),
-//!   single-point crossover with probability 0.8, mutation re-assigning each gene with probability 0.05 to a random
-//!   feasible site (admissible and with the CPUs free given the other genes) or the dummy, elitism 1, population 50
-//!   (the seed plus random feasible chromosomes).
+//! - Operators (our defaults where the thesis gives none): roulette-wheel selection (slices proportional to
+//!   1 / (1 + F)), single-point crossover with probability 0.8, mutation re-assigning each gene with probability 0.05
+//!   to a random feasible site (admissible and with the CPUs free given the other genes) or the dummy, elitism 1,
+//!   population 50 (the seed plus random feasible chromosomes).
 //! - Termination: no improvement of the best chromosome for 10 generations, or 1,000 generations.
 //!
 //! LPGA = linear-programming-based GA (Alg. 4.2): the GA seeded with MMC's schedule. HGA = heuristic GA: the GA
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Assignment, Problem, Schedule};
 
-/// GA parameters; the defaults are the thesis digest's §13 recommendations.
+/// GA parameters; the defaults are ours where the thesis gives none.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GaParams {

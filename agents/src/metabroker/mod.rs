@@ -2,7 +2,7 @@
 //!
 //! Source: S. K. Garg, *Meta Scheduling for Market-Oriented Grid and Utility Computing*, PhD thesis, University of
 //! Melbourne, 2010, chapter 4 ("minimise combined user spending"), with the experimental setup of §4.3 and the
-//! defaults of the thesis digest's §13. The meta-broker collects the offers of the sites and the requests of the
+//! defaults we chose where it gives none. The meta-broker collects the offers of the sites and the requests of the
 //! users during an interval; at its end it computes one joint schedule that minimises the users' combined spending
 //! (4.1) under capacity (4.2), budget (4.6) and deadline (4.7) constraints, and rolls over to the next interval
 //! what it cannot place (the dummy provider).
@@ -62,7 +62,7 @@ pub enum SchedulingPolicy {
     Hga,
 }
 
-/// Tunables shared by the policies; the defaults follow the thesis and its digest's §13.
+/// Tunables shared by the policies; the defaults follow the thesis where it gives them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Params {

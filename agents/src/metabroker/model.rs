@@ -32,7 +32,7 @@ pub type AppId = u64;
 /// Identifier of a resource site (one provider's offer).
 pub type SiteId = u64;
 
-/// The slack floor `a` of the fair-market QoS index (4.11) \[s\] (thesis digest §13 default).
+/// The slack floor `a` of the fair-market QoS index (4.11) \[s\] (our default; the thesis gives none).
 pub const QOS_SLACK_FLOOR: f64 = 1.0;
 
 /// An application waiting for the meta-broker: Q_j = (b_j, d_j, M_j, m_j) of §4.1.

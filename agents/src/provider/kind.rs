@@ -1,5 +1,5 @@
 //! The provider kind: `[providers.<group>]` in a scenario, a group of identical clusters (or clusters whose PEs,
-//! price and speed are drawn per member and replication, as seed 003 ch3's heterogeneous sites).
+//! price and speed are drawn per member and replication, as Garg (2010) ch3's heterogeneous sites).
 
 use std::collections::BTreeMap;
 
@@ -44,7 +44,7 @@ impl AgentKind for ProviderKind {
         use SchedulerPolicy::*;
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
-            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "seed 000 ch3"),
+            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
         ]
     }
@@ -96,7 +96,7 @@ impl AgentKind for ProviderKind {
         &["migration_rate"]
     }
 
-    /// Seed 000 ch4: the share of preempted migratable leases that moved to another provider.
+    /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider.
     fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
         let migratable = metrics.get("preempted_migratable").copied().unwrap_or(0.0);
         if migratable > 0.0 {
@@ -116,15 +116,15 @@ pub struct RawProvider {
     pub count: GroupSize,
     /// Processing elements (CPUs) per provider.
     pub pes: PositiveInt,
-    /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (seed 003 ch3:
+    /// With `pes`, each member's PEs are drawn uniformly from [pes, pes-max] at every replication (Garg 2010, ch3:
     /// sites of 4–12 CPUs).
     pub pes_max: Option<PositiveInt>,
     /// Each member's price is drawn from a normal with mean `price` and standard deviation (high − low) / 4, redrawn
-    /// until it lies in [low, high] (seed 003 ch3: "Gaussian between 4 and 5 G$, mean 4.5"; [INTERP] the deviation);
-    /// within [0, 1e6].
+    /// until it lies in [low, high] (Garg 2010, ch3: "Gaussian between 4 and 5 G$, mean 4.5"; the deviation is our
+    /// choice); within [0, 1e6].
     pub price_range: Option<[f64; 2]>,
-    /// Each member's speed is drawn uniformly from [low, high] at every replication (seed 003: heterogeneous MIPS
-    /// ratings; [GAP] the digest's default U[1000, 1330] MIPS against a 1,000-MIPS reference is [1.0, 1.33]);
+    /// Each member's speed is drawn uniformly from [low, high] at every replication (Garg 2010: heterogeneous MIPS
+    /// ratings it does not list; U[1000, 1330] MIPS against a 1,000-MIPS reference, our assumption, is [1.0, 1.33]);
     /// within [0.001, 1000].
     pub speed_range: Option<[f64; 2]>,
     /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1; from 0.001 to 1000).
@@ -135,13 +135,13 @@ pub struct RawProvider {
     #[serde(default = "easy")]
     #[schemars(with = "String")]
     pub scheduler: SchedulerPolicy,
-    /// How a local request that does not fit is resolved (seed 000 ch3): "nop" (reject it; default), "mov",
+    /// How a local request that does not fit is resolved (Amini Salehi 2012, ch3): "nop" (reject it; default), "mov",
     /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
     #[serde(default = "nop")]
     #[schemars(with = "String")]
     pub preemption: PreemptionPolicy,
-    /// Preemption overhead model: `{ model = "thesis" }` (seed 000 Eq 3.2–3.7 with its parameters; default) or
-    /// `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
+    /// Preemption overhead model: `{ model = "thesis" }` (Amini Salehi 2012, Eq 3.2–3.7 with its parameters; default)
+    /// or `{ model = "shared-storage", throughput = 40.0 }` (the prototype of ch7).
     #[schemars(with = "Option<serde_json::Value>")]
     pub overhead: Option<OverheadModel>,
     /// Memory of one VM [MB] (default 1024; at most 1e9).
@@ -154,7 +154,7 @@ pub struct RawProvider {
     #[serde(default)]
     #[schemars(with = "String")]
     pub cancelled: CancelledLeases,
-    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], seed 003 ch7; at most 64 partitions).
+    /// Multi-partition EASY: relative partition sizes (default [1, 2, 3], Garg (2010) ch7; at most 64 partitions).
     pub partitions: Option<Vec<PositiveInt>>,
     /// Multi-partition EASY: may a job use idle PEs of other partitions (default true).
     pub borrowing: Option<bool>,
@@ -351,7 +351,7 @@ pub struct ProviderSpec {
     pub sla: SlaRule,
 }
 
-/// Provider parameters drawn per member and replication (seed 003 ch3's heterogeneous sites).
+/// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Draws {
     /// PEs uniform in [config.pes, pes_max].

@@ -193,7 +193,8 @@ mod tests {
     use super::*;
     use PreemptionKind::{Cancel, Migrate, Suspend};
 
-    /// `expected` printed with `decimals` decimals: the thesis prints 0.1 s, the digest's derived values 0.01 s.
+    /// `expected` printed with `decimals` decimals: the thesis prints 0.1 s, the values derived from its formulas 0.01
+    /// s.
     fn assert_printed(actual: f64, expected: f64, decimals: i32, what: &str) {
         let half_unit = 0.5 * 10f64.powi(-decimals);
         assert!((actual - expected).abs() <= half_unit, "{what}: {actual} does not print as {expected}");

@@ -4,9 +4,9 @@
 //! the reserve: forward auctions it holds for each slot, or asks in the exchange's call markets, each in one chosen
 //! at random (a free slot whole, or in lots of a given size, each a slot of the catalogue).
 //!
-//! [INTERP] A slot sold in an auction is not held until the exchange reserves it, so the next advertisement may
-//! offer the same CPUs again; the exchange then finds the reservation refused and retries or fails it (the
-//! oversubscription that §8.2 leaves to consumers and providers).
+//! Where the thesis is silent: a slot sold in an auction is not held until the exchange reserves it, so the next
+//! advertisement may offer the same CPUs again; the exchange then finds the reservation refused and retries or fails it
+//! (the oversubscription that §8.2 leaves to consumers and providers).
 
 use serde::{Deserialize, Serialize};
 
