@@ -428,11 +428,17 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     let jobs = read_string(&out.join("p0/r0/jobs.csv"));
     assert!(
         jobs.starts_with(
-            "id,source_id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response,reason\n"
+            "id,source_id,owner,group,submit,start,end,site,pes,runtime,elapsed,deadline,outcome,cost,wait,response,reason\n"
         ),
         "{jobs}"
     );
     assert_eq!(jobs.lines().count(), 1 + 80, "one row per job");
+    for row in jobs.lines().skip(1).map(|l| l.split(',').collect::<Vec<_>>()) {
+        let (start, end, elapsed) = (row[5].parse::<f64>(), row[6].parse::<f64>(), row[10].parse::<f64>());
+        if let (Ok(s), Ok(e), Ok(x)) = (start, end, elapsed) {
+            assert!((e - s - x).abs() < 1e-6, "elapsed is end − start: {row:?}");
+        }
+    }
     let timeseries = read_string(&out.join("p0/r0/timeseries.csv"));
     assert!(timeseries.starts_with("t,agent,busy_pes,utilisation,queued\n"), "{timeseries}");
     assert!(timeseries.contains(",big,") && timeseries.contains(",small,"), "both providers are sampled");
@@ -944,7 +950,7 @@ fn a_hand_made_job_list_runs_as_computed_by_hand() {
     );
     // Job 3's deadline reached the simulation.
     let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
-    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,1000,completed,"), "{jobs}");
+    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,30,1000,completed,"), "{jobs}");
 
     // The SWF schedule reads back as the jobs that ran: submit, run time (end - start) and PEs.
     let swf_path = tmp.join("out/p0/r0/schedule.swf");

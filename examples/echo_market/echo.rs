@@ -4,7 +4,7 @@
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
 use agents::registry::values::{GroupSize, Interval};
 use agents::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup,
 };
 use agents::report::Report;
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
@@ -41,8 +41,10 @@ impl AgentKind for EchoKind {
         Ok(Box::new(agents::registry::parse::<RawEcho>(group)?))
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &["asked", "answers"]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] =
+            &[Metric::new("asked", "count", "questions sent"), Metric::new("answers", "count", "answers received")];
+        METRICS
     }
 
     fn summed_metrics(&self) -> &'static [&'static str] {

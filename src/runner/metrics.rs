@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use agents::ledger::{Account, Reason, Transfer};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
-use agents::registry::{GroupMembers, member_name};
+use agents::registry::{GroupMembers, Metric, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
@@ -23,31 +23,66 @@ use crate::scenario::plan::Plan;
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [&str; 13] = [
-    "total",
-    "completed",
-    "rejected",
-    "dropped",
-    "running",
-    "pending",
-    "wait",
-    "response",
-    "slowdown",
-    "bounded_slowdown",
-    "cost",
-    "makespan",
-    "deadlines_met",
+pub const JOB_METRICS: [Metric; 13] = [
+    Metric::new("total", "count", "jobs submitted"),
+    Metric::new("completed", "count", "jobs that ran to completion"),
+    Metric::new("rejected", "count", "jobs a provider or meta-broker refused"),
+    Metric::new(
+        "dropped",
+        "count",
+        "jobs their owner gave up (no feasible placement before the deadline, budget spent)",
+    ),
+    Metric::new("running", "count", "jobs still running when the run ended"),
+    Metric::new("pending", "count", "jobs still waiting when the run ended"),
+    Metric::new("wait", "s", "mean over completed jobs of start − submit"),
+    Metric::new("response", "s", "mean over completed jobs of end − submit"),
+    Metric::new("slowdown", "ratio ≥ 1", "mean over completed jobs of (end − submit) / (end − start)"),
+    Metric::new(
+        "bounded_slowdown",
+        "ratio ≥ 1",
+        "mean over completed jobs of max(1, (end − submit) / max(end − start, 10 s)) (Feitelson's bound of 10 s)",
+    ),
+    Metric::new("cost", "G$", "what the owners were billed, summed over all jobs"),
+    Metric::new("makespan", "s", "the last completed job's end"),
+    Metric::new("deadlines_met", "count", "jobs with a deadline that completed by it (only when some job has one)"),
 ];
 
-/// The classes of typed leases and what [`lease_metrics`] measures of each, under `leases.<class>.`.
-const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
-const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
+/// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
+/// `leases.<class>.`.
+pub const LEASE_CLASSES: [(&str, &str); 3] = [
+    ("local", "the providers' own users' leases"),
+    ("external", "leases from other grids, every type but local"),
+    ("best_effort", "cancellable and suspendable external leases"),
+];
+pub const LEASE_METRICS: [Metric; 4] = [
+    Metric::new("total", "count", "leases of the class"),
+    Metric::new("rejected", "count", "leases of the class rejected"),
+    Metric::new("rejection_rate", "ratio", "rejected / total"),
+    Metric::new("art", "s", "average response time: mean over completed leases of end − submit (Eq 3.12)"),
+];
 
 /// Metrics of the whole run.
-const RUN_METRICS: [&str; 5] = ["end_time", "events", "events_per_job", "utilisation", "utilisation_from_first_submit"];
+pub const RUN_METRICS: [Metric; 5] = [
+    Metric::new("end_time", "s", "simulated time when the run ended"),
+    Metric::new("events", "count", "messages delivered"),
+    Metric::new("events_per_job", "count", "messages delivered per job submitted"),
+    Metric::new(
+        "utilisation",
+        "ratio",
+        "PE-seconds computing over PE-seconds available from t = 0 to the end, over every agent with PEs",
+    ),
+    Metric::new(
+        "utilisation_from_first_submit",
+        "ratio",
+        "the same PE-seconds computing over those available from the first job's submission to the end",
+    ),
+];
 
-/// Every agent's money, from the ledger: what it received and what it paid [G$].
-const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
+/// Every agent's money, from the ledger.
+pub const LEDGER_METRICS: [Metric; 2] = [
+    Metric::new("received", "G$", "what the agent received, summed over the ledger"),
+    Metric::new("paid", "G$", "what the agent paid, summed over the ledger"),
+];
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
 pub fn is_metric(plan: &Plan, name: &str) -> bool {
@@ -56,7 +91,7 @@ pub fn is_metric(plan: &Plan, name: &str) -> bool {
     if let Some((n, m)) = class
         && n.parse::<u8>().is_ok()
     {
-        return JOB_METRICS.contains(&m);
+        return JOB_METRICS.iter().any(|j| j.name == m);
     }
     metric_names(plan, name).iter().any(|n| n == name)
 }
@@ -64,16 +99,16 @@ pub fn is_metric(plan: &Plan, name: &str) -> bool {
 /// The metrics a run of `plan` may measure, members' metrics for one member of each group: the member `near`
 /// names when it is one (`providers.site-7.revenue`), else the first. A few per group, not per agent.
 pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
-    let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.to_string()).collect();
+    let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.name.to_string()).collect();
     out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
-    out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{m}")));
-    for class in LEASE_CLASSES {
-        out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{m}")));
+    out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)));
+    for (class, _) in LEASE_CLASSES {
+        out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{}", m.name)));
     }
     let near_member = near.split('.').nth(1).unwrap_or("");
     for g in &plan.groups {
         if g.spec.workload().is_some() {
-            out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{m}", g.name)));
+            out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{}", g.name, m.name)));
         }
         let members = GroupMembers { kind: g.kind.name(), group: g.name.clone(), count: g.count };
         let member = match members.index_of(near_member) {
@@ -81,13 +116,14 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
             None => member_name(&g.name, g.count, 0),
         };
         let table = g.kind.table();
-        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{m}")));
-        if g.count > 1 && g.kind.metrics().contains(&"utilisation") {
+        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{}", m.name)));
+        if g.count > 1 && g.kind.metrics().iter().any(|m| m.name == "utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
     }
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
-        out.extend(kind.summed_metrics().iter().chain(kind.derived_metrics()).map(|m| m.to_string()));
+        out.extend(kind.summed_metrics().iter().map(|m| m.to_string()));
+        out.extend(kind.derived_metrics().iter().map(|m| m.name.to_string()));
     }
     out
 }
@@ -363,12 +399,12 @@ fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
         return;
     }
     type Member = fn(LeaseType) -> bool;
-    let classes: [(&str, Member); 3] = [
-        ("local", |l| l == LeaseType::Local),
-        ("external", |l| l != LeaseType::Local),
-        ("best_effort", |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable)),
+    let classes: [Member; 3] = [
+        |l| l == LeaseType::Local,
+        |l| l != LeaseType::Local,
+        |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable),
     ];
-    for (name, member) in classes {
+    for ((name, _), member) in LEASE_CLASSES.into_iter().zip(classes) {
         let of: Vec<&&JobRecord> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
         let rejected = of.iter().filter(|j| j.outcome == JobOutcome::Rejected).count() as f64;
         out.insert(format!("leases.{name}.total"), of.len() as f64);
@@ -416,7 +452,7 @@ mod tests {
         let (a, b) = (job(JobOutcome::Completed, Some(5.0)), job(JobOutcome::Rejected, None));
         let mut out = BTreeMap::new();
         job_metrics("jobs", &[&a, &b], &mut out);
-        let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{m}")).collect();
+        let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)).collect();
         declared.sort();
         assert_eq!(out.into_keys().collect::<Vec<_>>(), declared);
     }

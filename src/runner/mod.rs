@@ -4,7 +4,7 @@
 mod expect;
 mod invariants;
 pub mod metrics;
-mod outputs;
+pub mod outputs;
 pub mod run;
 
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::agent::{Exchange, ExchangeConfig, Markets};
 use super::mechanism::{MechanismKind, MechanismParams};
 use crate::registry::values::{Delay, Interval, Seconds};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup};
 use crate::sim::{BoxedAgent, SimTime};
 
 /// The kind's name in the directory: traders find the exchange by it.
@@ -48,24 +48,25 @@ impl AgentKind for ExchangeKind {
         true
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "registered",
-            "refused_unauthenticated",
-            "refused",
-            "advertised",
-            "discoveries",
-            "leases",
-            "auctions_held",
-            "auctions_cleared",
-            "bids",
-            "matched_cpus",
-            "lost",
-            "contracts",
-            "failed",
-            "mean_price",
-            "kept",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("registered", "count", "users registered"),
+            Metric::new("refused_unauthenticated", "count", "requests refused for a missing or wrong access token"),
+            Metric::new("refused", "count", "requests refused with a reason (a bad slot, lease or bid)"),
+            Metric::new("advertised", "count", "slots advertised"),
+            Metric::new("discoveries", "count", "discovery requests answered"),
+            Metric::new("leases", "count", "commodity leases taken at a posted price"),
+            Metric::new("auctions_held", "count", "auctions opened"),
+            Metric::new("auctions_cleared", "count", "auctions cleared"),
+            Metric::new("bids", "count", "bids accepted into an auction"),
+            Metric::new("matched_cpus", "count", "CPUs matched by auctions"),
+            Metric::new("lost", "count", "applications that lost an auction"),
+            Metric::new("contracts", "count", "contracts made: reservations a provider held, paid for"),
+            Metric::new("failed", "count", "transactions whose reservation every retry failed"),
+            Metric::new("mean_price", "G$/(CPU·s)", "mean over contracts of the unit price the buyer paid"),
+            Metric::new("kept", "G$", "what the exchange kept of the buyers' payments (a reduced trade's surplus)"),
+        ];
+        METRICS
     }
 }
 

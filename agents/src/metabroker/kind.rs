@@ -8,7 +8,9 @@ use super::agent::MetaBroker;
 use super::{GreedyRank, MgnSolver, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::Interval;
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup,
+};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory: providers find meta-brokers by it to register.
@@ -45,18 +47,23 @@ impl AgentKind for MetaBrokerKind {
         ]
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "rounds",
-            "tickets",
-            "dropped",
-            "spending",
-            "providers",
-            "users",
-            "generations",
-            "solver_fallbacks",
-            "generations_per_round",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("rounds", "count", "scheduling rounds run"),
+            Metric::new("tickets", "count", "tickets issued: a job (or a part of a split job) placed on a provider"),
+            Metric::new("dropped", "count", "jobs dropped: no feasible placement before their deadline"),
+            Metric::new("spending", "G$", "what the tickets quoted, summed: the users' spending as planned"),
+            Metric::new("providers", "count", "providers in the catalogue at the end of the run"),
+            Metric::new("users", "count", "users registered"),
+            Metric::new("generations", "count", "genetic-algorithm generations run, summed over rounds"),
+            Metric::new(
+                "solver_fallbacks",
+                "count",
+                "rounds where the configured LP solver failed and the transportation solver stood in",
+            ),
+            Metric::new("generations_per_round", "count", "generations over the rounds that ran the genetic algorithm"),
+        ];
+        METRICS
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {

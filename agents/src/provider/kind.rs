@@ -16,7 +16,7 @@ use crate::exchange::mechanism::MechanismKind;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup, serde_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, serde_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -57,28 +57,42 @@ impl AgentKind for ProviderKind {
         Ok(Box::new(crate::registry::parse::<RawProvider>(group)?))
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "utilisation",
-            "busy_pe_seconds",
-            "local_requests",
-            "local_rejected",
-            "preempted_leases",
-            "preempted_vms",
-            "preemption_overhead",
-            "overhead_pe_seconds",
-            "lost_pe_seconds",
-            "search_fallbacks",
-            "preempted_migratable",
-            "migrated_out",
-            "migrated_in",
-            "deadline_missed",
-            "owner_suspends",
-            "accepted",
-            "rejected",
-            "completed",
-            "pes",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new(
+                "utilisation",
+                "ratio",
+                "PE-seconds computing over PE-seconds available from t = 0 to the end of the run (preemption overhead \
+                 and the runs of cancelled leases are busy but not computing)",
+            ),
+            Metric::new("busy_pe_seconds", "PE·s", "PE-seconds busy, computing or not"),
+            Metric::new("local_requests", "count", "requests from the provider's own (local) users"),
+            Metric::new("local_rejected", "count", "local requests rejected"),
+            Metric::new("preempted_leases", "count", "leases preempted, running or holding a queued reservation"),
+            Metric::new("preempted_vms", "count", "VMs of the running leases preempted"),
+            Metric::new("preemption_overhead", "s", "the overhead h(C) of the preempted sets, summed"),
+            Metric::new("overhead_pe_seconds", "PE·s", "PE-seconds the preemption overhead kept busy"),
+            Metric::new("lost_pe_seconds", "PE·s", "PE-seconds cancelled leases ran before their preemption"),
+            Metric::new(
+                "search_fallbacks",
+                "count",
+                "exact preemption searches that hit their limit and fell back to the greedy policy",
+            ),
+            Metric::new("preempted_migratable", "count", "running migratable leases preempted"),
+            Metric::new("migrated_out", "count", "leases that left for another provider"),
+            Metric::new("migrated_in", "count", "leases that arrived from another provider"),
+            Metric::new(
+                "deadline_missed",
+                "count",
+                "deadline-constrained leases whose plan after a preemption ends past their deadline",
+            ),
+            Metric::new("owner_suspends", "count", "leases their owner suspended"),
+            Metric::new("accepted", "count", "jobs admitted when submitted"),
+            Metric::new("rejected", "count", "jobs refused when submitted"),
+            Metric::new("completed", "count", "jobs that ran to completion"),
+            Metric::new("pes", "count", "processing elements (PEs) of the cluster"),
+        ];
+        METRICS
     }
 
     fn summed_metrics(&self) -> &'static [&'static str] {
@@ -92,8 +106,10 @@ impl AgentKind for ProviderKind {
         ]
     }
 
-    fn derived_metrics(&self) -> &'static [&'static str] {
-        &["migration_rate"]
+    fn derived_metrics(&self) -> &'static [Metric] {
+        const DERIVED: &[Metric] =
+            &[Metric::new("migration_rate", "ratio", "migrated_out / preempted_migratable over all providers")];
+        DERIVED
     }
 
     /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider.

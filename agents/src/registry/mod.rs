@@ -40,7 +40,7 @@ pub trait AgentKind: Send + Sync {
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError>;
     /// The metrics each member reports (`<table>.<member>.<name>` in `summary.json`). A scenario's target naming a
     /// metric of a member that is not among them is refused as misspelt.
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [Metric] {
         &[]
     }
     /// Metrics its members report that the runner also sums over all of them into a run-wide metric.
@@ -48,7 +48,7 @@ pub trait AgentKind: Send + Sync {
         &[]
     }
     /// The run-wide metrics [`derive_metrics`](Self::derive_metrics) may add.
-    fn derived_metrics(&self) -> &'static [&'static str] {
+    fn derived_metrics(&self) -> &'static [Metric] {
         &[]
     }
     /// Adds run-wide metrics derived from the sums ([`summed_metrics`](Self::summed_metrics)).
@@ -68,6 +68,24 @@ pub trait AgentKind: Send + Sync {
 impl fmt::Debug for dyn AgentKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A metric as the glossary (`gridmarket schema --outputs`) documents it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Its name in `summary.json`, after the member's prefix.
+    pub name: &'static str,
+    /// Its unit: `s`, `G$`, `PE·s`, `count`, `ratio` (in [0, 1]), ….
+    pub unit: &'static str,
+    /// What it measures, in a sentence.
+    pub about: &'static str,
+}
+
+impl Metric {
+    /// The metric `name` in `unit`.
+    pub const fn new(name: &'static str, unit: &'static str, about: &'static str) -> Metric {
+        Metric { name, unit, about }
     }
 }
 
