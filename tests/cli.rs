@@ -1189,3 +1189,26 @@ fn workload_commands_refuse_bad_parameters_and_name_a_missing_file_once() {
     let gaps = stdout(&o).lines().find(|l| l.starts_with("inter-arrival")).map(str::to_string).unwrap_or_default();
     assert_eq!(gaps.split_whitespace().skip(2).collect::<Vec<_>>(), ["40.0", "45.0", "50.0", "55.0", "60.0", "50.0"]);
 }
+
+/// Parquet tables come with the `parquet` feature; without it, asking for them is refused before anything runs.
+#[test]
+fn parquet_tables_are_written_with_the_feature_and_refused_without() {
+    let tmp = TempDir::new("parquet");
+    let args = ["run", "tests/fixtures/hand.toml", "--quiet", "--set", "outputs.parquet=true", "--out"];
+    let o = run(&[&args[..], &[tmp.arg("out").as_str()]].concat());
+    if cfg!(feature = "parquet") {
+        assert_exit(&o, 0, "run with parquet");
+        for table in ["jobs", "schedule", "timeseries", "ledger"] {
+            let bytes = read(&tmp.join(&format!("out/p0/r0/{table}.parquet")));
+            assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "{table}.parquet is a Parquet file");
+            assert!(!tmp.join(&format!("out/p0/r0/{table}.csv")).exists(), "{table}: Parquet instead of CSV");
+        }
+    } else {
+        assert_exit(&o, 78, "run with parquet, built without it");
+        assert!(
+            stderr(&o).contains("outputs.parquet: this gridmarket was built without Parquet output"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

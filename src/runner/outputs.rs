@@ -14,7 +14,7 @@ use super::StudyResult;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
 use crate::scenario::Study;
-use crate::scenario::plan::{Point, show};
+use crate::scenario::plan::{Plan, Point, show};
 use crate::stats::{Summary, paired_difference};
 use crate::workload::swf::{self, whole};
 use crate::workload::{JobStatus, Workload, WorkloadJob};
@@ -336,10 +336,10 @@ pub fn write_run(
                 rec.reason.as_deref().map_or(Field::Empty, Field::Str),
             ]);
         }
-        write(&dir.join("jobs.csv"), &csv.into_bytes())?;
+        table(dir, "jobs", csv, &p.plan)?;
     }
     if p.plan.outputs.schedule {
-        write(&dir.join("schedule.csv"), &schedule_csv(study, point, r))?;
+        table(dir, "schedule", schedule_csv(study, point, r), &p.plan)?;
     }
     if opts.schedule_swf {
         let mut bytes = Vec::new();
@@ -357,7 +357,7 @@ pub fn write_run(
                 Field::Num(s.queued),
             ]);
         }
-        write(&dir.join("timeseries.csv"), &csv.into_bytes())?;
+        table(dir, "timeseries", csv, &p.plan)?;
     }
     if p.plan.outputs.ledger {
         let m = &r.measured;
@@ -378,7 +378,7 @@ pub fn write_run(
                 Field::Str(name(Account::Agent(t.booked_by))),
             ]);
         }
-        write_atomic(&dir.join("ledger.csv"), &csv.into_bytes())?;
+        table(dir, "ledger", csv, &p.plan)?;
     }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({
@@ -397,8 +397,21 @@ pub fn write_run(
     write_json(&dir.join("run.json"), &run)
 }
 
+/// Writes a run's table as `<stem>.csv`, or as `<stem>.parquet` when the scenario asks for Parquet (which loading
+/// refuses when the feature is off).
+fn table(dir: &Path, stem: &str, csv: Csv, plan: &Plan) -> std::io::Result<()> {
+    if plan.outputs.parquet {
+        #[cfg(feature = "parquet")]
+        {
+            let bytes = crate::parquet::from_csv(&csv.into_bytes()).map_err(std::io::Error::other)?;
+            return write(&dir.join(format!("{stem}.parquet")), &bytes);
+        }
+    }
+    write(&dir.join(format!("{stem}.csv")), &csv.into_bytes())
+}
+
 /// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.
-fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Vec<u8> {
+fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Csv {
     let plan = &study.points[point].plan;
     let mut csv = Csv::new(&SCHEDULE.header());
     for j in &r.measured.jobs {
@@ -426,7 +439,7 @@ fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Vec<u8> {
             Field::Str(rec.outcome.as_str()),
         ]);
     }
-    csv.into_bytes()
+    csv
 }
 
 /// The run's schedule as an SWF workload: one job per job of `jobs.csv`, in submit order, and a header that says

@@ -695,6 +695,11 @@ impl Plan {
             }
             latency.push(LatencyRule::Pair(l.from.clone(), l.to.clone(), l.secs.0));
         }
+        if raw.outputs.parquet && !cfg!(feature = "parquet") {
+            let why = "this gridmarket was built without Parquet output: build it with `cargo build --release --features \
+                       parquet`, or leave the tables as CSV";
+            return Err(err("outputs.parquet", why.to_string()));
+        }
         for (i, a) in raw.outputs.trace_agents.iter().enumerate() {
             if !is_agent(a) {
                 let e = err(&format!("outputs.trace-agents.{i}"), format!("no agent named `{a}`"));
