@@ -1212,3 +1212,14 @@ fn parquet_tables_are_written_with_the_feature_and_refused_without() {
         );
     }
 }
+
+#[test]
+fn an_exchange_nobody_trades_on_runs_and_says_so() {
+    let tmp = TempDir::new("exchange-alone");
+    let o = run(&["run", "tests/fixtures/exchange-alone.toml", "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let err = stderr(&o);
+    for who in ["no providers: nothing will be offered", "no brokers: nothing will be asked for"] {
+        assert!(err.contains(&format!("exchange-alone.toml:7:12: exchanges.mandi: the scenario has {who}")), "{err}");
+    }
+}

@@ -258,13 +258,16 @@ impl Study {
             if let Some(seed) = opts.seed {
                 plan.seed = seed;
             }
-            for (name, w) in &plan.workloads {
-                if let Some(note) = w.note() {
-                    let key = format!("workloads.{name}.file");
-                    let warning = relocate(ScenarioError::at_key(&spans, &key, note), &overrides, &spans);
-                    if !warnings.contains(&warning) {
-                        warnings.push(warning);
-                    }
+            let workload_notes =
+                plan.workloads.iter().filter_map(|(name, w)| Some((format!("workloads.{name}.file"), w.note()?)));
+            let group_notes = plan
+                .groups
+                .iter()
+                .flat_map(|g| g.spec.notes().into_iter().map(move |n| (format!("{}.{}", g.kind.table(), g.name), n)));
+            for (key, note) in workload_notes.chain(group_notes) {
+                let warning = relocate(ScenarioError::at_key(&spans, &key, note), &overrides, &spans);
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
                 }
             }
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());

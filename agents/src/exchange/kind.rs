@@ -5,6 +5,8 @@ use serde::Deserialize;
 
 use super::agent::{Exchange, ExchangeConfig, Markets};
 use super::mechanism::{MechanismKind, MechanismParams};
+use crate::broker::kind::KIND as BROKER;
+use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Delay, Interval, Seconds};
 use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup};
 use crate::sim::{BoxedAgent, SimTime};
@@ -117,7 +119,7 @@ impl RawGroup for RawExchange {
         1
     }
 
-    fn check(&self, _: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let markets = match &self.markets {
             None => None,
             Some(m) => {
@@ -142,21 +144,33 @@ impl RawGroup for RawExchange {
         };
         let config =
             ExchangeConfig { cycle: self.cycle.map_or(10.0, |c| c.0), retries: self.retries.unwrap_or(3), markets };
-        Ok(Box::new(ExchangeSpec(config)))
+        let missing = |kind: &str, who: &str| {
+            (!cx.groups.iter().any(|g| g.kind == kind))
+                .then(|| format!("the scenario has no {kind}s: nothing will be {who} on this exchange"))
+        };
+        let notes = [missing(PROVIDER, "offered"), missing(BROKER, "asked for")].into_iter().flatten().collect();
+        Ok(Box::new(ExchangeSpec { config, notes }))
     }
 }
 
 /// A checked exchange.
 #[derive(Clone, Debug)]
-pub struct ExchangeSpec(ExchangeConfig);
+pub struct ExchangeSpec {
+    config: ExchangeConfig,
+    notes: Vec<String>,
+}
 
 impl GroupSpec for ExchangeSpec {
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
     fn perpetual(&self) -> Option<String> {
-        let m = self.0.markets.as_ref().filter(|m| m.until == SimTime::MAX)?;
+        let m = self.config.markets.as_ref().filter(|m| m.until == SimTime::MAX)?;
         Some(format!("opens call markets every {} s without an `until`", m.period))
     }
 
     fn build(&self, _: &Member<'_>, _: &mut BuildCx) -> Result<BoxedAgent, String> {
-        Ok(Box::new(Exchange::new(self.0.clone())))
+        Ok(Box::new(Exchange::new(self.config.clone())))
     }
 }

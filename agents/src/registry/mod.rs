@@ -133,6 +133,11 @@ pub trait GroupSpec: fmt::Debug + Send + Sync {
     fn perpetual(&self) -> Option<String> {
         None
     }
+    /// What the user should know about the group as configured, though it runs (an exchange nobody can trade on):
+    /// printed as warnings when the scenario loads.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// How a workload's jobs are dealt among the members of a group.
