@@ -49,6 +49,129 @@ const RUN_METRICS: [&str; 5] = ["end_time", "events", "events_per_job", "utilisa
 /// Every agent's money, from the ledger: what it received and what it paid [G$].
 const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
 
+/// What a metric measures: its unit and the values it can take. One place for axis labels, clipped confidence
+/// intervals and a glossary; a test checks that every metric a run can measure has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// A time or a duration [s].
+    Seconds,
+    /// Work: PEs × time [PE·s].
+    PeSeconds,
+    /// Money [G$].
+    Money,
+    /// A price per PE-second [G$/(PE·s)].
+    Price,
+    /// A share of a whole, from 0 to 1 (utilisation, a rejection rate).
+    Share,
+    /// A ratio of two times that is at least 1 (a slowdown).
+    Slowdown,
+    /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
+    Count,
+}
+
+/// Run-wide and per-member metrics by the last segment of their name, for [`Quantity::of`].
+const QUANTITIES: [(Quantity, &[&str]); 7] = [
+    (Quantity::Seconds, &["wait", "response", "makespan", "art", "end_time", "preemption_overhead"]),
+    (Quantity::PeSeconds, &["busy_pe_seconds", "overhead_pe_seconds", "lost_pe_seconds"]),
+    (Quantity::Money, &["cost", "received", "paid", "spending", "kept"]),
+    (Quantity::Price, &["mean_price"]),
+    (Quantity::Share, &["utilisation", "utilisation_from_first_submit", "rejection_rate", "migration_rate"]),
+    (Quantity::Slowdown, &["slowdown", "bounded_slowdown"]),
+    (
+        Quantity::Count,
+        &[
+            // Jobs and leases.
+            "total",
+            "completed",
+            "rejected",
+            "dropped",
+            "running",
+            "pending",
+            "deadlines_met",
+            // The run.
+            "events",
+            "events_per_job",
+            // Providers.
+            "pes",
+            "local_requests",
+            "local_rejected",
+            "preempted_leases",
+            "preempted_vms",
+            "preempted_migratable",
+            "search_fallbacks",
+            "migrated_out",
+            "migrated_in",
+            "deadline_missed",
+            "owner_suspends",
+            "accepted",
+            // Exchanges.
+            "registered",
+            "refused_unauthenticated",
+            "refused",
+            "advertised",
+            "discoveries",
+            "leases",
+            "auctions_held",
+            "auctions_cleared",
+            "bids",
+            "matched_cpus",
+            "lost",
+            "contracts",
+            "failed",
+            // Meta-brokers and gateways.
+            "rounds",
+            "tickets",
+            "providers",
+            "users",
+            "generations",
+            "solver_fallbacks",
+            "generations_per_round",
+            "forwarded",
+            "migrated",
+            "migrations_refused",
+        ],
+    ),
+];
+
+impl Quantity {
+    /// What `metric` measures (`money.usage` is money, `providers.rp.utilisation` a share); `None` for a name it
+    /// does not know.
+    pub fn of(metric: &str) -> Option<Quantity> {
+        if metric.starts_with("money.") {
+            return Some(Quantity::Money);
+        }
+        let last = metric.rsplit('.').next().unwrap_or(metric);
+        QUANTITIES.iter().find(|(_, names)| names.contains(&last)).map(|(q, _)| *q)
+    }
+
+    /// The unit as an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Quantity::Seconds => "[s]",
+            Quantity::PeSeconds => "[PE·s]",
+            Quantity::Money => "[G$]",
+            Quantity::Price => "[G$/(PE·s)]",
+            Quantity::Share => "(share, 0–1)",
+            Quantity::Slowdown => "(ratio, ≥ 1)",
+            Quantity::Count => "(count)",
+        }
+    }
+
+    /// The values it can take, `(min, max)`: what a confidence interval is clipped to when drawn.
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Quantity::Share => (0.0, 1.0),
+            Quantity::Slowdown => (1.0, f64::INFINITY),
+            _ => (0.0, f64::INFINITY),
+        }
+    }
+
+    /// `metric` with its unit, as an axis label (`jobs.response [s]`); the bare name when the unit is unknown.
+    pub fn label(metric: &str) -> String {
+        Quantity::of(metric).map_or_else(|| metric.to_string(), |q| format!("{metric} {}", q.unit()))
+    }
+}
+
 /// Whether a run of `plan` may measure `name` (what a target may name).
 pub fn is_metric(plan: &Plan, name: &str) -> bool {
     // Priority classes are numbered by the workloads' draws.
@@ -393,6 +516,26 @@ mod tests {
         let period = sample_period(Some(0.001), 1e6, 10);
         let rows = ((1e6 / period).floor() + 1.0) * 10.0;
         assert!(rows <= MAX_TIMESERIES_ROWS as f64 && rows > 0.99 * MAX_TIMESERIES_ROWS as f64, "{rows}");
+    }
+
+    #[test]
+    fn every_metric_a_run_can_measure_has_a_quantity() {
+        let registry = agents::registry::Registry::standard();
+        let mut names: Vec<String> =
+            RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEDGER_METRICS).map(|m| m.to_string()).collect();
+        names.extend(LEASE_CLASSES.iter().flat_map(|c| LEASE_METRICS.iter().map(move |m| format!("leases.{c}.{m}"))));
+        names.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
+        for kind in registry.kinds() {
+            let own = kind.metrics().iter().map(|m| format!("{}.member.{m}", kind.table()));
+            names.extend(own.chain(kind.summed_metrics().iter().chain(kind.derived_metrics()).map(|m| m.to_string())));
+        }
+        let unknown: Vec<&String> = names.iter().filter(|n| Quantity::of(n).is_none()).collect();
+        assert!(unknown.is_empty(), "add these to QUANTITIES: {unknown:?}");
+        assert_eq!(Quantity::label("jobs.response"), "jobs.response [s]");
+        assert_eq!(Quantity::label("providers.rp.utilisation"), "providers.rp.utilisation (share, 0–1)");
+        assert_eq!(Quantity::label("money.usage"), "money.usage [G$]");
+        assert_eq!(Quantity::label("no.such"), "no.such");
+        assert_eq!(Quantity::of("jobs.bounded_slowdown").map(Quantity::bounds), Some((1.0, f64::INFINITY)));
     }
 
     #[test]

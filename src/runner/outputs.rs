@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `p<i>/r<j>/jobs.csv` | one row per job: `id, source_id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (`id` unique in the run, `source_id` the job's id in its workload: a trace's job number; times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
+//! | `p<i>/utilisation.svg`, `p<i>/queued.svg` | with `timeseries.csv`: replication 0's utilisation and queue length over time as step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run |
 //! | `p<i>/r<j>/schedule.csv` | the schedule in the columns of Batsim's jobs file, which Evalys reads: `job_id, workload_name, submission_time, requested_number_of_resources, requested_time, success, starting_time, execution_time, finish_time, waiting_time, turnaround_time, stretch, allocated_resources`, then `site, outcome` (`job_id` as `id` in `jobs.csv`; `requested_time` the runtime estimate the scheduler saw; `success` 1 for a completed job, else 0; `execution_time` = finish − start, the time it actually ran; `stretch` = turnaround / execution time; times in s, empty where not applicable). PE ids are not tracked: a provider's scheduler counts free PEs in an availability profile and never assigns particular ones, so `allocated_resources` is empty and the count is `requested_number_of_resources` (Evalys's Gantt charts and utilisation need ids; its wait, turnaround and stretch do not) |
 //! | `p<i>/r<j>/schedule.swf` | with `--schedule-swf`: the schedule as SWF v2.2, one line per job in submit order: job number = `id` in `jobs.csv`, submit, wait and run time (start and end instants rounded to whole seconds, the wait and run times their differences), allocated PEs (0 for a job that never started), requested PEs and time (the estimate), status (1 completed, 0 rejected by a provider, 5 dropped by its owner, -1 running or waiting when the run ended), partition = the provider (numbered in the header's notes); a job that did not complete has run time -1 |
 //! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
@@ -24,8 +25,10 @@ use agents::ledger::Account;
 
 use super::RunOptions;
 use super::StudyResult;
+use super::metrics::{Quantity, SampleRow};
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
+use crate::plot::{self, Chart, TimeSeries};
 use crate::scenario::Study;
 use crate::scenario::plan::{Point, show};
 use crate::stats::{Summary, paired_difference};
@@ -131,6 +134,9 @@ pub fn write_run(
         }
         write_atomic(&dir.join("ledger.csv"), &csv.into_bytes())?;
     }
+    if p.plan.outputs.timeseries && rep == 0 {
+        write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
+    }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -146,6 +152,115 @@ pub fn write_run(
         "reason": r.outcome.reason,
     });
     write_json(&dir.join("run.json"), &run)
+}
+
+/// A quantity of `timeseries.csv` charted per point as `p<i>/<name>.svg`; a market series (prices, contention)
+/// sampled the same way plugs in as one more entry of [`CHARTED`].
+struct Charted {
+    /// File stem.
+    name: &'static str,
+    /// What it is, in the title and on the axis (followed by the unit).
+    what: &'static str,
+    /// Its unit and the values it can take.
+    quantity: Quantity,
+    /// How the members of a provider group add up when there are too many providers to draw each.
+    combine: Combine,
+    /// Its value in a sample.
+    value: fn(&SampleRow) -> f64,
+}
+
+/// How the samples of a group's members make the group's.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// Their sum (jobs queued).
+    Sum,
+    /// Their mean weighted by PEs (utilisation: busy PEs over the group's PEs).
+    PeWeighted,
+}
+
+/// What is charted per point.
+const CHARTED: [Charted; 2] = [
+    Charted {
+        name: "utilisation",
+        what: "utilisation",
+        quantity: Quantity::Share,
+        combine: Combine::PeWeighted,
+        value: |s| s.utilisation,
+    },
+    Charted {
+        name: "queued",
+        what: "jobs queued",
+        quantity: Quantity::Count,
+        combine: Combine::Sum,
+        value: |s| s.queued,
+    },
+];
+
+/// Providers drawn one line each; with more, a line per provider group.
+const MAX_LINES: usize = 8;
+
+/// Writes the [`CHARTED`] time series of replication 0 of `point` (its run `r`) into the point's folder `dir`.
+fn write_time_charts(study: &Study, point: usize, r: &RunResult, dir: &Path) -> std::io::Result<()> {
+    let p = &study.points[point];
+    let (scale, unit) = plot::time_unit(r.outcome.now.secs());
+    // Each provider's line, or its group's when there are too many.
+    let sites = &r.measured.sites;
+    let by_group = sites.len() > MAX_LINES;
+    let group_of: BTreeMap<String, &str> = p.plan.agents().map(|a| (a.name, a.group)).collect();
+    // Each line's name and its providers.
+    let mut lines: Vec<(&str, usize)> = Vec::new();
+    let mut line_of: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    for (name, pes) in sites {
+        let line = if by_group { group_of.get(name).copied().unwrap_or(name) } else { name };
+        let i = lines.iter().position(|l| l.0 == line).unwrap_or_else(|| {
+            lines.push((line, 0));
+            lines.len() - 1
+        });
+        lines[i].1 += 1;
+        line_of.insert(name, (i, *pes));
+    }
+    let at = if p.label.is_empty() { String::new() } else { format!(", {}", p.label) };
+    let per = if by_group { "per provider group" } else { "per provider" };
+    let x_label = format!("time [{unit}]");
+    for c in &CHARTED {
+        // Per line, (t, Σ weight × value, Σ weight): samples come in time order, each instant once per provider.
+        let mut sums: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); lines.len()];
+        for s in &r.measured.samples {
+            let Some(&(i, pes)) = line_of.get(s.agent.as_str()) else { continue };
+            let w = match c.combine {
+                Combine::Sum => 1.0,
+                Combine::PeWeighted => pes,
+            };
+            let (t, v) = (s.t / scale, (c.value)(s));
+            match sums[i].last_mut() {
+                Some(last) if last.0 == t => (last.1, last.2) = (last.1 + w * v, last.2 + w),
+                _ => sums[i].push((t, w * v, w)),
+            }
+        }
+        let series: Vec<TimeSeries> = lines
+            .iter()
+            .zip(sums)
+            .map(|(&(name, members), sums)| TimeSeries {
+                label: match (by_group, members) {
+                    (false, _) => name.to_string(),
+                    (true, 1) => format!("{name} (1 provider)"),
+                    (true, n) => format!("{name} ({n} providers)"),
+                },
+                points: sums
+                    .into_iter()
+                    .map(|(t, sum, w)| match c.combine {
+                        Combine::Sum => (t, sum),
+                        Combine::PeWeighted => (t, if w > 0.0 { sum / w } else { f64::NAN }),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let title = format!("{}{at}: {} {per}, replication 0 (seed {})", study.name, c.what, r.seed);
+        let y_label = format!("{} {}", c.what, c.quantity.unit());
+        let chart = Chart { y_bounds: c.quantity.bounds(), ..Chart::new(&title, &x_label, &y_label) };
+        write(&dir.join(format!("{}.svg", c.name)), plot::time_chart(&chart, &series).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.
