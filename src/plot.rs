@@ -3,12 +3,12 @@
 //! the metric drawn as labelled bands, and step charts of quantities sampled over a run (a provider's utilisation,
 //! its queue length).
 //!
-//! Hand-written rather than drawn with the `plotters` crate: measured, its SVG backend would replace only the tick,
-//! axis and text code here (nice numbers, escaping: about a fifth of these lines) and adds four crates (a few seconds
-//! of a clean build), while grouped bars, clipped whiskers, target bands, wrapped legends, gaps at NaN and M4
-//! decimation would still be written against its primitives. Writing the few elements needed directly keeps the
-//! output byte-identical for identical input: every coordinate is printed with two decimals and every tick label
-//! with a precision derived from the tick step. Text uses the generic `sans-serif` family, so producing a chart needs
+//! Hand-written rather than drawn with the `plotters` crate (SVG backend only): measured, it would replace the tick,
+//! axis, marker and text code here (nice numbers, escaping: about a quarter of these lines) for three more crates
+//! (under 2 s of a clean build), while grouped bars, clipped whiskers, target bands, legends wrapped beside the plot,
+//! gaps at NaN and M4 reduction would still be written against its primitives. Writing the few elements needed
+//! directly keeps the output small and byte-identical for identical input: every coordinate is printed with two
+//! decimals and every tick label with a precision derived from the tick step. Text uses the generic `sans-serif` family, so producing a chart needs
 //! no fonts; text widths are estimated from character counts to reserve room, and long titles and legend labels are
 //! wrapped to it.
 //!
@@ -234,11 +234,7 @@ impl Scale {
     fn new(extent: Extent) -> Scale {
         let (min, max) = match extent {
             Extent { min, max } if min < max => (min, max),
-            Extent { min, .. } if min.is_finite() => {
-                // Zero, or too close to it for half of it to be a usable margin.
-                let pad = if min.abs() < 1e-300 { 1.0 } else { min.abs() * 0.5 };
-                ((min - pad).max(-f64::MAX), (min + pad).min(f64::MAX))
-            }
+            Extent { min, .. } if min.is_finite() => ((min - pad(min)).max(-f64::MAX), (min + pad(min)).min(f64::MAX)),
             _ => (0.0, 1.0),
         };
         let step = nice((max - min) / (TARGET_TICKS - 1.0));
@@ -253,6 +249,19 @@ impl Scale {
         // The 1e-9 keeps log10(0.01) = -1.9999999999999996 from asking for a third decimal.
         let decimals = (step >= 1e-4 && magnitude < 1e7).then(|| (-step.log10() - 1e-9).ceil().max(0.0) as usize);
         Scale { lo, hi, ticks, decimals }
+    }
+
+    /// A value axis for `extent` that does not pad a lone value past the values the quantity can take: a count that
+    /// is always 0 gets the axis 0 to 1, not -1 to 1.
+    fn bounded(extent: Extent, (min, max): (f64, f64)) -> Scale {
+        let v = extent.min;
+        if v == extent.max && v.is_finite() {
+            let (lo, hi) = ((v - pad(v)).max(min), (v + pad(v)).min(max));
+            if lo < hi {
+                return Scale::new(Extent { min: lo, max: hi });
+            }
+        }
+        Scale::new(extent)
     }
 
     /// Maps `v` linearly so that `lo` goes to `from` and `hi` to `to`.
@@ -278,6 +287,12 @@ impl Scale {
             _ => text,
         }
     }
+}
+
+/// The margin around a lone value `v` on an axis: half of it, or 1 for zero or a value too close to it for half of
+/// it to be a usable margin.
+fn pad(v: f64) -> f64 {
+    if v.abs() < 1e-300 { 1.0 } else { v.abs() * 0.5 }
 }
 
 /// The value of the form 1, 2, 5 or 10 times a power of ten nearest to `x`.
@@ -397,7 +412,10 @@ fn write_line_chart(svg: &mut String, chart: &Chart, series: &[Series]) -> fmt::
     let all = || series.iter().flat_map(|s| s.points.iter().filter(finite));
     let bounds = chart.y_bounds;
     let x = Scale::new(Extent::over(all().map(|p| p.0)));
-    let y = Scale::new(Extent::over(all().flat_map(|&(_, m, ci)| bar_ends(m, ci, bounds))).with_bands(chart.bands));
+    let y = Scale::bounded(
+        Extent::over(all().flat_map(|&(_, m, ci)| bar_ends(m, ci, bounds))).with_bands(chart.bands),
+        bounds,
+    );
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     let f = Frame::new(chart.title, &y, &labels);
     open(svg, &f, chart, &y)?;
@@ -450,7 +468,7 @@ fn write_bar_chart(svg: &mut String, chart: &Chart, categories: &[String], serie
     let bounds = chart.y_bounds;
     // Bars grow from zero, so zero must be on the axis.
     let ends = values.iter().flatten().filter(|v| v.0.is_finite()).flat_map(|&(m, ci)| bar_ends(m, ci, bounds));
-    let y = Scale::new(Extent::over(ends.chain([0.0])).with_bands(chart.bands));
+    let y = Scale::bounded(Extent::over(ends.chain([0.0])).with_bands(chart.bands), bounds);
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     let f = Frame::new(chart.title, &y, &labels);
     open(svg, &f, chart, &y)?;
@@ -500,7 +518,7 @@ fn write_time_chart(svg: &mut String, chart: &Chart, series: &[TimeSeries]) -> f
     let (min, max) = chart.y_bounds;
     // Time from 0, and the whole range of a bounded quantity (utilisation from 0 to 1), so charts compare at a glance.
     let x = Scale::new(Extent::over(all().map(|p| p.0).chain([0.0])));
-    let y = Scale::new(Extent::over(all().map(|p| p.1).chain([min, max])).with_bands(chart.bands));
+    let y = Scale::bounded(Extent::over(all().map(|p| p.1).chain([min, max])).with_bands(chart.bands), (min, max));
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
     let f = Frame::new(chart.title, &y, &labels);
     open(svg, &f, chart, &y)?;
@@ -908,6 +926,12 @@ mod tests {
         // The axis starts at 0, the lowest tick.
         assert!(svg.contains(r#"text-anchor="end">0</text>"#), "{svg}");
         assert!(!svg.contains(">-"), "no negative tick: {svg}");
+        // A count that is always 0 is drawn on 0 to 1, not on -1 to 1.
+        let zero = [Series { label: "z".into(), points: vec![(0.0, 0.0, 0.0), (1.0, 0.0, 0.0)] }];
+        let svg = line_chart(&chart, &zero);
+        assert!(!svg.contains(">-") && svg.contains(r#"text-anchor="end">1.0</text>"#), "{svg}");
+        let idle = [TimeSeries { label: "idle".into(), points: vec![(0.0, 0.0), (5.0, 0.0)] }];
+        assert!(!time_chart(&chart, &idle).contains(">-"));
         // Unbounded, the same interval goes below zero.
         let svg = line_chart(&Chart::new("t", "x", "y"), &series);
         assert!(svg.contains(">-"), "{svg}");

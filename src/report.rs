@@ -375,3 +375,74 @@ fn target_bands(study: &Study, metric: &str, key: &str, x_of: &dyn Fn(&Point) ->
     }
     bands
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::plan::{Claim, LoadOptions};
+
+    fn tiny() -> Study {
+        Study::load(Path::new("tests/scenarios/tiny/tiny.toml"), &LoadOptions::default()).expect("tiny loads")
+    }
+
+    #[test]
+    fn targets_become_bands_across_the_chart_or_at_the_points_they_name() {
+        let mut study = tiny();
+        // tiny's two value targets on utilisation hold at every scheduler; add a range at one of them.
+        let at = BTreeMap::from([("providers.big.scheduler".to_string(), toml::Value::String("easy".into()))]);
+        let range = Claim { at, test: Test::Range { lo: 0.1, hi: 0.3 }, ..study.targets[0].clone() };
+        study.targets.push(range);
+        let x_of = |p: &Point| p.index as f64;
+        let bands = target_bands(&study, "utilisation", "providers.big.scheduler", &x_of);
+        let band = |label: &str, lo, hi, value, at| Band { label: label.into(), lo, hi, value, at };
+        assert_eq!(
+            bands,
+            [
+                band("target 0.6 ± 0.4", 0.6 - 0.4, 0.6 + 0.4, Some(0.6), None),
+                band("target 0.6 ± 0.05", 0.6 - 0.05, 0.6 + 0.05, Some(0.6), None),
+                band("target in [0.1, 0.3]", 0.1, 0.3, None, Some(1.0)),
+            ]
+        );
+        assert!(target_bands(&study, "jobs.total", "providers.big.scheduler", &x_of).is_empty());
+    }
+
+    #[test]
+    fn each_metric_is_charted_once() {
+        let mut study = tiny();
+        // Targets on utilisation, then another metric, then utilisation again.
+        let other = Claim { metric: "jobs.total".into(), ..study.targets[0].clone() };
+        study.targets.insert(1, other);
+        let summaries = vec![BTreeMap::new(); study.points.len()];
+        let result = StudyResult { runs: vec![], unfinished: vec![], summaries, verdicts: vec![], checks: vec![] };
+        let files: Vec<String> = charts(&study, &result).into_iter().map(|(file, _)| file).collect();
+        assert_eq!(files, ["tiny-utilisation.svg", "tiny-jobs_total.svg"]);
+    }
+
+    #[test]
+    fn the_overall_line_counts_every_scored_verdict() {
+        let verdict = |outcome, conflict: Option<&str>| Verdict {
+            target: String::new(),
+            source: String::new(),
+            tolerance: String::new(),
+            measured: String::new(),
+            outcome,
+            conflict: conflict.map(String::from),
+        };
+        let targets = [
+            verdict(Outcome::Pass, None),
+            verdict(Outcome::Fail, None),
+            verdict(Outcome::Inconclusive, None),
+            verdict(Outcome::Pass, None),
+            verdict(Outcome::Fail, Some("contradicts itself")),
+        ];
+        assert_eq!(
+            overall(&targets, &[verdict(Outcome::Pass, None)], true),
+            "**Overall: 2 pass / 1 FAIL / 1 inconclusive of 4 targets** (--quick: indicative); \
+             1 pass / 0 FAIL / 0 inconclusive of 1 sanity checks; 1 documented conflict (not scored)."
+        );
+        assert_eq!(overall(&[], &[], true), "**Overall: no targets**; no sanity checks.");
+    }
+}

@@ -463,6 +463,16 @@ fn run_charts_the_time_series_of_each_point() {
         }
     }
     assert!(read_string(&tmp.join("out/p2/utilisation.svg")).contains("providers.big.scheduler=conservative"));
+    // Beyond 8 providers, a line per provider group: 9 here.
+    let grouped = ["--set", "providers.small.count=8", "--set", "brokers.bob.submit-to=small-3"];
+    let o =
+        run(&[&["run", TINY, "--quiet", "--replications", "1", "--out", &tmp.arg("grouped")], &grouped[..]].concat());
+    assert_exit(&o, 0, "run with 9 providers");
+    let svg = read_string(&tmp.join("grouped/p0/utilisation.svg"));
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+    for needle in ["per provider group", ">big (1 provider)<", ">small (8 providers)<"] {
+        assert!(svg.contains(needle), "lacks `{needle}`");
+    }
     // Without time series, no charts of them.
     let o = run(&["run", TINY, "--quiet", "--set", "outputs.timeseries=false", "--out", &tmp.arg("none")]);
     assert_exit(&o, 0, "run without time series");

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `p<i>/r<j>/jobs.csv` | one row per job: `id, source_id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (`id` unique in the run, `source_id` the job's id in its workload: a trace's job number; times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
 //! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
-//! | `p<i>/utilisation.svg`, `p<i>/queued.svg` | with `timeseries.csv`: replication 0's utilisation and queue length over time as step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run |
+//! | `p<i>/utilisation.svg`, `p<i>/queued.svg` | with `timeseries.csv` (and providers to sample): replication 0's utilisation and queue length over time as step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run |
 //! | `p<i>/r<j>/schedule.csv` | the schedule in the columns of Batsim's jobs file, which Evalys reads: `job_id, workload_name, submission_time, requested_number_of_resources, requested_time, success, starting_time, execution_time, finish_time, waiting_time, turnaround_time, stretch, allocated_resources`, then `site, outcome` (`job_id` as `id` in `jobs.csv`; `requested_time` the runtime estimate the scheduler saw; `success` 1 for a completed job, else 0; `execution_time` = finish − start, the time it actually ran; `stretch` = turnaround / execution time; times in s, empty where not applicable). PE ids are not tracked: a provider's scheduler counts free PEs in an availability profile and never assigns particular ones, so `allocated_resources` is empty and the count is `requested_number_of_resources` (Evalys's Gantt charts and utilisation need ids; its wait, turnaround and stretch do not) |
 //! | `p<i>/r<j>/schedule.swf` | with `--schedule-swf`: the schedule as SWF v2.2, one line per job in submit order: job number = `id` in `jobs.csv`, submit, wait and run time (start and end instants rounded to whole seconds, the wait and run times their differences), allocated PEs (0 for a job that never started), requested PEs and time (the estimate), status (1 completed, 0 rejected by a provider, 5 dropped by its owner, -1 running or waiting when the run ended), partition = the provider (numbered in the header's notes); a job that did not complete has run time -1 |
 //! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
@@ -134,7 +134,7 @@ pub fn write_run(
         }
         write_atomic(&dir.join("ledger.csv"), &csv.into_bytes())?;
     }
-    if p.plan.outputs.timeseries && rep == 0 {
+    if p.plan.outputs.timeseries && rep == 0 && !r.measured.samples.is_empty() {
         write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
     }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
