@@ -4,11 +4,12 @@
 //!   `.err` file next to it (`GRIDMARKET_BLESS=1 cargo test --test cli` rewrites the `.err` files after a deliberate
 //!   change of wording; read the diff before committing it);
 //! - `run` on `tests/scenarios/tiny/` writes the documented files, and its results do not depend on `--jobs`, are
-//!   the same for the same seed, change with `--seed` and `--set`;
+//!   the same for the same seed, change with `--seed` and `--set`; each point's time series are charted (SVG);
 //! - `--resume` re-runs only the runs that had not finished, after a simulated and after a real (SIGINT)
 //!   interruption;
 //! - targets and sanity checks are reported apart, with pass / FAIL / inconclusive on stdout, in `expectations.csv`,
-//!   `checks.csv` and `report.md`, and set the exit code (`--strict`: inconclusive fails too);
+//!   `checks.csv` and `report.md` (an overall count at its top, each chart once, with its targets drawn), and set
+//!   the exit code (`--strict`: inconclusive fails too);
 //! - a hand-made CSV job list runs as computed by hand, in `schedule.csv` and in the SWF of `--schedule-swf`;
 //! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`, with gzip-compressed traces.
 //!
@@ -451,6 +452,40 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
 }
 
 #[test]
+fn run_charts_the_time_series_of_each_point() {
+    let tmp = TempDir::new("charts");
+    let o = run(&["run", TINY, "--quiet", "--replications", "2", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    for point in ["p0", "p1", "p2"] {
+        for (file, axis) in [("utilisation.svg", ">utilisation (share, 0–1)<"), ("queued.svg", ">jobs queued (count)<")]
+        {
+            let svg = read_string(&tmp.join(&format!("out/{point}/{file}")));
+            assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"), "{point}/{file}");
+            // A step line per provider, time in seconds, and what the lines are in the title.
+            assert_eq!(svg.matches("<polyline").count(), 2, "{point}/{file}: one line per provider");
+            for needle in [">big<", ">small<", ">time [s]<", axis, "replication 0 (seed 11)"] {
+                assert!(svg.contains(needle), "{point}/{file} lacks `{needle}`");
+            }
+        }
+    }
+    assert!(read_string(&tmp.join("out/p2/utilisation.svg")).contains("providers.big.scheduler=conservative"));
+    // Beyond 8 providers, a line per provider group: 9 here.
+    let grouped = ["--set", "providers.small.count=8", "--set", "brokers.bob.submit-to=small-3"];
+    let o =
+        run(&[&["run", TINY, "--quiet", "--replications", "1", "--out", &tmp.arg("grouped")], &grouped[..]].concat());
+    assert_exit(&o, 0, "run with 9 providers");
+    let svg = read_string(&tmp.join("grouped/p0/utilisation.svg"));
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+    for needle in ["per provider group", ">big (1 provider)<", ">small (8 providers)<"] {
+        assert!(svg.contains(needle), "lacks `{needle}`");
+    }
+    // Without time series, no charts of them.
+    let o = run(&["run", TINY, "--quiet", "--set", "outputs.timeseries=false", "--out", &tmp.arg("none")]);
+    assert_exit(&o, 0, "run without time series");
+    assert!(!tmp.join("none/p0/utilisation.svg").exists() && !tmp.join("none/p0/queued.svg").exists());
+}
+
+#[test]
 fn run_reports_targets_and_sanity_checks_apart_and_exits_by_their_verdicts() {
     let tmp = TempDir::new("verdicts");
     let o = run(&["run", TINY, "--quiet", "--out", &tmp.arg("out")]);
@@ -770,7 +805,8 @@ fn reproduce_quick_runs_a_family_and_writes_its_report() {
     assert!(report.starts_with("# Reproduction: tiny"), "{report}");
     assert!(report.contains("(2 replications per point"), "--quick applies the [quick] table:\n{report}");
     for needle in [
-        "In all: 0 of 6 targets pass, 0 FAIL, 6 inconclusive (--quick: indicative); 7 of 7 sanity checks pass",
+        "\n\n**Overall: 0 pass / 0 FAIL / 6 inconclusive of 6 targets** (--quick: indicative); \
+         7 pass / 0 FAIL / 0 inconclusive of 7 sanity checks.\n",
         "0 of 6 targets pass, 0 FAIL, 6 inconclusive (--quick: indicative)\n\n\
          | target | source | tolerance | measured (mean ± CI) | verdict |\n",
         "| utilisation = 0.6 ± 0.4 at providers.big.scheduler=fcfs | tests/cli.rs: a fixture target | wide enough",
@@ -799,7 +835,12 @@ fn reproduce_quick_runs_a_family_and_writes_its_report() {
     for svg in &svgs {
         assert!(read_string(svg).contains("<svg"), "{}", svg.display());
         let name = svg.file_name().unwrap().to_string_lossy();
-        assert!(report.contains(&format!("]({name})")), "report.md does not show {name}");
+        assert_eq!(report.matches(&format!("]({name})")).count(), 1, "report.md shows {name} once:\n{report}");
+    }
+    // Both targets on utilisation are on its one chart, with the unit on the axis.
+    let chart = read_string(&tmp.join("tiny/tiny-utilisation.svg"));
+    for needle in [">target 0.6 ± 0.4<", ">target 0.6 ± 0.05<", ">utilisation (share, 0–1)<"] {
+        assert!(chart.contains(needle), "the chart lacks `{needle}`:\n{chart}");
     }
     assert!(tmp.join("tiny/tiny/summary.csv").is_file(), "each study's outputs are under the family folder");
     assert_eq!(means(&tmp.join("tiny/tiny/summary.csv"), "jobs.total")[&0], 40.0, "[quick] sets 20 jobs per group");

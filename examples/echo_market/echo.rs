@@ -4,7 +4,7 @@
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
 use agents::registry::values::{GroupSize, Interval};
 use agents::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
 };
 use agents::report::Report;
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
@@ -42,8 +42,10 @@ impl AgentKind for EchoKind {
     }
 
     fn metrics(&self) -> &'static [Metric] {
-        const METRICS: &[Metric] =
-            &[Metric::new("asked", "count", "questions sent"), Metric::new("answers", "count", "answers received")];
+        const METRICS: &[Metric] = &[
+            Metric::new("asked", Unit::Count, "questions sent"),
+            Metric::new("answers", Unit::Count, "answers received"),
+        ];
         METRICS
     }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use agents::ledger::{Account, Reason, Transfer};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
-use agents::registry::{GroupMembers, Metric, member_name};
+use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
@@ -24,27 +24,27 @@ pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
 pub const JOB_METRICS: [Metric; 13] = [
-    Metric::new("total", "count", "jobs submitted"),
-    Metric::new("completed", "count", "jobs that ran to completion"),
-    Metric::new("rejected", "count", "jobs a provider or meta-broker refused"),
+    Metric::new("total", Unit::Count, "jobs submitted"),
+    Metric::new("completed", Unit::Count, "jobs that ran to completion"),
+    Metric::new("rejected", Unit::Count, "jobs a provider or meta-broker refused"),
     Metric::new(
         "dropped",
-        "count",
+        Unit::Count,
         "jobs their owner gave up (no feasible placement before the deadline, budget spent)",
     ),
-    Metric::new("running", "count", "jobs still running when the run ended"),
-    Metric::new("pending", "count", "jobs still waiting when the run ended"),
-    Metric::new("wait", "s", "mean over completed jobs of start − submit"),
-    Metric::new("response", "s", "mean over completed jobs of end − submit"),
-    Metric::new("slowdown", "ratio ≥ 1", "mean over completed jobs of (end − submit) / (end − start)"),
+    Metric::new("running", Unit::Count, "jobs still running when the run ended"),
+    Metric::new("pending", Unit::Count, "jobs still waiting when the run ended"),
+    Metric::new("wait", Unit::Seconds, "mean over completed jobs of start − submit"),
+    Metric::new("response", Unit::Seconds, "mean over completed jobs of end − submit"),
+    Metric::new("slowdown", Unit::Slowdown, "mean over completed jobs of (end − submit) / (end − start)"),
     Metric::new(
         "bounded_slowdown",
-        "ratio ≥ 1",
+        Unit::Slowdown,
         "mean over completed jobs of max(1, (end − submit) / max(end − start, 10 s)) (Feitelson's bound of 10 s)",
     ),
-    Metric::new("cost", "G$", "what the owners were billed, summed over all jobs"),
-    Metric::new("makespan", "s", "the last completed job's end"),
-    Metric::new("deadlines_met", "count", "jobs with a deadline that completed by it (only when some job has one)"),
+    Metric::new("cost", Unit::Money, "what the owners were billed, summed over all jobs"),
+    Metric::new("makespan", Unit::Seconds, "the last completed job's end"),
+    Metric::new("deadlines_met", Unit::Count, "jobs with a deadline that completed by it (only when some job has one)"),
 ];
 
 /// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
@@ -55,34 +55,55 @@ pub const LEASE_CLASSES: [(&str, &str); 3] = [
     ("best_effort", "cancellable and suspendable external leases"),
 ];
 pub const LEASE_METRICS: [Metric; 4] = [
-    Metric::new("total", "count", "leases of the class"),
-    Metric::new("rejected", "count", "leases of the class rejected"),
-    Metric::new("rejection_rate", "ratio", "rejected / total"),
-    Metric::new("art", "s", "average response time: mean over completed leases of end − submit (Eq 3.12)"),
+    Metric::new("total", Unit::Count, "leases of the class"),
+    Metric::new("rejected", Unit::Count, "leases of the class rejected"),
+    Metric::new("rejection_rate", Unit::Share, "rejected / total"),
+    Metric::new("art", Unit::Seconds, "average response time: mean over completed leases of end − submit (Eq 3.12)"),
 ];
 
 /// Metrics of the whole run.
 pub const RUN_METRICS: [Metric; 5] = [
-    Metric::new("end_time", "s", "simulated time when the run ended"),
-    Metric::new("events", "count", "messages delivered"),
-    Metric::new("events_per_job", "count", "messages delivered per job submitted"),
+    Metric::new("end_time", Unit::Seconds, "simulated time when the run ended"),
+    Metric::new("events", Unit::Count, "messages delivered"),
+    Metric::new("events_per_job", Unit::Count, "messages delivered per job submitted"),
     Metric::new(
         "utilisation",
-        "ratio",
+        Unit::Share,
         "PE-seconds computing over PE-seconds available from t = 0 to the end, over every agent with PEs",
     ),
     Metric::new(
         "utilisation_from_first_submit",
-        "ratio",
+        Unit::Share,
         "the same PE-seconds computing over those available from the first job's submission to the end",
     ),
 ];
 
 /// Every agent's money, from the ledger.
 pub const LEDGER_METRICS: [Metric; 2] = [
-    Metric::new("received", "G$", "what the agent received, summed over the ledger"),
-    Metric::new("paid", "G$", "what the agent paid, summed over the ledger"),
+    Metric::new("received", Unit::Money, "what the agent received, summed over the ledger"),
+    Metric::new("paid", Unit::Money, "what the agent paid, summed over the ledger"),
 ];
+
+/// What `metric` measures in (`money.usage` money, `providers.rp.utilisation` a share), from the declarations of
+/// the run's metrics and of `registry`'s kinds, by the last segment of its name; `None` for a name none declares.
+pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
+    if metric.starts_with("money.") {
+        return Some(Unit::Money);
+    }
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    declared(registry).find(|m| m.name == last).map(|m| m.unit)
+}
+
+/// `metric` with its unit, as an axis label (`jobs.response [s]`); the bare name when the unit is unknown.
+pub fn axis_label(registry: &Registry, metric: &str) -> String {
+    unit_of(registry, metric).map_or_else(|| metric.to_string(), |u| format!("{metric} {}", u.axis()))
+}
+
+/// Every metric declaration: the run's, the jobs', the leases', the ledger's and each kind's.
+fn declared(registry: &Registry) -> impl Iterator<Item = &Metric> {
+    let kinds = registry.kinds().iter().flat_map(|k| k.metrics().iter().chain(k.derived_metrics()));
+    RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&LEDGER_METRICS).chain(kinds)
+}
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
 pub fn is_metric(plan: &Plan, name: &str) -> bool {
@@ -429,6 +450,30 @@ mod tests {
         let period = sample_period(Some(0.001), 1e6, 10);
         let rows = ((1e6 / period).floor() + 1.0) * 10.0;
         assert!(rows <= MAX_TIMESERIES_ROWS as f64 && rows > 0.99 * MAX_TIMESERIES_ROWS as f64, "{rows}");
+    }
+
+    #[test]
+    fn a_name_declared_twice_has_one_unit_so_charts_can_look_units_up_by_name() {
+        let registry = Registry::standard();
+        let mut units: BTreeMap<&str, Unit> = BTreeMap::new();
+        for m in declared(&registry) {
+            let unit = *units.entry(m.name).or_insert(m.unit);
+            assert_eq!(unit, m.unit, "`{}` is declared in two units", m.name);
+        }
+        for kind in registry.kinds() {
+            for summed in kind.summed_metrics() {
+                assert!(
+                    kind.metrics().iter().any(|m| m.name == *summed),
+                    "{}: `{summed}` is summed, not declared",
+                    kind.name()
+                );
+            }
+        }
+        assert_eq!(axis_label(&registry, "jobs.response"), "jobs.response [s]");
+        assert_eq!(axis_label(&registry, "providers.rp.utilisation"), "providers.rp.utilisation (share, 0–1)");
+        assert_eq!(axis_label(&registry, "money.usage"), "money.usage [G$]");
+        assert_eq!(axis_label(&registry, "no.such"), "no.such");
+        assert_eq!(unit_of(&registry, "jobs.bounded_slowdown").map(Unit::bounds), Some((1.0, f64::INFINITY)));
     }
 
     #[test]

@@ -8,11 +8,14 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use agents::ledger::Account;
+use agents::registry::Unit;
 
 use super::RunOptions;
 use super::StudyResult;
+use super::metrics::SampleRow;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
+use crate::plot::{self, Chart, TimeSeries};
 use crate::scenario::Study;
 use crate::scenario::plan::{Plan, Point, show};
 use crate::stats::{Summary, paired_difference};
@@ -99,9 +102,17 @@ const TIMESERIES: OutputFile = OutputFile {
         col("t", "s", "sample time"),
         col("agent", "", "the provider"),
         col("busy_pes", "count", "PEs busy (computing, in preemption overhead, or running a lease later cancelled)"),
-        col("utilisation", "ratio", "busy_pes / the provider's PEs"),
+        col("utilisation", "share, 0–1", "busy_pes / the provider's PEs"),
         col("queued", "count", "jobs waiting in its queue"),
     ],
+};
+
+const TIME_CHARTS: OutputFile = OutputFile {
+    path: "p<i>/utilisation.svg, p<i>/queued.svg",
+    about: "with `timeseries.csv` (and providers to sample): replication 0's utilisation and queue length over time as \
+            step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over \
+            the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run",
+    columns: &[],
 };
 
 const SCHEDULE: OutputFile = OutputFile {
@@ -285,9 +296,10 @@ const REPORT: OutputFile = OutputFile {
 };
 
 /// Every file a study may write, in the order the glossary lists them.
-pub const FILES: [OutputFile; 14] = [
+pub const FILES: [OutputFile; 15] = [
     JOBS,
     TIMESERIES,
+    TIME_CHARTS,
     SCHEDULE,
     SCHEDULE_SWF,
     LEDGER,
@@ -380,6 +392,9 @@ pub fn write_run(
         }
         table(dir, "ledger", csv, &p.plan)?;
     }
+    if p.plan.outputs.timeseries && rep == 0 && !r.measured.samples.is_empty() {
+        write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
+    }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({
         "version": env!("CARGO_PKG_VERSION"),
@@ -408,6 +423,109 @@ fn table(dir: &Path, stem: &str, csv: Csv, plan: &Plan) -> std::io::Result<()> {
         }
     }
     write(&dir.join(format!("{stem}.csv")), &csv.into_bytes())
+}
+
+/// A quantity of `timeseries.csv` charted per point as `p<i>/<name>.svg`; a market series (prices, contention)
+/// sampled the same way plugs in as one more entry of [`CHARTED`].
+struct Charted {
+    /// File stem.
+    name: &'static str,
+    /// What it is, in the title and on the axis (followed by the unit).
+    what: &'static str,
+    /// Its unit and the values it can take.
+    unit: Unit,
+    /// How the members of a provider group add up when there are too many providers to draw each.
+    combine: Combine,
+    /// Its value in a sample.
+    value: fn(&SampleRow) -> f64,
+}
+
+/// How the samples of a group's members make the group's.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// Their sum (jobs queued).
+    Sum,
+    /// Their mean weighted by PEs (utilisation: busy PEs over the group's PEs).
+    PeWeighted,
+}
+
+/// What is charted per point.
+const CHARTED: [Charted; 2] = [
+    Charted {
+        name: "utilisation",
+        what: "utilisation",
+        unit: Unit::Share,
+        combine: Combine::PeWeighted,
+        value: |s| s.utilisation,
+    },
+    Charted { name: "queued", what: "jobs queued", unit: Unit::Count, combine: Combine::Sum, value: |s| s.queued },
+];
+
+/// Providers drawn one line each; with more, a line per provider group.
+const MAX_LINES: usize = 8;
+
+/// Writes the [`CHARTED`] time series of replication 0 of `point` (its run `r`) into the point's folder `dir`.
+fn write_time_charts(study: &Study, point: usize, r: &RunResult, dir: &Path) -> std::io::Result<()> {
+    let p = &study.points[point];
+    let (scale, unit) = plot::time_unit(r.outcome.now.secs());
+    // Each provider's line, or its group's when there are too many.
+    let sites = &r.measured.sites;
+    let by_group = sites.len() > MAX_LINES;
+    let group_of: BTreeMap<String, &str> = p.plan.agents().map(|a| (a.name, a.group)).collect();
+    // Each line's name and its providers.
+    let mut lines: Vec<(&str, usize)> = Vec::new();
+    let mut line_of: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    for (name, pes) in sites {
+        let line = if by_group { group_of.get(name).copied().unwrap_or(name) } else { name };
+        let i = lines.iter().position(|l| l.0 == line).unwrap_or_else(|| {
+            lines.push((line, 0));
+            lines.len() - 1
+        });
+        lines[i].1 += 1;
+        line_of.insert(name, (i, *pes));
+    }
+    let at = if p.label.is_empty() { String::new() } else { format!(", {}", p.label) };
+    let per = if by_group { "per provider group" } else { "per provider" };
+    let x_label = format!("time [{unit}]");
+    for c in &CHARTED {
+        // Per line, (t, Σ weight × value, Σ weight): samples come in time order, each instant once per provider.
+        let mut sums: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); lines.len()];
+        for s in &r.measured.samples {
+            let Some(&(i, pes)) = line_of.get(s.agent.as_str()) else { continue };
+            let w = match c.combine {
+                Combine::Sum => 1.0,
+                Combine::PeWeighted => pes,
+            };
+            let (t, v) = (s.t / scale, (c.value)(s));
+            match sums[i].last_mut() {
+                Some(last) if last.0 == t => (last.1, last.2) = (last.1 + w * v, last.2 + w),
+                _ => sums[i].push((t, w * v, w)),
+            }
+        }
+        let series: Vec<TimeSeries> = lines
+            .iter()
+            .zip(sums)
+            .map(|(&(name, members), sums)| TimeSeries {
+                label: match (by_group, members) {
+                    (false, _) => name.to_string(),
+                    (true, 1) => format!("{name} (1 provider)"),
+                    (true, n) => format!("{name} ({n} providers)"),
+                },
+                points: sums
+                    .into_iter()
+                    .map(|(t, sum, w)| match c.combine {
+                        Combine::Sum => (t, sum),
+                        Combine::PeWeighted => (t, if w > 0.0 { sum / w } else { f64::NAN }),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let title = format!("{}{at}: {} {per}, replication 0 (seed {})", study.name, c.what, r.seed);
+        let y_label = format!("{} {}", c.what, c.unit.axis());
+        let chart = Chart { y_bounds: c.unit.bounds(), ..Chart::new(&title, &x_label, &y_label) };
+        write(&dir.join(format!("{}.svg", c.name)), plot::time_chart(&chart, &series).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.

@@ -8,7 +8,9 @@ use super::mechanism::{MechanismKind, MechanismParams};
 use crate::broker::kind::KIND as BROKER;
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Delay, Interval, Seconds};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+};
 use crate::sim::{BoxedAgent, SimTime};
 
 /// The kind's name in the directory: traders find the exchange by it.
@@ -52,21 +54,25 @@ impl AgentKind for ExchangeKind {
 
     fn metrics(&self) -> &'static [Metric] {
         const METRICS: &[Metric] = &[
-            Metric::new("registered", "count", "users registered"),
-            Metric::new("refused_unauthenticated", "count", "requests refused for a missing or wrong access token"),
-            Metric::new("refused", "count", "requests refused with a reason (a bad slot, lease or bid)"),
-            Metric::new("advertised", "count", "slots advertised"),
-            Metric::new("discoveries", "count", "discovery requests answered"),
-            Metric::new("leases", "count", "commodity leases taken at a posted price"),
-            Metric::new("auctions_held", "count", "auctions opened"),
-            Metric::new("auctions_cleared", "count", "auctions cleared"),
-            Metric::new("bids", "count", "bids accepted into an auction"),
-            Metric::new("matched_cpus", "count", "CPUs matched by auctions"),
-            Metric::new("lost", "count", "applications that lost an auction"),
-            Metric::new("contracts", "count", "contracts made: reservations a provider held, paid for"),
-            Metric::new("failed", "count", "transactions whose reservation every retry failed"),
-            Metric::new("mean_price", "G$/(CPU·s)", "mean over contracts of the unit price the buyer paid"),
-            Metric::new("kept", "G$", "what the exchange kept of the buyers' payments (a reduced trade's surplus)"),
+            Metric::new("registered", Unit::Count, "users registered"),
+            Metric::new("refused_unauthenticated", Unit::Count, "requests refused for a missing or wrong access token"),
+            Metric::new("refused", Unit::Count, "requests refused with a reason (a bad slot, lease or bid)"),
+            Metric::new("advertised", Unit::Count, "slots advertised"),
+            Metric::new("discoveries", Unit::Count, "discovery requests answered"),
+            Metric::new("leases", Unit::Count, "commodity leases taken at a posted price"),
+            Metric::new("auctions_held", Unit::Count, "auctions opened"),
+            Metric::new("auctions_cleared", Unit::Count, "auctions cleared"),
+            Metric::new("bids", Unit::Count, "bids accepted into an auction"),
+            Metric::new("matched_cpus", Unit::Count, "CPUs matched by auctions"),
+            Metric::new("lost", Unit::Count, "applications that lost an auction"),
+            Metric::new("contracts", Unit::Count, "contracts made: reservations a provider held, paid for"),
+            Metric::new("failed", Unit::Count, "transactions whose reservation every retry failed"),
+            Metric::new("mean_price", Unit::Price, "mean over contracts of the unit price the buyer paid"),
+            Metric::new(
+                "kept",
+                Unit::Money,
+                "what the exchange kept of the buyers' payments (a reduced trade's surplus)",
+            ),
         ];
         METRICS
     }

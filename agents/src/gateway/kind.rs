@@ -7,7 +7,7 @@ use super::{Dispatch, Gateway};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::GroupSize;
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -36,10 +36,10 @@ impl AgentKind for GatewayKind {
 
     fn metrics(&self) -> &'static [Metric] {
         const METRICS: &[Metric] = &[
-            Metric::new("forwarded", "count", "requests forwarded to a provider"),
-            Metric::new("rejected", "count", "requests no provider would take"),
-            Metric::new("migrated", "count", "preempted leases moved to another provider"),
-            Metric::new("migrations_refused", "count", "preempted leases no other provider would take"),
+            Metric::new("forwarded", Unit::Count, "requests forwarded to a provider"),
+            Metric::new("rejected", Unit::Count, "requests no provider would take"),
+            Metric::new("migrated", Unit::Count, "preempted leases moved to another provider"),
+            Metric::new("migrations_refused", Unit::Count, "preempted leases no other provider would take"),
         ];
         METRICS
     }

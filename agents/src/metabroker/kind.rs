@@ -9,7 +9,7 @@ use super::{GreedyRank, MgnSolver, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::Interval;
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -49,19 +49,27 @@ impl AgentKind for MetaBrokerKind {
 
     fn metrics(&self) -> &'static [Metric] {
         const METRICS: &[Metric] = &[
-            Metric::new("rounds", "count", "scheduling rounds run"),
-            Metric::new("tickets", "count", "tickets issued: a job (or a part of a split job) placed on a provider"),
-            Metric::new("dropped", "count", "jobs dropped: no feasible placement before their deadline"),
-            Metric::new("spending", "G$", "what the tickets quoted, summed: the users' spending as planned"),
-            Metric::new("providers", "count", "providers in the catalogue at the end of the run"),
-            Metric::new("users", "count", "users registered"),
-            Metric::new("generations", "count", "genetic-algorithm generations run, summed over rounds"),
+            Metric::new("rounds", Unit::Count, "scheduling rounds run"),
+            Metric::new(
+                "tickets",
+                Unit::Count,
+                "tickets issued: a job (or a part of a split job) placed on a provider",
+            ),
+            Metric::new("dropped", Unit::Count, "jobs dropped: no feasible placement before their deadline"),
+            Metric::new("spending", Unit::Money, "what the tickets quoted, summed: the users' spending as planned"),
+            Metric::new("providers", Unit::Count, "providers in the catalogue at the end of the run"),
+            Metric::new("users", Unit::Count, "users registered"),
+            Metric::new("generations", Unit::Count, "genetic-algorithm generations run, summed over rounds"),
             Metric::new(
                 "solver_fallbacks",
-                "count",
+                Unit::Count,
                 "rounds where the configured LP solver failed and the transportation solver stood in",
             ),
-            Metric::new("generations_per_round", "count", "generations over the rounds that ran the genetic algorithm"),
+            Metric::new(
+                "generations_per_round",
+                Unit::Count,
+                "generations over the rounds that ran the genetic algorithm",
+            ),
         ];
         METRICS
     }

@@ -16,7 +16,7 @@ use crate::exchange::mechanism::MechanismKind;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, serde_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit, serde_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -61,36 +61,36 @@ impl AgentKind for ProviderKind {
         const METRICS: &[Metric] = &[
             Metric::new(
                 "utilisation",
-                "ratio",
+                Unit::Share,
                 "PE-seconds computing over PE-seconds available from t = 0 to the end of the run (preemption overhead \
                  and the runs of cancelled leases are busy but not computing)",
             ),
-            Metric::new("busy_pe_seconds", "PE·s", "PE-seconds busy, computing or not"),
-            Metric::new("local_requests", "count", "requests from the provider's own (local) users"),
-            Metric::new("local_rejected", "count", "local requests rejected"),
-            Metric::new("preempted_leases", "count", "leases preempted, running or holding a queued reservation"),
-            Metric::new("preempted_vms", "count", "VMs of the running leases preempted"),
-            Metric::new("preemption_overhead", "s", "the overhead h(C) of the preempted sets, summed"),
-            Metric::new("overhead_pe_seconds", "PE·s", "PE-seconds the preemption overhead kept busy"),
-            Metric::new("lost_pe_seconds", "PE·s", "PE-seconds cancelled leases ran before their preemption"),
+            Metric::new("busy_pe_seconds", Unit::PeSeconds, "PE-seconds busy, computing or not"),
+            Metric::new("local_requests", Unit::Count, "requests from the provider's own (local) users"),
+            Metric::new("local_rejected", Unit::Count, "local requests rejected"),
+            Metric::new("preempted_leases", Unit::Count, "leases preempted, running or holding a queued reservation"),
+            Metric::new("preempted_vms", Unit::Count, "VMs of the running leases preempted"),
+            Metric::new("preemption_overhead", Unit::Seconds, "the overhead h(C) of the preempted sets, summed"),
+            Metric::new("overhead_pe_seconds", Unit::PeSeconds, "PE-seconds the preemption overhead kept busy"),
+            Metric::new("lost_pe_seconds", Unit::PeSeconds, "PE-seconds cancelled leases ran before their preemption"),
             Metric::new(
                 "search_fallbacks",
-                "count",
+                Unit::Count,
                 "exact preemption searches that hit their limit and fell back to the greedy policy",
             ),
-            Metric::new("preempted_migratable", "count", "running migratable leases preempted"),
-            Metric::new("migrated_out", "count", "leases that left for another provider"),
-            Metric::new("migrated_in", "count", "leases that arrived from another provider"),
+            Metric::new("preempted_migratable", Unit::Count, "running migratable leases preempted"),
+            Metric::new("migrated_out", Unit::Count, "leases that left for another provider"),
+            Metric::new("migrated_in", Unit::Count, "leases that arrived from another provider"),
             Metric::new(
                 "deadline_missed",
-                "count",
+                Unit::Count,
                 "deadline-constrained leases whose plan after a preemption ends past their deadline",
             ),
-            Metric::new("owner_suspends", "count", "leases their owner suspended"),
-            Metric::new("accepted", "count", "jobs admitted when submitted"),
-            Metric::new("rejected", "count", "jobs refused when submitted"),
-            Metric::new("completed", "count", "jobs that ran to completion"),
-            Metric::new("pes", "count", "processing elements (PEs) of the cluster"),
+            Metric::new("owner_suspends", Unit::Count, "leases their owner suspended"),
+            Metric::new("accepted", Unit::Count, "jobs admitted when submitted"),
+            Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
+            Metric::new("completed", Unit::Count, "jobs that ran to completion"),
+            Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
         ];
         METRICS
     }
@@ -108,7 +108,7 @@ impl AgentKind for ProviderKind {
 
     fn derived_metrics(&self) -> &'static [Metric] {
         const DERIVED: &[Metric] =
-            &[Metric::new("migration_rate", "ratio", "migrated_out / preempted_migratable over all providers")];
+            &[Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers")];
         DERIVED
     }
 

@@ -71,21 +71,73 @@ impl fmt::Debug for dyn AgentKind {
     }
 }
 
-/// A metric as the glossary (`gridmarket schema --outputs`) documents it.
+/// A metric as the glossary (`gridmarket schema --outputs`) documents it and the charts label it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Metric {
     /// Its name in `summary.json`, after the member's prefix.
     pub name: &'static str,
-    /// Its unit: `s`, `G$`, `PE·s`, `count`, `ratio` (in [0, 1]), ….
-    pub unit: &'static str,
+    /// What it measures in.
+    pub unit: Unit,
     /// What it measures, in a sentence.
     pub about: &'static str,
 }
 
 impl Metric {
     /// The metric `name` in `unit`.
-    pub const fn new(name: &'static str, unit: &'static str, about: &'static str) -> Metric {
+    pub const fn new(name: &'static str, unit: Unit, about: &'static str) -> Metric {
         Metric { name, unit, about }
+    }
+}
+
+/// What a metric measures in, and so the values it can take: one place for the glossary, axis labels and the
+/// clipping of confidence intervals on charts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A time or a duration [s].
+    Seconds,
+    /// Work: PEs × time [PE·s].
+    PeSeconds,
+    /// Money [G$].
+    Money,
+    /// A price per PE-second [G$/(PE·s)].
+    Price,
+    /// A share of a whole, from 0 to 1 (utilisation, a rejection rate).
+    Share,
+    /// A ratio of two times that is at least 1 (a slowdown).
+    Slowdown,
+    /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
+    Count,
+}
+
+impl Unit {
+    /// Its symbol, as the glossary writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::PeSeconds => "PE·s",
+            Unit::Money => "G$",
+            Unit::Price => "G$/(PE·s)",
+            Unit::Share => "share, 0–1",
+            Unit::Slowdown => "ratio ≥ 1",
+            Unit::Count => "count",
+        }
+    }
+
+    /// As an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
+    pub fn axis(self) -> String {
+        match self {
+            Unit::Share | Unit::Slowdown | Unit::Count => format!("({})", self.symbol()),
+            _ => format!("[{}]", self.symbol()),
+        }
+    }
+
+    /// The values it can take, `(min, max)`: what a confidence interval is clipped to when drawn.
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Unit::Share => (0.0, 1.0),
+            Unit::Slowdown => (1.0, f64::INFINITY),
+            _ => (0.0, f64::INFINITY),
+        }
     }
 }
 
