@@ -123,13 +123,16 @@ fn cell(text: &str) -> String {
     text.replace('\n', " ").replace('|', "\\|")
 }
 
-/// `gridmarket list`'s agent kinds: each kind's table, what it is, and its policies.
+/// `gridmarket list`'s agent kinds: each kind's table, what it is, and its policies (the registry's included).
 pub fn kinds_text(registry: &Registry) -> String {
     let mut out = String::from("agent kinds, their scenario tables and policies:\n");
     for kind in registry.kinds() {
         let _ = writeln!(out, "  {} [{}.<name>]: {}", kind.name(), kind.table(), kind.about());
-        for p in kind.policies() {
+        for p in registry.policies(*kind) {
             let _ = writeln!(out, "      {}: {} ({})", p.key, p.values.join(", "), p.source);
+            for (value, about) in &p.about {
+                let _ = writeln!(out, "          {value}: {about}");
+            }
         }
     }
     out

@@ -174,8 +174,19 @@ pub struct LoadOptions {
 impl Study {
     /// Loads `path` and checks every sweep point.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
+        Study::checked(Document::load(path, &opts.registry)?, opts)
+    }
+
+    /// Parses `text` as the scenario file `path` (which errors name, and profiles are relative to) and checks every
+    /// sweep point: a scenario written in a program.
+    pub fn parse(path: &Path, text: &str, opts: &LoadOptions) -> Result<Study, ScenarioError> {
+        Study::checked(Document::parse(path, text, &opts.registry)?, opts)
+    }
+
+    fn checked(mut doc: Document, opts: &LoadOptions) -> Result<Study, ScenarioError> {
         let registry = &opts.registry;
-        let mut doc = Document::load(path, registry)?;
+        let path = doc.path.clone();
+        let path = path.as_path();
         let spans = doc.spans.clone();
         // Keys given a value outside their own table, in the order applied: their errors are reported there.
         let mut overrides: Vec<(String, Override)> = Vec::new();
@@ -644,7 +655,7 @@ impl Plan {
         let workload_names: Vec<String> = raw.workloads.keys().cloned().collect();
         let mut plans = Vec::new();
         for (g, m) in groups.iter().zip(&members) {
-            let cx = CheckCx { group: &g.name, groups: &members, workloads: &workload_names };
+            let cx = CheckCx { registry, group: &g.name, groups: &members, workloads: &workload_names };
             let spec: Arc<dyn GroupSpec> = g
                 .raw
                 .check(&cx)

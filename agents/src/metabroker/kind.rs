@@ -5,11 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::agent::MetaBroker;
-use super::{GreedyRank, MgnSolver, SchedulingPolicy};
+use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::Interval;
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    serde_name, unknown_name,
 };
 use crate::sim::BoxedAgent;
 
@@ -33,7 +34,6 @@ impl AgentKind for MetaBrokerKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        use SchedulingPolicy::*;
         let solvers = [
             MgnSolver::Transportation,
             MgnSolver::Microlp,
@@ -41,7 +41,7 @@ impl AgentKind for MetaBrokerKind {
             MgnSolver::Highs,
         ];
         vec![
-            Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "Garg (2010) ch4"),
+            Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
         ]
@@ -88,10 +88,10 @@ impl AgentKind for MetaBrokerKind {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawMetaBroker {
     /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
-    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part).
+    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); or the name of a policy
+    /// added to the registry, which places one job at a time (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
-    #[schemars(with = "String")]
-    pub policy: SchedulingPolicy,
+    pub policy: String,
     /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
     pub interval: Option<Interval>,
     /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
@@ -109,8 +109,24 @@ pub struct RawMetaBroker {
     pub providers: Vec<String>,
 }
 
-fn greedy() -> SchedulingPolicy {
-    SchedulingPolicy::Greedy
+fn greedy() -> String {
+    serde_name(&SchedulingPolicy::Greedy)
+}
+
+impl RawMetaBroker {
+    /// The policy named by `policy`: one of the thesis's, or one of the registry's.
+    fn round_policy(&self, cx: &CheckCx<'_>) -> Result<RoundPolicy, Invalid> {
+        let name = self.policy.as_str();
+        if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            return Ok(RoundPolicy::Thesis(policy));
+        }
+        if let Some(policy) = cx.registry.meta_policy(name) {
+            return Ok(RoundPolicy::Each(policy));
+        }
+        let thesis = SchedulingPolicy::ALL.iter().map(serde_name);
+        let known: Vec<String> = thesis.chain(cx.registry.meta_policies().iter().map(|p| p.name().into())).collect();
+        Err(unknown_name("policy", name, known.iter().map(String::as_str)))
+    }
 }
 
 impl RawGroup for RawMetaBroker {
@@ -123,8 +139,9 @@ impl RawGroup for RawMetaBroker {
         if providers.is_empty() {
             return Err(Invalid::at("providers", "expected at least one provider"));
         }
+        let policy = self.round_policy(cx)?;
         let interval = self.interval.map_or(50.0, |i| i.0);
-        let (policy, solver, greedy) = (self.policy, self.solver, self.greedy);
+        let (solver, greedy) = (self.solver, self.greedy);
         Ok(Box::new(MetaBrokerSpec { providers, policy, interval, solver, greedy }))
     }
 }
@@ -135,7 +152,7 @@ pub struct MetaBrokerSpec {
     /// The providers of its market.
     pub providers: Vec<Members>,
     /// Scheduling policy.
-    pub policy: SchedulingPolicy,
+    pub policy: RoundPolicy,
     /// Scheduling interval [s].
     pub interval: f64,
     /// Solver of the MGN relaxation.

@@ -9,7 +9,8 @@ use serde::Deserialize;
 
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
-use super::scheduler::{Partitioning, SchedulerPolicy};
+use super::scheduler::order::ARRIVAL;
+use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
 use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
@@ -17,6 +18,7 @@ use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit, serde_name,
+    unknown_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -151,6 +153,10 @@ pub struct RawProvider {
     #[serde(default = "easy")]
     #[schemars(with = "String")]
     pub scheduler: SchedulerPolicy,
+    /// The order in which the "fcfs", "easy" and "multi-partition-easy" schedulers consider waiting jobs: "arrival"
+    /// (default), "shortest-job-first" (the shortest estimate first, Chiang, Arpaci-Dusseau & Vernon 2002), or the
+    /// name of an order added to the registry (see docs/writing-a-policy.md). Priority classes still come first.
+    pub queue_order: Option<String>,
     /// How a local request that does not fit is resolved (Amini Salehi 2012, ch3): "nop" (reject it; default), "mov",
     /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
     #[serde(default = "nop")]
@@ -252,6 +258,7 @@ impl RawGroup for RawProvider {
         if let Some(b) = self.borrowing {
             partitioning.borrowing = b;
         }
+        let queue_order = self.queue_order(cx)?;
         let config = ProviderConfig {
             pes: self.pes.0,
             speed: self.speed.map_or(1.0, |s| s.0),
@@ -335,7 +342,30 @@ impl RawGroup for RawProvider {
                 Some(Trading { exchange, sell, interval, horizon, lease })
             }
         };
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla }))
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order }))
+    }
+}
+
+impl RawProvider {
+    /// The queue order named by `queue-order`: `None` for arrival order.
+    fn queue_order(&self, cx: &CheckCx<'_>) -> Result<Option<&'static dyn QueueOrder>, Invalid> {
+        let Some(name) = self.queue_order.as_deref() else { return Ok(None) };
+        let order = match cx.registry.queue_order(name) {
+            Some(order) => Some(order),
+            None if name == ARRIVAL => None,
+            None => {
+                let orders = cx.registry.queue_orders().iter().map(|o| o.name());
+                return Err(unknown_name("queue-order", name, std::iter::once(ARRIVAL).chain(orders)));
+            }
+        };
+        if order.is_some() && self.scheduler == SchedulerPolicy::Conservative {
+            let message = format!(
+                "\"{name}\" applies to the \"fcfs\", \"easy\" and \"multi-partition-easy\" schedulers; conservative \
+                 backfilling gives each job its reservation when it arrives, so it keeps arrival order"
+            );
+            return Err(Invalid::at("queue-order", message).hint("set `scheduler = \"easy\"` or remove `queue-order`"));
+        }
+        Ok(order)
     }
 }
 
@@ -365,6 +395,8 @@ pub struct ProviderSpec {
     pub trading: Option<Trading>,
     /// Which SLA claims of personalised brokers it grants.
     pub sla: SlaRule,
+    /// The order of its FCFS or EASY queue, if not arrival.
+    pub queue_order: Option<&'static dyn QueueOrder>,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -411,7 +443,10 @@ impl GroupSpec for ProviderSpec {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        let provider = Provider::new(config).with_sla(self.sla);
+        let mut provider = Provider::new(config).with_sla(self.sla);
+        if let Some(order) = self.queue_order {
+            provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;
+        }
         Ok(Box::new(match &self.trading {
             None => provider,
             Some(t) => provider.selling_on(ExchangeTrading {
