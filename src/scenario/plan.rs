@@ -174,19 +174,8 @@ pub struct LoadOptions {
 impl Study {
     /// Loads `path` and checks every sweep point.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
-        Study::checked(Document::load(path, &opts.registry)?, opts)
-    }
-
-    /// Parses `text` as the scenario file `path` (which errors name, and profiles are relative to) and checks every
-    /// sweep point: a scenario written in a program.
-    pub fn parse(path: &Path, text: &str, opts: &LoadOptions) -> Result<Study, ScenarioError> {
-        Study::checked(Document::parse(path, text, &opts.registry)?, opts)
-    }
-
-    fn checked(mut doc: Document, opts: &LoadOptions) -> Result<Study, ScenarioError> {
         let registry = &opts.registry;
-        let path = doc.path.clone();
-        let path = path.as_path();
+        let mut doc = Document::load(path, registry)?;
         let spans = doc.spans.clone();
         // Keys given a value outside their own table, in the order applied: their errors are reported there.
         let mut overrides: Vec<(String, Override)> = Vec::new();
