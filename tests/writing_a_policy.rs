@@ -145,7 +145,32 @@ fn test_unknown_and_refused_names_get_clear_errors() {
 }
 
 #[test]
-#[should_panic(expected = "queue order `smallest-area-first` is registered twice")]
-fn test_a_name_registers_once() {
+#[should_panic(expected = "the queue order name `smallest-area-first` is taken")]
+fn test_a_queue_order_name_registers_once() {
     let _ = registry().with_queue_order(&smallest_area_first::SmallestAreaFirst);
+}
+
+/// Named like one of Garg's policies.
+struct Greedy;
+
+impl agents::metabroker::MetaPolicy for Greedy {
+    fn name(&self) -> &'static str {
+        "greedy"
+    }
+    fn about(&self) -> &'static str {
+        "a clash"
+    }
+    fn choose<'c>(
+        &self,
+        _: &agents::metabroker::App,
+        candidates: &'c [agents::metabroker::Candidate],
+    ) -> Option<&'c agents::metabroker::Candidate> {
+        candidates.first()
+    }
+}
+
+#[test]
+#[should_panic(expected = "the meta-broker policy name `greedy` is taken")]
+fn test_a_meta_policy_takes_no_name_of_the_thesis() {
+    let _ = Registry::standard().with_meta_policy(&Greedy);
 }

@@ -456,7 +456,7 @@ impl Registry {
     /// If its name is taken (`arrival`, or an order added before): a mistake in the program, not in a scenario.
     pub fn with_queue_order(mut self, order: &'static dyn QueueOrder) -> Registry {
         let name = order.name();
-        assert!(name != ARRIVAL && self.queue_order(name).is_none(), "queue order `{name}` is registered twice");
+        assert!(name != ARRIVAL && self.queue_order(name).is_none(), "the queue order name `{name}` is taken");
         self.queue_orders.push(order);
         self
     }
@@ -468,7 +468,7 @@ impl Registry {
     pub fn with_meta_policy(mut self, policy: &'static dyn MetaPolicy) -> Registry {
         let name = policy.name();
         let thesis = SchedulingPolicy::ALL.iter().any(|p| serde_name(p) == name);
-        assert!(!thesis && self.meta_policy(name).is_none(), "meta-broker policy `{name}` is registered twice");
+        assert!(!thesis && self.meta_policy(name).is_none(), "the meta-broker policy name `{name}` is taken");
         self.meta_policies.push(policy);
         self
     }
