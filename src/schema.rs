@@ -189,7 +189,12 @@ fn walk(s: &Value, prefix: &str, defs: &Value, rows: &mut Vec<(String, String, S
             .to_string();
         let default = prop.get("default").map_or(String::new(), |d| format!("`{d}`"));
         rows.push((path.clone(), type_name(prop, defs), default, doc));
-        let inner = resolve(prop, defs);
+        // An optional table (`anyOf` [the table, null]) is walked like the table.
+        let table = prop.get("anyOf").and_then(Value::as_array).and_then(|any| {
+            any.iter()
+                .find(|v| v.get("type") != Some(&Value::from("null")) && resolve(v, defs).get("properties").is_some())
+        });
+        let inner = resolve(table.unwrap_or(prop), defs);
         if inner.get("properties").is_some() {
             walk(inner, &path, defs, rows, depth + 1);
         } else if let Some(map) = inner.get("additionalProperties").filter(|v| v.is_object()) {

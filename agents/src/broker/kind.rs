@@ -2,9 +2,9 @@
 //! directly, through a meta-broker, or to the cheapest provider it can claim (personalised).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::{AuctionChoice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
+use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::kind::KIND as METABROKER;
@@ -41,6 +41,7 @@ impl AgentKind for BrokerKind {
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
+            Policy::of("choose", &[Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest], "personalised"),
         ]
     }
 
@@ -93,6 +94,14 @@ pub struct RawBroker {
     /// situation with reduced users").
     #[schemars(with = "Option<String>")]
     pub on_refusal: Option<OnRefusal>,
+    /// Personalised mode: how a provider is chosen by its posted price (brokers follow the prices providers announce):
+    /// "cheapest-feasible" (the cheapest on which the job meets its deadline and budget; default), "cheapest" (the
+    /// cheapest, feasible or not) or "random-cheapest" (one of the `cheapest-k` cheapest feasible, at random).
+    #[schemars(with = "Option<String>")]
+    pub choose: Option<Choose>,
+    /// Personalised mode, `choose = "random-cheapest"`: how many of the cheapest feasible providers the choice is
+    /// among (default 3).
+    pub cheapest_k: Option<PositiveInt>,
     /// Exchange mode (Garg 2010 ch 8): the exchange the brokers trade on, for a lease or in an auction.
     pub exchange: Option<String>,
     /// Exchange mode: "lease" (the cheapest affordable commodity slot; default) or "bid" (in an auction).
@@ -126,7 +135,12 @@ impl RawGroup for RawBroker {
 
 impl RawBroker {
     fn target(&self, cx: &CheckCx<'_>) -> Result<Target, Invalid> {
-        let claims = [("first-claim", self.first_claim.is_some()), ("on-refusal", self.on_refusal.is_some())];
+        let claims = [
+            ("first-claim", self.first_claim.is_some()),
+            ("on-refusal", self.on_refusal.is_some()),
+            ("choose", self.choose.is_some()),
+            ("cheapest-k", self.cheapest_k.is_some()),
+        ];
         if self.personalised.is_none()
             && let Some((key, _)) = claims.iter().find(|k| k.1)
         {
@@ -174,7 +188,16 @@ impl RawBroker {
                     first: self.first_claim.unwrap_or_default(),
                     refused: self.on_refusal.unwrap_or_default(),
                 };
-                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims })
+                let choice = match (self.choose.unwrap_or(Choose::CheapestFeasible), self.cheapest_k) {
+                    (Choose::RandomCheapest, k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
+                    (_, Some(_)) => {
+                        return Err(Invalid::at("cheapest-k", "a key of `choose = \"random-cheapest\"`")
+                            .hint("add `choose = \"random-cheapest\"` or remove `cheapest-k`"));
+                    }
+                    (Choose::CheapestFeasible, None) => Choice::CheapestFeasible,
+                    (Choose::Cheapest, None) => Choice::Cheapest,
+                };
+                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims, choice })
             }
             (Some(_), Some(_)) => Err(Invalid::at("", "give either `submit-to` or `personalised`, not both")),
             (None, None) => {
@@ -199,6 +222,8 @@ pub enum Target {
         round: f64,
         /// When they claim, and where after a refusal.
         claims: Claims,
+        /// How they choose a provider by price.
+        choice: Choice,
     },
     /// On this exchange, with this strategy.
     Exchange(String, ExchangeStrategy),
@@ -224,7 +249,7 @@ impl GroupSpec for BrokerSpec {
         let submission = match &self.target {
             Target::Direct(to) => Submission::Direct { to: cx.id(to)? },
             Target::MetaBroker(to) => Submission::MetaBroker { to: cx.id(to)? },
-            Target::Personalised { providers, round, claims } => Submission::Personalised {
+            Target::Personalised { providers, round, claims, choice } => Submission::Personalised {
                 providers: providers
                     .iter()
                     .flat_map(Members::names)
@@ -232,10 +257,23 @@ impl GroupSpec for BrokerSpec {
                     .collect::<Result<_, _>>()?,
                 round: *round,
                 claims: *claims,
+                choice: *choice,
             },
             Target::Exchange(to, strategy) => Submission::Exchange { to: cx.id(to)?, strategy: strategy.clone() },
         };
         let jobs = cx.jobs.remove(member.name).unwrap_or_default();
         Ok(Box::new(UserBroker::new(jobs, submission)))
     }
+}
+
+/// A personalised broker's `choose`, as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Choose {
+    /// [`Choice::CheapestFeasible`].
+    CheapestFeasible,
+    /// [`Choice::Cheapest`].
+    Cheapest,
+    /// [`Choice::RandomCheapest`].
+    RandomCheapest,
 }

@@ -21,7 +21,7 @@
 //! loses all its CPUs (the mechanism's other trades stand, at their price); a session token is the agent's own and
 //! acts only for it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -650,6 +650,15 @@ impl Exchange {
             }
         }
         let clearing = auction.mechanism.clear(&bids, &asks);
+        // A call market with trades tells its sellers the price it cleared at (what auction-cleared providers post).
+        if matches!(auction.item, Item::Market) && !clearing.trades.is_empty() {
+            let price = clearing.received() / clearing.trades.len() as f64;
+            let sellers: BTreeSet<AgentId> =
+                auction.sells.keys().filter_map(|slot| self.slots.get(slot).map(|s| s.provider)).collect();
+            for seller in sellers {
+                ctx.send(seller, ExchangeMsg::Cleared { auction: id, price });
+            }
+        }
         // Per application, its trades by slot.
         let mut matched: BTreeMap<(AgentId, JobId), BTreeMap<u64, Matched>> = BTreeMap::new();
         for t in &clearing.trades {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
+use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::{Partitioning, SchedulerPolicy};
 use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
@@ -46,6 +47,17 @@ impl AgentKind for ProviderKind {
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
             Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
+            Policy::of(
+                "pricing.rule",
+                &[
+                    RuleName::Fixed,
+                    RuleName::Utilisation,
+                    RuleName::Demand,
+                    RuleName::AuctionCleared,
+                    RuleName::TimeOfDay,
+                ],
+                "how the posted price moves (see docs/market.md)",
+            ),
         ]
     }
 
@@ -91,6 +103,32 @@ impl AgentKind for ProviderKind {
             Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
             Metric::new("completed", Unit::Count, "jobs that ran to completion"),
             Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
+            Metric::new("price", Unit::Price, "the price posted at the end of the run"),
+            Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
+            Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
+            Metric::new(
+                "price_swing",
+                Unit::Ratio,
+                "over the repricings of the second half of the run, the mean absolute price change over the mean price \
+                 (0 for a settled price; undefined without repricing)",
+            ),
+            Metric::new(
+                "price_alternation",
+                Unit::Share,
+                "over the price changes of the second half of the run, the share that reverse the change before (near 1 \
+                 for a price oscillating at every repricing)",
+            ),
+            Metric::new(
+                "price_clamped",
+                Unit::Count,
+                "prices the pricing strategy proposed outside its bounds (or not a finite non-negative number), clamped",
+            ),
+            Metric::new(
+                "requests",
+                Unit::Count,
+                "claims, submissions and reservations received, granted or not (what the contention index counts)",
+            ),
+            Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
         ];
         METRICS
     }
@@ -194,6 +232,9 @@ pub struct RawProvider {
     /// On the exchange, selling in its call markets: the most CPUs of one ask; a free slot is advertised in lots of
     /// that size, each a slot of the catalogue, asked in a market chosen at random (default: the slot whole).
     pub ask_cpus: Option<PositiveInt>,
+    /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
+    /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
+    pub pricing: Option<RawPricing>,
 }
 
 /// How a provider sells on an exchange, as written.
@@ -335,7 +376,28 @@ impl RawGroup for RawProvider {
                 Some(Trading { exchange, sell, interval, horizon, lease })
             }
         };
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla }))
+        let pricing = self.pricing(config.price, &trading)?;
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, pricing }))
+    }
+}
+
+impl RawProvider {
+    /// The pricing strategy, checked for the configured price and every price the group may draw.
+    fn pricing(&self, price: f64, trading: &Option<Trading>) -> Result<PricingConfig, Invalid> {
+        let Some(raw) = &self.pricing else { return Ok(PricingConfig::default()) };
+        let config = raw.check(price)?;
+        for [lo, hi] in self.price_range.iter() {
+            raw.check(*lo)?;
+            raw.check(*hi)?;
+        }
+        if config.rule == Rule::AuctionCleared && !trading.as_ref().is_some_and(|t| matches!(t.sell, Sell::Market(_))) {
+            return Err(Invalid::at(
+                "pricing.rule",
+                "posts the price the exchange's call markets clear at, but this provider asks in none",
+            )
+            .hint("add `exchange = \"...\"` and `sell = \"market\"`"));
+        }
+        Ok(config)
     }
 }
 
@@ -365,6 +427,8 @@ pub struct ProviderSpec {
     pub trading: Option<Trading>,
     /// Which SLA claims of personalised brokers it grants.
     pub sla: SlaRule,
+    /// How its price moves.
+    pub pricing: PricingConfig,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -403,15 +467,19 @@ impl ProviderSpec {
 
 impl GroupSpec for ProviderSpec {
     fn perpetual(&self) -> Option<String> {
-        let t = self.trading.as_ref()?;
-        Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval))
+        match (&self.trading, &self.pricing.rule) {
+            (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),
+            (None, Rule::Feedback(_)) => Some(format!("revises its price every {} s", self.pricing.interval)),
+            (None, Rule::TimeOfDay(_)) => Some("revises its price at every change of its tariff".into()),
+            (None, Rule::Fixed | Rule::AuctionCleared) => None,
+        }
     }
 
     fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        let provider = Provider::new(config).with_sla(self.sla);
+        let provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
         Ok(Box::new(match &self.trading {
             None => provider,
             Some(t) => provider.selling_on(ExchangeTrading {

@@ -86,6 +86,7 @@ impl Provider {
             ExchangeMsg::Refused(r) => {
                 tracing::debug!(provider = ctx.name(), what = r.what.as_str(), reason = r.reason.as_str(), "refused")
             }
+            ExchangeMsg::Cleared { price, .. } => self.on_cleared(*price, ctx),
             ExchangeMsg::AuctionHeld { .. } | ExchangeMsg::Offers(_) => {}
             _ => tracing::error!(provider = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
         }
