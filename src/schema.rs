@@ -9,6 +9,7 @@ use agents::registry::{Metric, Registry, Unit};
 use schemars::SchemaGenerator;
 use serde_json::Value;
 
+use crate::runner::market::MARKET_METRICS;
 use crate::runner::metrics::{JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS};
 use crate::runner::outputs::FILES;
 use crate::scenario::raw::RawScenario;
@@ -79,6 +80,12 @@ pub fn outputs_markdown(registry: &Registry) -> String {
         }
     };
     table(&mut out, "The run", "{}", &RUN_METRICS);
+    table(
+        &mut out,
+        "The market of providers and brokers (runs with providers; see `docs/market.md`)",
+        "market.{}",
+        &MARKET_METRICS,
+    );
     let money: Vec<Metric> = Reason::ALL.iter().map(|r| Metric::new(r.name(), Unit::Money, r.about())).collect();
     table(&mut out, "Money, summed over the ledger by reason", "money.{}", &money);
     let _ = writeln!(

@@ -438,6 +438,7 @@ impl Registry {
             .with(&crate::metabroker::kind::MetaBrokerKind)
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
+            .with(&crate::market::kind::MarketKind)
     }
 
     /// Adds `kind`, built after the kinds before it.
