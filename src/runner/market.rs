@@ -20,7 +20,7 @@ use crate::output::{Csv, Field};
 use crate::plot::{self, Band, Chart, TimeSeries};
 
 /// Run-wide market metrics, under `market.`, in runs with providers.
-pub const MARKET_METRICS: [Metric; 11] = [
+pub const MARKET_METRICS: [Metric; 12] = [
     Metric::new(
         "contention",
         Unit::Count,
@@ -63,6 +63,11 @@ pub const MARKET_METRICS: [Metric; 11] = [
         Unit::Share,
         "the share of all busy PE-seconds served by the k cheapest providers at t = 0",
     ),
+    Metric::new(
+        "refused_cheapest",
+        Unit::Count,
+        "claims, submissions and reservations the k cheapest providers at t = 0 refused",
+    ),
 ];
 
 /// One provider's series, as its report gives them.
@@ -75,14 +80,17 @@ pub struct Site<'a> {
     pub price: Option<&'a Series>,
     /// Requests received so far, over time.
     pub requests: Option<&'a Series>,
+    /// Requests it refused over the run.
+    pub refused: f64,
 }
 
 impl<'a> Site<'a> {
     /// The provider of `report`, if it is one (it reports a `busy_pes` series).
     pub fn of(report: &'a Report) -> Option<Site<'a>> {
         let series = |k: &str| report.series.iter().find(|(n, _)| *n == k).map(|(_, s)| s);
-        let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
-        Some(Site { pes, busy: series("busy_pes")?, price: series("price"), requests: series("requests") })
+        let metric = |k: &str| report.metrics.iter().find(|(n, _)| *n == k).map_or(0.0, |m| m.1);
+        let (pes, refused) = (metric("pes"), metric("refused"));
+        Some(Site { pes, busy: series("busy_pes")?, price: series("price"), requests: series("requests"), refused })
     }
 
     /// Requests received in (a, b].
@@ -192,6 +200,7 @@ pub fn market_metrics(
     let total: f64 = ranked.iter().map(busy).sum();
     let cheapest: f64 = ranked.iter().take(k).map(busy).sum();
     put("cheapest_share", if total > 0.0 { cheapest / total } else { f64::NAN });
+    put("refused_cheapest", ranked.iter().take(k).map(|s| s.refused).sum());
 }
 
 /// `periods.csv`'s rows: one per market and period.
@@ -290,7 +299,13 @@ mod tests {
         let (busy_cheap, busy_dear) = (series(&[(0.0, 5.0)]), series(&[(0.0, 0.0)]));
         let (price_cheap, price_dear) = (series(&[(0.0, 1.0)]), series(&[(0.0, 2.0)]));
         let (req_cheap, req_dear) = (series(&[(10.0, 4.0), (50.0, 12.0)]), series(&[(20.0, 3.0)]));
-        let site = |busy, price, requests| Site { pes: 10.0, busy, price: Some(price), requests: Some(requests) };
+        let site = |busy, price, requests| Site {
+            pes: 10.0,
+            busy,
+            price: Some(price),
+            requests: Some(requests),
+            refused: 2.0,
+        };
         let sites = [site(&busy_dear, &price_dear, &req_dear), site(&busy_cheap, &price_cheap, &req_cheap)];
         assert_eq!(contention(&sites, 1, 0.0, 100.0), 12.0 / 5.0);
         // Both: 15 requests over 15 free PEs.
@@ -305,6 +320,7 @@ mod tests {
         assert_eq!(out["market.price"], 1.5);
         assert_eq!(out["market.cheapest_share"], 1.0);
         assert_eq!(out["market.revenue"], 7.0);
+        assert_eq!(out["market.refused_cheapest"], 2.0);
         assert_eq!(out["market.price_volatility"], 0.0, "fixed prices");
     }
 }

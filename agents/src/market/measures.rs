@@ -53,7 +53,7 @@ impl Equilibrium {
 /// Smith's (1962) α: the root-mean-square deviation of the transaction prices from the equilibrium price, as a
 /// percentage of it, 100 √(Σ (p − P*)² / n) / P*. NaN without trades or without a positive P*.
 pub fn smiths_alpha(prices: &[f64], equilibrium: f64) -> f64 {
-    if prices.is_empty() || !(equilibrium > 0.0) {
+    if prices.is_empty() || equilibrium.is_nan() || equilibrium <= 0.0 {
         return f64::NAN;
     }
     let mean_square = prices.iter().map(|p| (p - equilibrium).powi(2)).sum::<f64>() / prices.len() as f64;
@@ -63,7 +63,7 @@ pub fn smiths_alpha(prices: &[f64], equilibrium: f64) -> f64 {
 /// Price volatility: the root mean square of the changes from one transaction price to the next, over the
 /// equilibrium price. NaN with fewer than two trades.
 pub fn volatility(prices: &[f64], equilibrium: f64) -> f64 {
-    if prices.len() < 2 || !(equilibrium > 0.0) {
+    if prices.len() < 2 || equilibrium.is_nan() || equilibrium <= 0.0 {
         return f64::NAN;
     }
     let changes: Vec<f64> = prices.windows(2).map(|w| w[1] - w[0]).collect();

@@ -186,7 +186,7 @@ impl DoubleAuctionMarket {
             self.shout(i, now, ctx);
         }
         self.steps += 1;
-        if self.steps % u64::from(self.config.steps) == 0 {
+        if self.steps.is_multiple_of(u64::from(self.config.steps)) {
             self.end_period(now + self.config.step);
         }
         if self.period() < self.config.periods {
@@ -202,7 +202,7 @@ impl DoubleAuctionMarket {
             Side::Bid => self.book.best_bid().is_none_or(|b| price > b.price),
             Side::Ask => self.book.best_ask().is_none_or(|a| price < a.price),
         };
-        if !improves || !(price.is_finite() && price >= 0.0) {
+        if !(improves && price.is_finite() && price >= 0.0) {
             return;
         }
         let id = self.owners.len() as u64;

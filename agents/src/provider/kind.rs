@@ -107,6 +107,11 @@ impl AgentKind for ProviderKind {
             Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
             Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
             Metric::new(
+                "price_settled",
+                Unit::Price,
+                "the mean price after the repricings of the second half of the run (undefined without repricing)",
+            ),
+            Metric::new(
                 "price_swing",
                 Unit::Ratio,
                 "over the repricings of the second half of the run, the mean absolute price change over the mean price \
@@ -469,7 +474,9 @@ impl GroupSpec for ProviderSpec {
     fn perpetual(&self) -> Option<String> {
         match (&self.trading, &self.pricing.rule) {
             (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),
-            (None, Rule::Feedback(_)) => Some(format!("revises its price every {} s", self.pricing.interval)),
+            (None, Rule::Feedback(_) | Rule::Custom) => {
+                Some(format!("revises its price every {} s", self.pricing.interval))
+            }
             (None, Rule::TimeOfDay(_)) => Some("revises its price at every change of its tariff".into()),
             (None, Rule::Fixed | Rule::AuctionCleared) => None,
         }

@@ -183,6 +183,8 @@ pub enum Rule {
     AuctionCleared,
     /// Peak and off-peak tariffs.
     TimeOfDay(TimeOfDay),
+    /// A strategy written in code and given to the provider ([`Provider::with_price_rule`]), revised every interval.
+    Custom,
 }
 
 impl Rule {
@@ -193,6 +195,8 @@ impl Rule {
             Rule::Feedback(f) => Box::new(*f),
             Rule::AuctionCleared => Box::new(AuctionCleared),
             Rule::TimeOfDay(t) => Box::new(t.clone()),
+            // The provider is given the strategy itself.
+            Rule::Custom => Box::new(Fixed),
         }
     }
 }
@@ -444,7 +448,8 @@ impl Pricing {
 
     /// The price proposed, clamped to the bounds; a proposal that is no price at all is reported once.
     fn clamp(&mut self, proposed: f64, current: f64, provider: &str) -> f64 {
-        if !(proposed.is_finite() && proposed >= 0.0) && !self.reported {
+        let a_price = proposed.is_finite() && proposed >= 0.0;
+        if !a_price && !self.reported {
             self.reported = true;
             tracing::warn!(
                 provider,
@@ -469,6 +474,13 @@ impl Provider {
         self
     }
 
+    /// Prices by `rule`, a strategy written in code, revised every `interval` seconds within `bounds`.
+    pub fn with_price_rule(mut self, rule: Box<dyn PriceRule>, interval: f64, bounds: (f64, f64)) -> Provider {
+        self.pricing = Pricing::new(PricingConfig { rule: Rule::Custom, interval, bounds }, self.config.price);
+        self.pricing.rule = rule;
+        self
+    }
+
     /// At start: the first price posted, and the first repricing set.
     pub(super) fn start_pricing(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
@@ -483,7 +495,7 @@ impl Provider {
 
     fn arm_repricing(&mut self, ctx: &mut Ctx<'_>) {
         let delay = match &self.pricing.config.rule {
-            Rule::Feedback(_) => self.pricing.config.interval,
+            Rule::Feedback(_) | Rule::Custom => self.pricing.config.interval,
             Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
             Rule::Fixed | Rule::AuctionCleared => return,
         };
@@ -566,11 +578,12 @@ impl Provider {
         let p = &self.pricing;
         let end = now.secs();
         let mean = if end > 0.0 { p.posted.integral(end) / end } else { self.config.price };
-        let (swing, alternation) = swings(&p.history, end / 2.0);
+        let (swing, alternation, settled) = swings(&p.history, end / 2.0);
         out.metrics.extend([
             ("price", self.config.price),
             ("price_mean", mean),
             ("price_changes", p.posted.points().len().saturating_sub(1) as f64),
+            ("price_settled", settled),
             ("price_swing", swing),
             ("price_alternation", alternation),
             ("price_clamped", p.clamped as f64),
@@ -582,10 +595,10 @@ impl Provider {
     }
 }
 
-/// Of the prices after each repricing from `from` on: the mean absolute change over the mean price (its swing), and
-/// the share of successive changes that reverse the one before (1 in a price that goes up and down at every
-/// repricing). NaN when there are too few.
-pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64) {
+/// Of the prices after each repricing from `from` on: the mean absolute change over the mean price (its swing), the
+/// share of successive changes that reverse the one before (1 in a price that goes up and down at every
+/// repricing), and the mean price. NaN when there are too few.
+pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64, f64) {
     let prices: Vec<f64> = history.iter().filter(|h| h.0 >= from).map(|h| h.1).collect();
     let changes: Vec<f64> = prices.windows(2).map(|w| w[1] - w[0]).collect();
     let mean_price = prices.iter().sum::<f64>() / prices.len() as f64;
@@ -600,7 +613,7 @@ pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64) {
     } else {
         moves.windows(2).filter(|w| w[0] * w[1] < 0.0).count() as f64 / (moves.len() - 1) as f64
     };
-    (swing, alternation)
+    (swing, alternation, mean_price)
 }
 
 #[cfg(test)]
@@ -692,10 +705,11 @@ mod tests {
     #[test]
     fn test_swings_measure_oscillation() {
         let steady: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), 4.0 + 0.01 * f64::from(i))).collect();
-        let (swing, alternation) = swings(&steady, 0.0);
+        let (swing, alternation, settled) = swings(&steady, 0.0);
         assert!(swing < 0.01 && alternation == 0.0, "{swing} {alternation}");
+        assert!((settled - 4.045).abs() < 1e-12);
         let zigzag: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), if i % 2 == 0 { 2.0 } else { 6.0 })).collect();
-        let (swing, alternation) = swings(&zigzag, 0.0);
+        let (swing, alternation, _) = swings(&zigzag, 0.0);
         // |change| 4 over a mean of 4.
         assert!((swing - 1.0).abs() < 0.15 && alternation == 1.0, "{swing} {alternation}");
         assert!(swings(&zigzag, 100.0).0.is_nan());
