@@ -87,3 +87,71 @@ fn test_a_price_rule_gone_wild_is_clamped_to_its_bounds() {
         expect("timer.reprice").at(300.0),
     ]);
 }
+
+/// Prices of the orders `from` sent, in order: a consumer's bids or a provider's asks.
+fn quotes(tb: &TestBed, from: &str) -> Vec<f64> {
+    use agents::protocol::{ExchangeMsg, Quote};
+    tb.deliveries()
+        .iter()
+        .filter(|d| d.from == from)
+        .filter_map(|d| match &d.msg {
+            Msg::Exchange(ExchangeMsg::Bid(b)) => match &b.quote {
+                Quote::Buy { price, .. } | Quote::Sell { price, .. } => Some(*price),
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn test_traders_on_the_exchange_price_their_orders_by_their_strategies_and_hear_the_clearing_price() {
+    use agents::broker::{AuctionChoice, ExchangeStrategy, Trade};
+    use agents::exchange::agent::{Exchange, ExchangeConfig, Markets};
+    use agents::exchange::mechanism::{MechanismKind, MechanismParams};
+    use agents::exchange::traders::Strategy;
+    use agents::provider::{ExchangeTrading, Sell};
+
+    let mut tb = TestBed::new(3);
+    // One call market at a time, each clearing 100 s after it opens, from 0 to 1,000 s.
+    let (params, from, until) = (MechanismParams::default(), SimTime::ZERO, SimTime::new(1_000.0).unwrap());
+    let markets =
+        Markets { mechanism: MechanismKind::KDouble, params, count: 1, period: 100.0, lease: 100.0, from, until };
+    let mandi = tb.agent(
+        "mandi",
+        "exchange",
+        Exchange::new(ExchangeConfig { cycle: 10.0, retries: 3, markets: Some(markets) }),
+    );
+    // A provider of 8 CPUs priced 1 G$ asks ZI-C (uniform in [1, 3]) for lots of 1 CPU, re-advertising every 100 s.
+    let trading = ExchangeTrading {
+        exchange: mandi,
+        sell: Sell::Market(Some(1)),
+        interval: 100.0,
+        horizon: 10_000.0,
+        lease: 100.0,
+    };
+    tb.agent("site", "provider", provider(8, 1.0).selling_on(trading).asking(Strategy::ZiC, 3.0));
+    // A user values a CPU-second at 2 G$ and bids ZIP: never above 2, and learning from each clearing.
+    let strategy = ExchangeStrategy {
+        trade: Trade::Bid,
+        choice: AuctionChoice::Earliest,
+        valuation: 2.0,
+        shade: 1.0,
+        bidding: Strategy::Zip,
+        ceiling: f64::INFINITY,
+        attempts: 1,
+        retry: 60.0,
+    };
+    let jobs = (0..8).map(|i| user_job(i + 1, 5.0 + 100.0 * i as f64, 1, 50.0)).collect();
+    tb.agent("user", "broker", UserBroker::new(jobs, Submission::Exchange { to: mandi, strategy }));
+    tb.run_until(1_000.0).unwrap();
+    let (asks, bids) = (quotes(&tb, "site"), quotes(&tb, "user"));
+    assert!(!asks.is_empty() && asks.iter().all(|p| (1.0..=3.0).contains(p)), "ZI-C asks in [cost, ceiling]: {asks:?}");
+    assert!(asks.iter().any(|p| *p != asks[0]), "drawn, not posted: {asks:?}");
+    assert_eq!(bids.len(), 8);
+    assert!(bids.iter().all(|p| *p <= 2.0), "ZIP never bids above its value: {bids:?}");
+    // Every market that traded told both sides its price; the bidder's next bid moved.
+    let cleared =
+        |to: &str| tb.deliveries().iter().filter(|d| d.to == to && d.msg.kind() == "exchange.cleared").count();
+    assert!(cleared("user") > 0 && cleared("user") == cleared("site"), "{} {}", cleared("user"), cleared("site"));
+    assert!(bids.windows(2).any(|w| w[0] != w[1]), "ZIP adapts its bids: {bids:?}");
+}

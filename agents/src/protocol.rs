@@ -706,8 +706,9 @@ pub enum ExchangeMsg {
         /// The job.
         job: JobId,
     },
-    /// Exchange → every provider that asked in a call market, when it clears with trades: the mean price per CPU-second
-    /// its sellers received (what an auction-cleared provider posts).
+    /// Exchange → every provider that asked and every consumer that bid in a call market, when it clears with trades:
+    /// the mean price per CPU-second its sellers received (what an auction-cleared provider posts, and what adaptive
+    /// traders learn from).
     Cleared {
         /// The auction.
         auction: u64,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
 use crate::exchange::kind::KIND as EXCHANGE;
+use crate::exchange::traders::Strategy;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
@@ -39,6 +40,11 @@ impl AgentKind for BrokerKind {
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
+            Policy::of(
+                "bidding",
+                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
+                "on an exchange; Gode and Sunder (1993), Cliff (1997)",
+            ),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
             Policy::of("choose", &[Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest], "personalised"),
@@ -113,8 +119,15 @@ pub struct RawBroker {
     /// Exchange mode: the value of a CPU-second to a user whose job has no budget [G$] (default 1); with a budget,
     /// the budget spread over the job's CPUs and lease.
     pub valuation: Option<Price>,
-    /// Exchange mode: the bid as a fraction of the value (default 1, truthful).
+    /// Exchange mode: the bid as a fraction of the value (default 1, truthful; `bidding = "shaded"` when given).
     pub shade: Option<Fraction>,
+    /// Exchange mode, bidding: how a bid is priced on the job's value of a CPU-second (see `docs/market.md`):
+    /// "truthful" (the value; default), "shaded" (`shade` × the value), "zi-c" (uniform in [0, value]), "zi-u" (uniform
+    /// in [0, `ceiling`]) or "zip" (an adaptive margin on the value, learnt from the call markets' clearing prices).
+    #[schemars(with = "Option<String>")]
+    pub bidding: Option<Strategy>,
+    /// Exchange mode, `bidding = "zi-u"`: the highest bid drawn [G$ per CPU-second].
+    pub ceiling: Option<Price>,
     /// Exchange mode: leases or bids a job tries before it is dropped (default 3).
     pub attempts: Option<PositiveInt>,
     /// Exchange mode: how long a job waits before it tries again [s] (default 60).
@@ -151,11 +164,30 @@ impl RawBroker {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
             }
             let names = cx.resolve("exchange", exchange, &[EXCHANGE])?;
+            let bidding =
+                self.bidding.unwrap_or(if self.shade.is_some() { Strategy::Shaded } else { Strategy::Truthful });
+            if self.bidding.is_some() && self.trade != Trade::Bid {
+                return Err(Invalid::at("bidding", "a key of brokers that bid").hint("add `trade = \"bid\"`"));
+            }
+            let ceiling = match (bidding, self.ceiling) {
+                (Strategy::ZiU, Some(c)) => c.0,
+                (Strategy::ZiU, None) => {
+                    return Err(Invalid::at(
+                        "ceiling",
+                        "zi-u bids are drawn up to a ceiling: expected a price, found none",
+                    ));
+                }
+                (_, Some(_)) => return Err(Invalid::at("ceiling", "a key of `bidding = \"zi-u\"`")),
+                // Only zero-intelligence unconstrained bids are drawn up to a ceiling.
+                (_, None) => f64::INFINITY,
+            };
             let strategy = ExchangeStrategy {
                 trade: self.trade,
                 choice: self.choice,
                 valuation: self.valuation.map_or(1.0, |v| v.0),
                 shade: self.shade.map_or(1.0, |s| s.0),
+                bidding,
+                ceiling,
                 attempts: self.attempts.map_or(3, |a| a.0),
                 retry: self.retry.map_or(60.0, |r| r.0),
             };

@@ -141,6 +141,8 @@ pub struct UserBroker {
     unsent: Vec<JobId>,
     /// Exchange mode, bidding: the open auctions it last discovered.
     known: exchange::Known,
+    /// Exchange mode, bidding: how it prices its bids.
+    bidder: exchange::Bidder,
 }
 
 impl UserBroker {
@@ -185,6 +187,7 @@ impl UserBroker {
             session: None,
             unsent: Vec::new(),
             known: None,
+            bidder: exchange::Bidder::default(),
         }
     }
 

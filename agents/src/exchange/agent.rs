@@ -650,13 +650,14 @@ impl Exchange {
             }
         }
         let clearing = auction.mechanism.clear(&bids, &asks);
-        // A call market with trades tells its sellers the price it cleared at (what auction-cleared providers post).
+        // A call market with trades tells its traders the price it cleared at (what auction-cleared providers post,
+        // and adaptive traders learn from).
         if matches!(auction.item, Item::Market) && !clearing.trades.is_empty() {
             let price = clearing.received() / clearing.trades.len() as f64;
-            let sellers: BTreeSet<AgentId> =
-                auction.sells.keys().filter_map(|slot| self.slots.get(slot).map(|s| s.provider)).collect();
-            for seller in sellers {
-                ctx.send(seller, ExchangeMsg::Cleared { auction: id, price });
+            let sellers = auction.sells.keys().filter_map(|slot| self.slots.get(slot).map(|s| s.provider));
+            let traders: BTreeSet<AgentId> = sellers.chain(auction.buys.keys().map(|k| k.0)).collect();
+            for trader in traders {
+                ctx.send(trader, ExchangeMsg::Cleared { auction: id, price });
             }
         }
         // Per application, its trades by slot.

@@ -14,6 +14,7 @@ use super::scheduler::{Partitioning, SchedulerPolicy};
 use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
+use crate::exchange::traders::Strategy;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
@@ -237,6 +238,14 @@ pub struct RawProvider {
     /// On the exchange, selling in its call markets: the most CPUs of one ask; a free slot is advertised in lots of
     /// that size, each a slot of the catalogue, asked in a market chosen at random (default: the slot whole).
     pub ask_cpus: Option<PositiveInt>,
+    /// On the exchange, selling in its call markets: how an ask is priced on the provider's price (see
+    /// `docs/market.md`): "truthful" (its price; default), "shaded" (its price plus a tenth of the way to
+    /// `ask-ceiling`), "zi-c" (uniform in [price, ask-ceiling]), "zi-u" (uniform in [0, ask-ceiling]) or "zip" (an
+    /// adaptive margin on its price, learnt from the markets' clearing prices).
+    #[schemars(with = "Option<String>")]
+    pub asking: Option<Strategy>,
+    /// On the exchange, `asking` "shaded", "zi-c" or "zi-u": the highest ask [G$ per CPU-second].
+    pub ask_ceiling: Option<Price>,
     /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
@@ -357,6 +366,8 @@ impl RawGroup for RawProvider {
             ("advertise-ahead", self.advertise_ahead.is_some()),
             ("auction-lease", self.auction_lease.is_some()),
             ("ask-cpus", self.ask_cpus.is_some()),
+            ("asking", self.asking.is_some()),
+            ("ask-ceiling", self.ask_ceiling.is_some()),
         ];
         let trading = match &self.exchange {
             None => match keys.iter().find(|k| k.1) {
@@ -365,10 +376,23 @@ impl RawGroup for RawProvider {
             },
             Some(name) => {
                 let exchange = cx.resolve("exchange", name, &[EXCHANGE])?.names().next().unwrap_or_default();
-                if self.ask_cpus.is_some() && self.sell != Some(RawSell::Market) {
-                    return Err(Invalid::at("ask-cpus", "a key of a provider that sells in call markets")
+                let market_keys = [("ask-cpus", self.ask_cpus.is_some()), ("asking", self.asking.is_some())];
+                if let Some((key, _)) = market_keys.iter().find(|k| k.1)
+                    && self.sell != Some(RawSell::Market)
+                {
+                    return Err(Invalid::at(*key, "a key of a provider that sells in call markets")
                         .hint("add `sell = \"market\"`"));
                 }
+                let ceiling = match (self.asking.unwrap_or(Strategy::Truthful), self.ask_ceiling) {
+                    (Strategy::Shaded | Strategy::ZiC | Strategy::ZiU, None) => {
+                        let m = "these asks are drawn up to a ceiling: expected a price, found none";
+                        return Err(Invalid::at("ask-ceiling", m));
+                    }
+                    (Strategy::Truthful | Strategy::Zip, Some(_)) => {
+                        return Err(Invalid::at("ask-ceiling", "a key of `asking` \"shaded\", \"zi-c\" or \"zi-u\""));
+                    }
+                    (_, c) => c.map_or(0.0, |c| c.0),
+                };
                 let sell = match self.sell.unwrap_or(RawSell::Lease) {
                     RawSell::Lease => Sell::Lease,
                     RawSell::Market => Sell::Market(self.ask_cpus.map(|c| c.0)),
@@ -378,7 +402,8 @@ impl RawGroup for RawProvider {
                 let interval = self.advertise_every.map_or(600.0, |s| s.0);
                 let horizon = self.advertise_ahead.map_or(86_400.0, |s| s.0);
                 let lease = self.auction_lease.map_or(3_600.0, |s| s.0);
-                Some(Trading { exchange, sell, interval, horizon, lease })
+                let asking = self.asking.map(|a| (a, ceiling));
+                Some(Trading { exchange, sell, interval, horizon, lease, asking })
             }
         };
         let pricing = self.pricing(config.price, &trading)?;
@@ -419,6 +444,8 @@ pub struct Trading {
     pub horizon: f64,
     /// Lease time of the auctions it holds [s].
     pub lease: f64,
+    /// How it prices its asks in call markets, and their ceiling (none: truthful).
+    pub asking: Option<(Strategy, f64)>,
 }
 
 /// A checked provider group: the configuration, and what is drawn anew for each member and replication.
@@ -489,13 +516,19 @@ impl GroupSpec for ProviderSpec {
         let provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
         Ok(Box::new(match &self.trading {
             None => provider,
-            Some(t) => provider.selling_on(ExchangeTrading {
-                exchange: cx.id(&t.exchange)?,
-                sell: t.sell,
-                interval: t.interval,
-                horizon: t.horizon,
-                lease: t.lease,
-            }),
+            Some(t) => {
+                let provider = provider.selling_on(ExchangeTrading {
+                    exchange: cx.id(&t.exchange)?,
+                    sell: t.sell,
+                    interval: t.interval,
+                    horizon: t.horizon,
+                    lease: t.lease,
+                });
+                match t.asking {
+                    Some((strategy, ceiling)) => provider.asking(strategy, ceiling),
+                    None => provider,
+                }
+            }
         }))
     }
 }
