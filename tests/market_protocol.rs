@@ -155,3 +155,74 @@ fn test_traders_on_the_exchange_price_their_orders_by_their_strategies_and_hear_
     assert!(cleared("user") > 0 && cleared("user") == cleared("site"), "{} {}", cleared("user"), cleared("site"));
     assert!(bids.windows(2).any(|w| w[0] != w[1]), "ZIP adapts its bids: {bids:?}");
 }
+
+#[test]
+fn test_an_auction_cleared_provider_posts_the_clearing_price() {
+    use agents::broker::{AuctionChoice, ExchangeStrategy, Trade};
+    use agents::exchange::agent::{Exchange, ExchangeConfig, Markets};
+    use agents::exchange::mechanism::{MechanismKind, MechanismParams};
+    use agents::exchange::traders::Strategy;
+    use agents::protocol::ExchangeMsg;
+    use agents::provider::{ExchangeTrading, Sell};
+
+    let mut tb = TestBed::new(3);
+    let (params, from, until) = (MechanismParams::default(), SimTime::ZERO, SimTime::new(200.0).unwrap());
+    let markets =
+        Markets { mechanism: MechanismKind::KDouble, params, count: 1, period: 100.0, lease: 100.0, from, until };
+    let mandi = tb.agent(
+        "mandi",
+        "exchange",
+        Exchange::new(ExchangeConfig { cycle: 10.0, retries: 3, markets: Some(markets) }),
+    );
+    // It asks at its price, 1 G$; the user bids its value, 2 G$: the k-double auction (k = 1/2) clears at 1.5.
+    let trading =
+        ExchangeTrading { exchange: mandi, sell: Sell::Market(None), interval: 100.0, horizon: 10_000.0, lease: 100.0 };
+    let pricing = PricingConfig { rule: Rule::AuctionCleared, interval: 3_600.0, bounds: (0.0, 1e6) };
+    tb.agent("site", "provider", provider(1, 1.0).selling_on(trading).with_pricing(pricing));
+    let strategy = ExchangeStrategy {
+        trade: Trade::Bid,
+        choice: AuctionChoice::Earliest,
+        valuation: 2.0,
+        shade: 1.0,
+        bidding: Strategy::Truthful,
+        ceiling: f64::INFINITY,
+        attempts: 1,
+        retry: 60.0,
+    };
+    let jobs = vec![user_job(1, 5.0, 1, 50.0)];
+    tb.agent("user", "broker", UserBroker::new(jobs, Submission::Exchange { to: mandi, strategy }));
+    tb.run_until(150.0).unwrap();
+    tb.assert_in_order(&[
+        expect("exchange.cleared")
+            .to("site")
+            .msg(Msg::Exchange(ExchangeMsg::Cleared { auction: 1, price: 1.5 }))
+            .at(100.0),
+        expect("market.price_change")
+            .from("site")
+            .to("user")
+            .msg(Msg::Market(MarketMsg::PriceChange { price: 1.5 }))
+            .at(100.0),
+    ]);
+    // Its next asks are at the posted price.
+    assert_eq!(quotes(&tb, "site"), [1.0, 1.5]);
+}
+
+#[test]
+fn test_a_time_of_day_tariff_changes_at_its_hours() {
+    use agents::provider::pricing::TimeOfDay;
+    let mut tb = TestBed::new(1);
+    // Off-peak half price from midnight, peak double price from noon, on a configured price of 2.
+    let tariff = TimeOfDay { schedule: vec![(0.0, 0.5), (12.0, 2.0)], day: 86_400.0 };
+    let pricing = PricingConfig { rule: Rule::TimeOfDay(tariff), interval: 3_600.0, bounds: (0.0, 1e6) };
+    tb.agent("site", "provider", provider(4, 2.0).with_pricing(pricing));
+    tb.agent("user", "broker", UserBroker::new(vec![], personalised(vec![])));
+    tb.run_until(90_000.0).unwrap();
+    let change = |price, at| expect("market.price_change").msg(Msg::Market(MarketMsg::PriceChange { price })).at(at);
+    tb.assert_exact(&[
+        change(1.0, 0.0),
+        expect("timer.reprice").at(43_200.0),
+        change(4.0, 43_200.0),
+        expect("timer.reprice").at(86_400.0),
+        change(1.0, 86_400.0),
+    ]);
+}

@@ -481,12 +481,17 @@ impl Provider {
         self
     }
 
-    /// At start: the first price posted, and the first repricing set.
+    /// At start: the first price posted (announced if the tariff of the hour is not the configured price), and the
+    /// first repricing set.
     pub(super) fn start_pricing(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         if let Rule::TimeOfDay(t) = &self.pricing.config.rule {
             let price = self.pricing.base * t.factor(now.secs());
-            self.config.price = self.pricing.clamp(price, self.config.price, ctx.name());
+            let price = self.pricing.clamp(price, self.config.price, ctx.name());
+            if price != self.config.price {
+                self.config.price = price;
+                self.announce(price, ctx);
+            }
         }
         self.pricing.posted.set(now, self.config.price);
         self.pricing.history.push((now.secs(), self.config.price));
@@ -567,9 +572,14 @@ impl Provider {
         if price != self.config.price {
             self.config.price = price;
             self.pricing.posted.set(now, price);
-            for &broker in ctx.of_kind(crate::broker::kind::KIND).to_vec().iter() {
-                ctx.send(broker, MarketMsg::PriceChange { price });
-            }
+            self.announce(price, ctx);
+        }
+    }
+
+    /// Tells every user broker the price posted from now on.
+    fn announce(&self, price: f64, ctx: &mut Ctx<'_>) {
+        for &broker in ctx.of_kind(crate::broker::kind::KIND).to_vec().iter() {
+            ctx.send(broker, MarketMsg::PriceChange { price });
         }
     }
 
