@@ -57,7 +57,12 @@ impl AgentKind for ProviderKind {
                     RuleName::AuctionCleared,
                     RuleName::TimeOfDay,
                 ],
-                "how the posted price moves (see docs/market.md)",
+                "how the posted price moves; see docs/market.md",
+            ),
+            Policy::of(
+                "asking",
+                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
+                "asks in an exchange's call markets; Gode and Sunder (1993), Cliff (1997)",
             ),
         ]
     }

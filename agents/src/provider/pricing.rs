@@ -290,13 +290,10 @@ impl RawPricing {
             false => Ok(()),
         };
         let feedback = matches!(self.rule, RuleName::Utilisation | RuleName::Demand);
-        let periodic = feedback;
         let time_of_day = self.rule == RuleName::TimeOfDay;
         if !feedback {
             only("gain", self.gain.is_some(), "utilisation and demand")?;
             only("target", self.target.is_some(), "utilisation and demand")?;
-        }
-        if !periodic {
             only("interval", self.interval.is_some(), "utilisation and demand")?;
         }
         if self.rule != RuleName::Utilisation {
