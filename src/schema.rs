@@ -9,6 +9,7 @@ use agents::registry::{Metric, Registry, Unit};
 use schemars::SchemaGenerator;
 use serde_json::Value;
 
+use crate::runner::market::MARKET_METRICS;
 use crate::runner::metrics::{JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS};
 use crate::runner::outputs::FILES;
 use crate::scenario::raw::RawScenario;
@@ -79,6 +80,12 @@ pub fn outputs_markdown(registry: &Registry) -> String {
         }
     };
     table(&mut out, "The run", "{}", &RUN_METRICS);
+    table(
+        &mut out,
+        "The market of providers and brokers (runs with providers; see `docs/market.md`)",
+        "market.{}",
+        &MARKET_METRICS,
+    );
     let money: Vec<Metric> = Reason::ALL.iter().map(|r| Metric::new(r.name(), Unit::Money, r.about())).collect();
     table(&mut out, "Money, summed over the ledger by reason", "money.{}", &money);
     let _ = writeln!(
@@ -192,7 +199,12 @@ fn walk(s: &Value, prefix: &str, defs: &Value, rows: &mut Vec<(String, String, S
             .to_string();
         let default = prop.get("default").map_or(String::new(), |d| format!("`{d}`"));
         rows.push((path.clone(), type_name(prop, defs), default, doc));
-        let inner = resolve(prop, defs);
+        // An optional table (`anyOf` [the table, null]) is walked like the table.
+        let table = prop.get("anyOf").and_then(Value::as_array).and_then(|any| {
+            any.iter()
+                .find(|v| v.get("type") != Some(&Value::from("null")) && resolve(v, defs).get("properties").is_some())
+        });
+        let inner = resolve(table.unwrap_or(prop), defs);
         if inner.get("properties").is_some() {
             walk(inner, &path, defs, rows, depth + 1);
         } else if let Some(map) = inner.get("additionalProperties").filter(|v| v.is_object()) {

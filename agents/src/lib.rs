@@ -12,6 +12,7 @@ pub mod broker;
 pub mod exchange;
 pub mod gateway;
 pub mod ledger;
+pub mod market;
 pub mod metabroker;
 pub mod model;
 pub mod protocol;

@@ -415,6 +415,12 @@ pub enum MarketMsg {
         /// Amount [G$].
         amount: f64,
     },
+    /// Resource provider → every user broker, when its pricing strategy moves its posted price: claims and
+    /// submissions from now on are accepted at `price`; jobs already accepted keep the price they were accepted at.
+    PriceChange {
+        /// The new price [G$ per PE-second].
+        price: f64,
+    },
 }
 
 impl MarketMsg {
@@ -433,6 +439,7 @@ impl MarketMsg {
             MarketMsg::SlotsQuery { .. } => "market.slots_query",
             MarketMsg::ResourceUpdate(_) => "market.resource_update",
             MarketMsg::Invoice { .. } => "market.invoice",
+            MarketMsg::PriceChange { .. } => "market.price_change",
         }
     }
 }
@@ -699,6 +706,15 @@ pub enum ExchangeMsg {
         /// The job.
         job: JobId,
     },
+    /// Exchange → every provider that asked and every consumer that bid in a call market, when it clears with trades:
+    /// the mean price per CPU-second its sellers received (what an auction-cleared provider posts, and what adaptive
+    /// traders learn from).
+    Cleared {
+        /// The auction.
+        auction: u64,
+        /// Mean price per CPU-second [G$].
+        price: f64,
+    },
 }
 
 impl ExchangeMsg {
@@ -720,6 +736,7 @@ impl ExchangeMsg {
             ExchangeMsg::AuctionHeld { .. } => "exchange.auction_held",
             ExchangeMsg::Bid(_) => "exchange.bid",
             ExchangeMsg::Lost { .. } => "exchange.lost",
+            ExchangeMsg::Cleared { .. } => "exchange.cleared",
         }
     }
 }
@@ -786,6 +803,8 @@ pub enum TimerMsg {
         /// The job.
         job: JobId,
     },
+    /// A provider revises its price (its pricing strategy's interval, or a change of tariff).
+    Reprice,
 }
 
 impl TimerMsg {
@@ -800,6 +819,7 @@ impl TimerMsg {
             TimerMsg::Clear { .. } => "timer.clear",
             TimerMsg::OpenMarkets => "timer.open_markets",
             TimerMsg::Advertise => "timer.advertise",
+            TimerMsg::Reprice => "timer.reprice",
         }
     }
 }

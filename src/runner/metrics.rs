@@ -17,6 +17,7 @@ use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
+use super::market::{MARKET_METRICS, Site, market_metrics};
 use crate::scenario::plan::Plan;
 
 /// Bound of the bounded slowdown [s].
@@ -90,6 +91,9 @@ pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
     if metric.starts_with("money.") {
         return Some(Unit::Money);
     }
+    if let Some(m) = metric.strip_prefix("market.") {
+        return MARKET_METRICS.iter().find(|d| d.name == m).map(|d| d.unit);
+    }
     let last = metric.rsplit('.').next().unwrap_or(metric);
     declared(registry).find(|m| m.name == last).map(|m| m.unit)
 }
@@ -99,10 +103,11 @@ pub fn axis_label(registry: &Registry, metric: &str) -> String {
     unit_of(registry, metric).map_or_else(|| metric.to_string(), |u| format!("{metric} {}", u.axis()))
 }
 
-/// Every metric declaration: the run's, the jobs', the leases', the ledger's and each kind's.
+/// Every metric declaration: the run's, the jobs', the leases', the ledger's, the market's and each kind's.
 fn declared(registry: &Registry) -> impl Iterator<Item = &Metric> {
     let kinds = registry.kinds().iter().flat_map(|k| k.metrics().iter().chain(k.derived_metrics()));
-    RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&LEDGER_METRICS).chain(kinds)
+    let market = MARKET_METRICS.iter();
+    RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&LEDGER_METRICS).chain(market).chain(kinds)
 }
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
@@ -141,6 +146,9 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
         if g.count > 1 && g.kind.metrics().iter().any(|m| m.name == "utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
+    }
+    if plan.groups.iter().any(|g| g.kind.name() == agents::provider::kind::KIND) {
+        out.extend(MARKET_METRICS.iter().map(|m| format!("market.{}", m.name)));
     }
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
         out.extend(kind.summed_metrics().iter().map(|m| m.to_string()));
@@ -188,6 +196,12 @@ pub struct SampleRow {
     pub utilisation: f64,
     /// Jobs waiting in the queue.
     pub queued: f64,
+    /// The price posted [G$ per PE-second].
+    pub price: f64,
+    /// Requests received in the sample interval ending at `t`.
+    pub requests: f64,
+    /// Those requests over the mean free PEs of the interval (at least one).
+    pub contention: f64,
 }
 
 /// What one run measured.
@@ -205,6 +219,8 @@ pub struct Measured {
     pub names: Vec<String>,
     /// The agents with PEs (providers), in scenario order, and their PEs.
     pub sites: Vec<(String, f64)>,
+    /// Each induced-value market's periods and trades, by agent name.
+    pub markets: Vec<(String, agents::market::MarketRecord)>,
 }
 
 /// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant.
@@ -266,13 +282,18 @@ pub fn measure(
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
     let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
     let period = sample_period(plan.sample_period, end, sampled);
+    let mut sites = Vec::new();
     for (agent, report) in plan.agents().zip(reports) {
         let prefix = agent.kind.table();
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
         }
+        if let Some(market) = &report.market {
+            m.markets.push((agent.name.clone(), (**market).clone()));
+        }
         // Agents with PEs (what reports a `busy_pes` series) count towards utilisation and the time series.
         let Some(busy) = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s) else { continue };
+        let site = Site::of(report);
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         m.sites.push((agent.name.clone(), pes));
@@ -296,15 +317,26 @@ pub fn measure(
             for k in 0..=samples {
                 let t = k as f64 * period;
                 let b = busy.at(t);
+                let (price, requests, contention) = match &site {
+                    Some(s) => {
+                        let from = (t - period).max(0.0);
+                        (s.price.map_or(f64::NAN, |p| p.at(t)), s.requests_in(from, t), s.contention(from, t))
+                    }
+                    None => (f64::NAN, 0.0, 0.0),
+                };
                 m.samples.push(SampleRow {
                     t,
                     agent: agent.name.clone(),
                     busy_pes: b,
                     utilisation: b / pes,
                     queued: queued.map_or(0.0, |s| s.at(t)),
+                    price,
+                    requests,
+                    contention,
                 });
             }
         }
+        sites.extend(site);
     }
     for ((prefix, group), (busy, capacity, members)) in groups {
         if members > 1 {
@@ -319,7 +351,7 @@ pub fn measure(
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them.
-    for kind in plan.registry.kinds() {
+    for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
         for k in kind.summed_metrics() {
             let sum: f64 = plan
                 .agents()
@@ -331,6 +363,7 @@ pub fn measure(
         kind.derive_metrics(&mut m.metrics);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
+
     // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
     m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
     m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
@@ -344,11 +377,19 @@ pub fn measure(
             flows[id.index()].1 += t.amount;
         }
     }
-    for (agent, (received, paid)) in plan.agents().zip(flows) {
+    for (agent, &(received, paid)) in plan.agents().zip(&flows) {
         let table = agent.kind.table();
         m.metrics.insert(format!("{table}.{}.received", agent.name), received);
         m.metrics.insert(format!("{table}.{}.paid", agent.name), paid);
     }
+    let revenue: f64 = plan
+        .agents()
+        .zip(&flows)
+        .filter(|(a, _)| a.kind.name() == agents::provider::kind::KIND)
+        .map(|(_, (received, _))| received)
+        .sum();
+    let owned: Vec<(&str, &JobRecord)> = m.jobs.iter().map(|j| (j.owner.as_str(), &j.record)).collect();
+    market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);
     super::invariants::check(plan, names, reports, &m.ledger, end)?;
     m.names = names.to_vec();
     // An empty sum of floats is -0.0: written as 0.
@@ -487,6 +528,7 @@ mod tests {
             pes: 1,
             runtime: 1.0,
             deadline,
+            budget: None,
             lease: None,
             priority: 0,
             outcome,

@@ -68,6 +68,8 @@ pub struct Plan {
     pub horizon: Option<f64>,
     /// Sampling period of the time series.
     pub sample_period: Option<f64>,
+    /// The k of the contention index.
+    pub contention_k: usize,
     /// Agent runtime.
     pub runtime: RawRuntime,
     /// Agent groups in registration order (see [`Plan::agents`]).
@@ -732,6 +734,7 @@ impl Plan {
             replications: raw.replications.0,
             horizon,
             sample_period,
+            contention_k: raw.contention_k.map_or(1, |k| k.0 as usize),
             runtime: raw.runtime,
             groups: plans,
             workloads,

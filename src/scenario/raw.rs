@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::workload::RawWorkload;
-use agents::registry::values::{Delay, NonNegative, Replications, Seconds};
+use agents::registry::values::{Delay, NonNegative, PositiveInt, Replications, Seconds};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -35,6 +35,9 @@ pub struct RawScenario {
     /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
     /// is sampled less often.
     pub sample_period: Option<Seconds>,
+    /// The k of the contention index (`market.contention`): requests per free PE at the k cheapest providers, per
+    /// sample interval (default 1, the cheapest).
+    pub contention_k: Option<PositiveInt>,
     /// How agents are executed: "actix" (every agent an actor; default) or "inline" (one thread, no actors).
     #[serde(default)]
     pub runtime: RawRuntime,

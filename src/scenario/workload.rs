@@ -132,6 +132,12 @@ pub struct RawWorkload {
     /// Deadline of deadline-constrained requests: submit + factor × runtime (at most 1e6). Amini Salehi (2012) does not
     /// say how they were drawn; we assume 3 by default. With `local-fraction` only.
     pub dc_deadline_factor: Option<Positive>,
+    /// Budgets: the job's PE-seconds (PEs × runtime) times a price per PE-second drawn per job from this distribution
+    /// [G$ per PE-second], e.g. `{ kind = "uniform", low = 0.0, high = 10.0 }`: what its user values a PE-second at,
+    /// so that a price-driven broker drops the job once every price is above it. Kinds as `runtime`'s, of
+    /// non-negative values. Not with `budget-price`.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub budget_per_pe_second: Option<Dist>,
 }
 
 /// The trace files of a study, by path: each is checked once, whatever the number of sweep points naming it.
@@ -292,6 +298,16 @@ impl WorkloadPlan {
         }
         if let Some(v) = &raw.task_variation {
             task_variation(v).map_err(|m| ("task-variation".to_string(), m))?;
+        }
+        if let Some(d) = &raw.budget_per_pe_second {
+            let key = "budget-per-pe-second";
+            if raw.budget_price.is_some() {
+                return Err(bad(key, "sets the budgets `budget-price` sets: give one of them".into()));
+            }
+            d.sampler().map_err(|e| (key.to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return Err(bad(key, "may draw negative prices: use a distribution of non-negative values".into()));
+            }
         }
         if let Some(f) = raw.dc_deadline_factor
             && f.0 > MAX_DEADLINE_FACTOR
@@ -487,6 +503,13 @@ impl WorkloadPlan {
         if let Some(price) = raw.budget_price {
             for j in &mut w.jobs {
                 j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
+            }
+        }
+        // Drawn last, so that the other draws stay as they were.
+        if let Some(d) = &raw.budget_per_pe_second {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut w.jobs {
+                j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
             }
         }
         // Whatever the draws, the simulation gets times it can hold (the means were checked when loading).
@@ -895,5 +918,27 @@ mod tests {
         let share = |t: &[LeaseType], f: fn(&LeaseType) -> bool| t.iter().filter(|l| f(l)).count() as f64 / 2000.0;
         assert!((share(&more, |l| *l == LeaseType::Local) - 0.7).abs() < 0.04);
         assert!((share(&few, |l| *l == LeaseType::Cancellable) - 0.7 * 0.1 * 0.5).abs() < 0.02);
+    }
+
+    #[test]
+    fn budgets_per_pe_second_value_each_job_at_a_drawn_price() {
+        let w = generate(
+            "model = \"poisson\"\njobs = 400\nrate = 0.1\nruntime = { kind = \"constant\", value = 50.0 }\n\
+             budget-per-pe-second = { kind = \"uniform\", low = 2.0, high = 6.0 }",
+        );
+        let per = |j: &WorkloadJob| j.budget.unwrap() / (f64::from(j.pes) * j.runtime);
+        assert!(w.jobs.iter().all(|j| (2.0..6.0).contains(&per(j))));
+        let mean = w.jobs.iter().map(per).sum::<f64>() / w.jobs.len() as f64;
+        assert!((mean - 4.0).abs() < 0.2, "{mean}");
+        let check = |table: &str| {
+            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).map(drop).unwrap_err().0
+        };
+        let both = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
+                    budget-price = 4.5\nbudget-per-pe-second = { kind = \"constant\", value = 1.0 }";
+        assert_eq!(check(both), "budget-per-pe-second");
+        let negative = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
+                        budget-per-pe-second = { kind = \"uniform\", low = -1.0, high = 1.0 }";
+        assert_eq!(check(negative), "budget-per-pe-second");
     }
 }

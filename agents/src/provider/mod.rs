@@ -28,6 +28,7 @@
 pub mod kind;
 pub mod overhead;
 pub mod preemption;
+pub mod pricing;
 pub mod profile;
 pub mod scheduler;
 mod trading;
@@ -198,6 +199,8 @@ pub struct Provider {
     /// Which SLA claims it grants, and when it last granted one.
     sla: SlaRule,
     sla_granted: Option<SimTime>,
+    /// How its price moves, and the requests it saw.
+    pricing: pricing::Pricing,
 }
 
 /// What contention cost, for the metrics of Amini Salehi (2012) ch3.
@@ -240,7 +243,6 @@ impl Provider {
         // One queue pass per instant, once every event of the instant is in (see `end_of_instant`).
         scheduler.defer_passes();
         Provider {
-            config,
             scheduler,
             jobs: BTreeMap::new(),
             wakeup: None,
@@ -259,6 +261,8 @@ impl Provider {
             exchange: None,
             sla: SlaRule::Capacity,
             sla_granted: None,
+            pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
+            config,
         }
     }
 
@@ -289,7 +293,8 @@ impl Provider {
     /// Bills `job`'s owner for `seconds` of computation on its PEs here, booked now; returns the amount (0, and
     /// nothing booked, for no money).
     fn bill(&mut self, job: &LocalJob, seconds: f64, ctx: &Ctx<'_>) -> f64 {
-        let amount = self.config.price * f64::from(job.spec.pes) * seconds;
+        let price = self.pricing.agreed(job.spec.id).unwrap_or(self.config.price);
+        let amount = price * f64::from(job.spec.pes) * seconds;
         if amount == 0.0 || job.prepaid {
             return 0.0;
         }
@@ -311,6 +316,7 @@ impl Provider {
 impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
+        self.start_pricing(ctx);
         if let Some((trading, _)) = &self.exchange {
             ctx.send(trading.exchange, ExchangeMsg::Register { login: ctx.name().into() });
         }
@@ -332,6 +338,7 @@ impl Agent<GridMarket> for Provider {
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
+        self.on_request_seen(&env.msg, ctx.now());
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
@@ -357,6 +364,7 @@ impl Agent<GridMarket> for Provider {
             }
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
+            Msg::Timer(TimerMsg::Reprice) => self.on_reprice(ctx),
             other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }
@@ -394,6 +402,7 @@ impl Agent<GridMarket> for Provider {
         out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));
         out.series.push(("busy_pes", self.busy.clone()));
         out.series.push(("queued", self.queued.clone()));
+        self.report_pricing(now, out);
     }
 }
 

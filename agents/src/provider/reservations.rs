@@ -25,7 +25,10 @@ impl Provider {
                 ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
                 self.start(started, ctx);
             }
-            _ => ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id })),
+            _ => {
+                self.pricing.refused();
+                ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id }))
+            }
         }
         self.after_event(ctx);
     }
@@ -83,7 +86,10 @@ impl Provider {
                 }
                 LeaseMsg::Reserved { request, reservation: r.0 }
             }
-            Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
+            Err(e) => {
+                self.pricing.refused();
+                LeaseMsg::ReserveRefused { request, reason: e.to_string() }
+            }
         };
         ctx.send(from, Msg::Lease(answer));
         self.after_event(ctx);

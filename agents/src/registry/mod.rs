@@ -116,6 +116,10 @@ pub enum Unit {
     Slowdown,
     /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
     Count,
+    /// A ratio of two quantities of one kind that may exceed 1 (a price swing over the price); never negative.
+    Ratio,
+    /// A percentage, never negative (Smith's α: a root-mean-square deviation from a price over that price).
+    Percent,
 }
 
 impl Unit {
@@ -129,13 +133,15 @@ impl Unit {
             Unit::Share => "share, 0–1",
             Unit::Slowdown => "ratio ≥ 1",
             Unit::Count => "count",
+            Unit::Ratio => "ratio ≥ 0",
+            Unit::Percent => "%",
         }
     }
 
     /// As an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
     pub fn axis(self) -> String {
         match self {
-            Unit::Share | Unit::Slowdown | Unit::Count => format!("({})", self.symbol()),
+            Unit::Share | Unit::Slowdown | Unit::Count | Unit::Ratio => format!("({})", self.symbol()),
             _ => format!("[{}]", self.symbol()),
         }
     }
@@ -447,6 +453,7 @@ impl Registry {
             .with(&crate::metabroker::kind::MetaBrokerKind)
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
+            .with(&crate::market::kind::MarketKind)
             .with_queue_order(&ShortestJobFirst)
     }
 
