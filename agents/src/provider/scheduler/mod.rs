@@ -547,6 +547,31 @@ impl LocalScheduler {
         Ok(f64::from(capacity - free) / f64::from(capacity))
     }
 
+    /// PEs free at `now` (of the cluster or of a partition), reservations included.
+    pub fn free_pes(&self, now: SimTime, partition: Option<usize>) -> Result<u32, Rejected> {
+        let now = now.max(self.now);
+        Ok(self.settled(now).cluster.profile(partition)?.free_at(now))
+    }
+
+    /// The work committed from `now` on, per PE [s], of the cluster or of a partition: the busy PE-seconds of its
+    /// profile ahead (running jobs to their estimated ends, held windows) plus the PE-seconds of the waiting jobs
+    /// that hold none, over its PEs. Garg's (2010) queue waiting time `w_k`, read as the wait of a job that needs
+    /// the whole queue; 0 for an idle one.
+    pub fn backlog(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
+        let now = now.max(self.now);
+        let this = self.settled(now);
+        let profile = this.cluster.profile(partition)?;
+        let capacity = profile.capacity();
+        let (mut t, mut free, mut busy) = (now, profile.free_at(now), 0.0);
+        for b in profile.breakpoints_after(now) {
+            busy += f64::from(capacity - free) * (b - t);
+            (t, free) = (b, profile.free_at(b));
+        }
+        let waiting = this.queue.values().filter(|w| w.hold.is_none() && partition.is_none_or(|p| w.partition == p));
+        busy += waiting.map(|w| f64::from(w.job.pes) * w.job.estimate).sum::<f64>();
+        Ok(if capacity == 0 { 0.0 } else { busy / f64::from(capacity) })
+    }
+
     /// Number of waiting jobs (of one partition, or all).
     pub fn queue_len(&self, partition: Option<usize>) -> usize {
         self.queue.values().filter(|w| partition.is_none_or(|p| w.partition == p)).count()
