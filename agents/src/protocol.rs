@@ -405,6 +405,10 @@ pub struct QueueMatch {
     /// What the job's computation costs here [G$ per PE-second]: the provider's price, or the clearing price of the
     /// meta-broker's payment rule.
     pub price: f64,
+    /// DAM's bid of the application when it was matched (7.2; none for policies without bids), for traces.
+    pub bid: Option<f64>,
+    /// DAM's ask of the queue when it was matched (7.1), for traces.
+    pub ask: Option<f64>,
 }
 
 /// Market sub-protocol (Garg 2010): registration, SLA negotiation, resource updates, tickets and invoices.

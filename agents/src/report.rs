@@ -54,6 +54,8 @@ pub struct JobRecord {
     pub runtime: f64,
     /// Deadline [s], if any.
     pub deadline: Option<f64>,
+    /// Budget [G$], if any (the initial valuation a double-auction-inspired meta-broker reads).
+    pub budget: Option<f64>,
     /// Lease type (Amini Salehi 2012), if any.
     pub lease: Option<crate::protocol::LeaseType>,
     /// Priority class, 0 the highest.

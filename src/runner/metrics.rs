@@ -44,7 +44,25 @@ const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
 const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
 
 /// Metrics of the whole run.
-const RUN_METRICS: [&str; 5] = ["end_time", "events", "events_per_job", "utilisation", "utilisation_from_first_submit"];
+const RUN_METRICS: [&str; 6] =
+    ["end_time", "events", "events_per_job", "utilisation", "utilisation_from_first_submit", "load_deviation"];
+
+/// The urgency groups of Garg (2010) §7.4.1, by upper bound, of Eq 7.24's u = (deadline − start) / execution − 1,
+/// with the submission as the start and the runtime on a reference PE as the execution time (our reading: the
+/// urgency the user asked for, whatever the schedule): very urgent u < 0.25, urgent, intermediate, relaxed, very
+/// relaxed u ≥ 1. Measured under `urgency.<group>.` when every job has a deadline.
+pub const URGENCY_GROUPS: [(&str, f64); 5] =
+    [("very_urgent", 0.25), ("urgent", 0.5), ("intermediate", 0.75), ("relaxed", 1.0), ("very_relaxed", f64::INFINITY)];
+
+/// The groups of a job's valuation per PE, budget / PEs [G$], by upper bound (Garg 2010 §7.4.1 and Fig 7.6(b): below
+/// 1,000, medium ones, above 33,000; the bounds between, 11,000 and 22,000, are ours, equal steps up to 33,000).
+/// Measured under `valuation.<group>.` when every job has a deadline and a budget.
+pub const VALUATION_GROUPS: [(&str, f64); 5] =
+    [("very_low", 1_000.0), ("low", 11_000.0), ("medium", 22_000.0), ("high", 33_000.0), ("very_high", f64::INFINITY)];
+
+/// What is measured of each group: its jobs, those completed by their deadline, and the share of these (the success
+/// ratio of Garg 2010 Fig 7.6).
+const GROUP_METRICS: [&str; 3] = ["total", "met", "success"];
 
 /// Every agent's money, from the ledger: what it received and what it paid [G$].
 const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
@@ -67,6 +85,11 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
     let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.to_string()).collect();
     out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
     out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{m}")));
+    for (family, groups) in [("urgency", &URGENCY_GROUPS), ("valuation", &VALUATION_GROUPS)] {
+        for (group, _) in groups {
+            out.extend(GROUP_METRICS.iter().map(|m| format!("{family}.{group}.{m}")));
+        }
+    }
     for class in LEASE_CLASSES {
         out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{m}")));
     }
@@ -190,6 +213,7 @@ pub fn measure(
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
     }
     lease_metrics(&all, &mut m.metrics);
+    group_metrics(&all, &mut m.metrics);
     if all.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
         for j in &all {
@@ -207,6 +231,7 @@ pub fn measure(
     let mut busy_total = 0.0;
     let mut capacity_total = 0.0;
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
+    let mut loads: Vec<(&agents::report::Series, f64)> = Vec::new();
     let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
     let period = sample_period(plan.sample_period, end, sampled);
     for (agent, report) in plan.agents().zip(reports) {
@@ -219,6 +244,9 @@ pub fn measure(
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         m.sites.push((agent.name.clone(), pes));
+        if pes > 0.0 {
+            loads.push((busy, pes));
+        }
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
         // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
         let wasted: f64 = report
@@ -260,6 +288,10 @@ pub fn measure(
         let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         let span = capacity_total * (end - first_submit) / end;
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
+    }
+    if loads.len() > 1 {
+        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        m.metrics.insert("load_deviation".into(), load_deviation(&loads, first_submit, end));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them.
     for kind in plan.registry.kinds() {
@@ -355,6 +387,71 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
     }
 }
 
+/// The time average over `[from, until)` of the standard deviation, across the providers, of their load (busy PEs
+/// over PEs; Garg 2010 §7.4.1's load deviation, Fig 7.7); 0 for an empty span.
+fn load_deviation(sites: &[(&agents::report::Series, f64)], from: f64, until: f64) -> f64 {
+    if until <= from {
+        return 0.0;
+    }
+    let mut times: Vec<f64> = sites.iter().flat_map(|(s, _)| s.points().iter().map(|p| p.0)).collect();
+    times.retain(|&t| from < t && t < until);
+    times.push(from);
+    times.push(until);
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let n = sites.len() as f64;
+    let mut area = 0.0;
+    for w in times.windows(2) {
+        let loads = sites.iter().map(|(s, pes)| s.at(w[0]) / pes);
+        let (sum, sum2) = loads.fold((0.0, 0.0), |(a, b), l| (a + l, b + l * l));
+        let mean = sum / n;
+        area += (sum2 / n - mean * mean).max(0.0).sqrt() * (w[1] - w[0]);
+    }
+    area / (until - from)
+}
+
+/// The success ratio by urgency group, and by valuation group (see [`URGENCY_GROUPS`], [`VALUATION_GROUPS`]): a job
+/// succeeds when it completes by its deadline. A group without jobs has a NaN success ratio.
+fn group_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+    if jobs.is_empty() || jobs.iter().any(|j| j.deadline.is_none()) {
+        return;
+    }
+    let urgency = |j: &JobRecord| {
+        let slack = j.deadline.unwrap_or(f64::INFINITY) - j.submit;
+        if j.runtime > 0.0 { slack / j.runtime - 1.0 } else { slack.signum() * f64::INFINITY }
+    };
+    put_groups("urgency", &URGENCY_GROUPS, jobs, urgency, out);
+    if jobs.iter().all(|j| j.budget.is_some()) {
+        let per_pe = |j: &JobRecord| j.budget.unwrap_or(0.0) / f64::from(j.pes.max(1));
+        put_groups("valuation", &VALUATION_GROUPS, jobs, per_pe, out);
+    }
+}
+
+/// Each group's total, jobs met and success ratio under `family.<group>.`, a job in the first group whose upper
+/// bound its `key` lies below.
+fn put_groups(
+    family: &str,
+    groups: &[(&str, f64)],
+    jobs: &[&JobRecord],
+    key: impl Fn(&JobRecord) -> f64,
+    out: &mut BTreeMap<String, f64>,
+) {
+    let mut counts = vec![(0.0, 0.0); groups.len()];
+    for j in jobs {
+        let k = key(j);
+        let g = groups.iter().position(|&(_, bound)| k < bound).unwrap_or(groups.len() - 1);
+        counts[g].0 += 1.0;
+        if j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d) {
+            counts[g].1 += 1.0;
+        }
+    }
+    for ((group, _), (total, met)) in groups.iter().zip(counts) {
+        out.insert(format!("{family}.{group}.total"), total);
+        out.insert(format!("{family}.{group}.met"), met);
+        out.insert(format!("{family}.{group}.success"), if total > 0.0 { met / total } else { f64::NAN });
+    }
+}
+
 /// Amini Salehi (2012) ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the
 /// average response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12).
 fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
@@ -396,6 +493,77 @@ mod tests {
     }
 
     #[test]
+    fn load_deviation_is_the_time_average_of_the_spread() {
+        // Two sites of 4 PEs over [0, 20): A busy 4 over [0, 10), B idle. Loads (1, 0), sd 0.5, then (0, 0): 0.25.
+        let t = |s| agents::sim::SimTime::new(s).unwrap();
+        let mut a = agents::report::Series::default();
+        a.set(t(0.0), 4.0);
+        a.set(t(10.0), 0.0);
+        let b = agents::report::Series::default();
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 0.0, 20.0), 0.25);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 10.0, 20.0), 0.0);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 5.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn success_ratios_by_urgency_and_valuation_group() {
+        // Runtimes of 100 s from t = 0: deadlines 110 (u = 0.1, very urgent), 300 (u = 2, very relaxed), 160 (u =
+        // 0.6, intermediate). The first completes by its deadline, the second after it, the third is dropped.
+        // Budgets per PE: 500 (very low), 40,000 (very high), 15,000 (medium).
+        let job = |id, deadline, budget, outcome, end| JobRecord {
+            id,
+            submit: 0.0,
+            start: Some(0.0),
+            end,
+            site: None,
+            pes: 1,
+            runtime: 100.0,
+            deadline: Some(deadline),
+            budget: Some(budget),
+            lease: None,
+            priority: 0,
+            outcome,
+            cost: 0.0,
+            reason: None,
+            parts: Vec::new(),
+        };
+        let jobs = [
+            job(1, 110.0, 500.0, JobOutcome::Completed, Some(100.0)),
+            job(2, 300.0, 40_000.0, JobOutcome::Completed, Some(350.0)),
+            job(3, 160.0, 15_000.0, JobOutcome::Dropped, Some(50.0)),
+        ];
+        let refs: Vec<&JobRecord> = jobs.iter().collect();
+        let mut out = BTreeMap::new();
+        group_metrics(&refs, &mut out);
+        let get = |k: &str| out[k];
+        assert_eq!((get("urgency.very_urgent.total"), get("urgency.very_urgent.success")), (1.0, 1.0));
+        assert_eq!((get("urgency.very_relaxed.total"), get("urgency.very_relaxed.met")), (1.0, 0.0));
+        assert_eq!((get("urgency.intermediate.total"), get("urgency.intermediate.success")), (1.0, 0.0));
+        assert!(get("urgency.urgent.success").is_nan());
+        assert_eq!(get("valuation.very_low.success"), 1.0);
+        assert_eq!(get("valuation.very_high.success"), 0.0);
+        assert_eq!(get("valuation.medium.total"), 1.0);
+        // Every name is one a target may give.
+        let declared: Vec<String> = ["urgency", "valuation"]
+            .iter()
+            .flat_map(|f| {
+                let groups = if *f == "urgency" { URGENCY_GROUPS } else { VALUATION_GROUPS };
+                groups.map(|(g, _)| GROUP_METRICS.map(|m| format!("{f}.{g}.{m}")))
+            })
+            .flatten()
+            .collect();
+        assert_eq!(out.keys().cloned().collect::<std::collections::BTreeSet<_>>(), declared.into_iter().collect());
+        // Without budgets, urgency only; without deadlines, nothing.
+        let mut out = BTreeMap::new();
+        let no_budget = JobRecord { budget: None, ..jobs[0].clone() };
+        group_metrics(&[&no_budget], &mut out);
+        assert!(out.keys().all(|k| k.starts_with("urgency.")) && !out.is_empty());
+        let mut out = BTreeMap::new();
+        group_metrics(&[&JobRecord { deadline: None, ..jobs[0].clone() }], &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn job_metrics_are_the_ones_declared() {
         let job = |outcome, deadline| JobRecord {
             id: 1,
@@ -406,6 +574,7 @@ mod tests {
             pes: 1,
             runtime: 1.0,
             deadline,
+            budget: None,
             lease: None,
             priority: 0,
             outcome,

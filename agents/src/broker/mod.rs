@@ -155,6 +155,7 @@ impl UserBroker {
                     pes: job.spec.pes,
                     runtime: job.spec.runtime,
                     deadline: job.spec.deadline.map(SimTime::secs),
+                    budget: job.spec.budget,
                     lease: job.spec.lease,
                     priority: job.spec.priority,
                     outcome: JobOutcome::Pending,

@@ -21,6 +21,7 @@
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
 
 pub mod agent;
+pub mod dam;
 pub mod ga;
 pub mod greedy;
 pub mod kind;
