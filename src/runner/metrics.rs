@@ -2,7 +2,8 @@
 //! invariants checked (`super::invariants`).
 //!
 //! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown = response / (end −
-//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s). Utilisation is the
+//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s), wait over runtime
+//! = wait / (end − start) (Garg's (2010) slowdown, §7.3.3). With a warm-up, they leave out the first jobs submitted. Utilisation is the
 //! busy PE-seconds that compute over the PE-seconds available from t = 0 until the end of the run
 //! (`utilisation_from_first_submit`: from the first job's submission, before which no PE is busy): preemption overhead
 //! and the runs of cancelled leases, whose work is lost, keep PEs busy but are not computation (Amini Salehi 2012, Eq
@@ -23,7 +24,7 @@ use crate::scenario::plan::Plan;
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [&str; 13] = [
+pub const JOB_METRICS: [&str; 15] = [
     "total",
     "completed",
     "rejected",
@@ -37,6 +38,8 @@ pub const JOB_METRICS: [&str; 13] = [
     "cost",
     "makespan",
     "deadlines_met",
+    "deadlines_missed",
+    "wait_over_runtime",
 ];
 
 /// The classes of typed leases and what [`lease_metrics`] measures of each, under `leases.<class>.`.
@@ -187,10 +190,16 @@ pub fn measure(
     m.metrics.insert("end_time".into(), end);
     m.metrics.insert("events".into(), outcome.delivered as f64);
 
+    // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
+    let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
     let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
     for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
-            by_group.entry(agent.group.to_string()).or_default().push(r);
+            if !warm.contains(&r.id) {
+                by_group.entry(agent.group.to_string()).or_default().push(r);
+            }
             let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
             m.jobs.push(JobRow {
                 owner: agent.name.clone(),
@@ -207,16 +216,17 @@ pub fn measure(
         return Err(format!("job {} is reported twice, by {} and by {}", w[0].record.id, w[0].owner, w[1].owner));
     }
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
-    job_metrics("jobs", &all, &mut m.metrics);
+    let measured: Vec<&JobRecord> = all.iter().copied().filter(|j| !warm.contains(&j.id)).collect();
+    job_metrics("jobs", &measured, &mut m.metrics);
     // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
     if !all.is_empty() {
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
     }
-    lease_metrics(&all, &mut m.metrics);
-    group_metrics(&all, &mut m.metrics);
-    if all.iter().any(|j| j.priority > 0) {
+    lease_metrics(&measured, &mut m.metrics);
+    group_metrics(&measured, &mut m.metrics);
+    if measured.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
-        for j in &all {
+        for j in &measured {
             by_class.entry(j.priority).or_default().push(j);
         }
         for (class, jobs) in by_class {
@@ -374,6 +384,7 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
     put("response", mean(&|&(s, _, e)| e - s));
     put("slowdown", mean(&|&(s, b, e)| if e > b { (e - s) / (e - b) } else { 1.0 }));
     put("bounded_slowdown", mean(&|&(s, b, e)| ((e - s) / (e - b).max(SLOWDOWN_BOUND)).max(1.0)));
+    put("wait_over_runtime", mean(&|&(s, b, e)| if e > b { (b - s) / (e - b) } else { 0.0 }));
     put("cost", jobs.iter().map(|j| j.cost).sum());
     let makespan = done.iter().map(|d| d.2).fold(f64::NAN, f64::max);
     put("makespan", makespan);
@@ -384,6 +395,7 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
             .filter(|j| j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d))
             .count();
         put("deadlines_met", met as f64);
+        put("deadlines_missed", (with_deadline.len() - met) as f64);
     }
 }
 

@@ -68,6 +68,8 @@ pub struct Plan {
     pub horizon: Option<f64>,
     /// Sampling period of the time series.
     pub sample_period: Option<f64>,
+    /// Jobs left out of the job metrics, the first submitted (warm-up).
+    pub warm_up: usize,
     /// Agent runtime.
     pub runtime: RawRuntime,
     /// Agent groups in registration order (see [`Plan::agents`]).
@@ -724,6 +726,7 @@ impl Plan {
             replications: raw.replications.0,
             horizon,
             sample_period,
+            warm_up: raw.warm_up.map_or(0, |n| n.0 as usize),
             runtime: raw.runtime,
             groups: plans,
             workloads,

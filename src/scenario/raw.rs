@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::workload::RawWorkload;
-use agents::registry::values::{Delay, NonNegative, Replications, Seconds};
+use agents::registry::values::{Delay, JobCount, NonNegative, Replications, Seconds};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -35,6 +35,10 @@ pub struct RawScenario {
     /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
     /// is sampled less often.
     pub sample_period: Option<Seconds>,
+    /// Steady-state measurement: the job metrics (`jobs.`, `brokers.`, `classes.`, `leases.`, `urgency.`,
+    /// `valuation.`) leave out the first this many jobs submitted, a warm-up (Garg 2010 §7.4.2 discards the first
+    /// 5,000 applications and measures the next 5,000). Default 0.
+    pub warm_up: Option<JobCount>,
     /// How agents are executed: "actix" (every agent an actor; default) or "inline" (one thread, no actors).
     #[serde(default)]
     pub runtime: RawRuntime,

@@ -86,6 +86,8 @@ pub struct RawWorkload {
     pub runtime: Option<Dist>,
     /// Poisson: PEs per job (default 1).
     pub pes: Option<PositiveInt>,
+    /// Poisson: PEs per job drawn uniformly from the integers in [low, high] (at most 2^20), instead of `pes`.
+    pub pes_range: Option<[u32; 2]>,
     /// Swf/gwf/csv: the trace or job list, relative to the scenario file; a gzip-compressed file (`.swf.gz`) is read
     /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` [s], `cpus` and `runtime`
     /// [s] are required; `estimate` [s], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
@@ -217,7 +219,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 16] = [
+const MODEL_KEYS: [(&str, &[Model]); 17] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -232,6 +234,7 @@ const MODEL_KEYS: [(&str, &[Model]); 16] = [
     ("class-rates", &[Model::Poisson]),
     ("runtime", &[Model::Poisson]),
     ("pes", &[Model::Poisson]),
+    ("pes-range", &[Model::Poisson]),
     ("file", &[Model::Swf, Model::Gwf, Model::Csv]),
     ("task-variation", &[Model::Metabroker]),
 ];
@@ -268,6 +271,15 @@ impl WorkloadPlan {
         for other in ["rate", "priority-fraction"] {
             if given(raw, "class-rates") && given(raw, other) {
                 return Err(bad("class-rates", format!("sets the rates and the classes: leave out `{other}`")));
+            }
+        }
+        if let Some([lo, hi]) = raw.pes_range {
+            if raw.pes.is_some() {
+                return Err(bad("pes-range", "draws what `pes` sets: give one of them".into()));
+            }
+            if !(1 <= lo && lo <= hi && hi <= MAX_NODES) {
+                let m = format!("expected [low, high] with 1 <= low <= high <= {MAX_NODES}, found [{lo}, {hi}]");
+                return Err(bad("pes-range", m));
             }
         }
         if let Some(rates) = &raw.class_rates
@@ -651,6 +663,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "priority-fraction" => raw.priority_fraction.is_some(),
         "runtime" => raw.runtime.is_some(),
         "pes" => raw.pes.is_some(),
+        "pes-range" => raw.pes_range.is_some(),
         "file" => raw.file.is_some(),
         "task-variation" => raw.task_variation.is_some(),
         "clamp" => raw.clamp,
@@ -768,6 +781,9 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) 
             break;
         }
         let mut job = WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes);
+        if let Some([lo, hi]) = raw.pes_range {
+            job.pes = rng.random_range(lo..=hi);
+        }
         // Independent Poisson streams, one per class, merged: each arrival is of class i with probability λi / λ.
         if class_rates.len() > 1 {
             let mut u = rng.random::<f64>() * rate;
