@@ -67,6 +67,40 @@ pub struct RawScenario {
     /// apart from the targets.
     #[serde(default)]
     pub check: Vec<RawCheck>,
+    /// Charts for the report of `gridmarket reproduce`, beside the chart of each target's metric.
+    #[serde(default)]
+    pub chart: Vec<RawChart>,
+}
+
+/// A chart: exactly one of `metrics` (grouped bars), `metric` with `x` (lines against a swept key) or `over-time`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawChart {
+    /// The title; the SVG file is named after the scenario and it.
+    pub title: String,
+    /// Grouped bars: one group per metric, one bar per value of the first swept key (mean ± 95% CI), e.g. the
+    /// success ratios of the urgency groups by policy.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    /// The groups' labels, one per metric (default: the metrics).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Lines: this metric against the swept key `x`, one line per combination of the other swept keys.
+    pub metric: Option<String>,
+    /// The swept key on the x axis, of numeric values.
+    pub x: Option<String>,
+    /// With `x`: reference values, one per value of `x` in sweep order (an analytic model's), drawn as a line.
+    #[serde(default)]
+    pub reference: Vec<f64>,
+    /// The reference line's legend (default "reference").
+    pub reference_label: Option<String>,
+    /// "load-deviation": the standard deviation of the providers' utilisation over time (from `timeseries.csv`,
+    /// mean ± 95% CI over the replications at each sample time), one line per value of the first swept key.
+    pub over_time: Option<String>,
+    /// The sweep points shown (sweep key → value); default every point.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub at: BTreeMap<String, toml::Value>,
 }
 
 /// The agent runtime.

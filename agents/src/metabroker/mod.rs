@@ -19,6 +19,9 @@
 //!
 //! Every policy returns a [`Schedule`] with one [`Assignment`] per application; nothing here panics on odd input:
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
+//!
+//! Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines match applications to the providers'
+//! queues instead of placing them on slots; they live in [`mod@dam`], with their own actor.
 
 pub mod agent;
 pub mod dam;

@@ -114,23 +114,19 @@ impl Provider {
     /// A double-auction-inspired meta-broker's collection (Garg 2010 §7.2): each queue's free PEs, load, waiting-time
     /// estimate and initial valuation (the price), and its free slots over `horizon`.
     pub(super) fn on_queue_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
-        let now = ctx.now();
-        let sizes = self.scheduler.partitions();
-        let queues = sizes
-            .iter()
+        let queues = self
+            .scheduler
+            .partition_states(ctx.now(), horizon)
+            .into_iter()
             .enumerate()
-            .map(|(k, &pes)| {
-                let part = Some(k);
-                let slots = self.scheduler.free_slots(now, horizon, part).unwrap_or_default();
-                QueueState {
-                    queue: k as u32,
-                    pes,
-                    free: self.scheduler.free_pes(now, part).unwrap_or(0),
-                    load: self.scheduler.load(now, part).unwrap_or(1.0),
-                    wait: self.scheduler.backlog(now, part).unwrap_or(0.0),
-                    valuation: self.config.price,
-                    slots: slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect(),
-                }
+            .map(|(k, p)| QueueState {
+                queue: k as u32,
+                pes: p.pes,
+                free: p.free,
+                load: p.load,
+                wait: p.backlog,
+                valuation: self.config.price,
+                slots: p.slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect(),
             })
             .collect();
         let report = QueueReport { speed: self.config.speed, queues };

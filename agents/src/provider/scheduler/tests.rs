@@ -516,6 +516,14 @@ fn queue_state_for_a_meta_broker() {
     let backlog: Vec<f64> = (0..3).map(|p| s.backlog(now, Some(p)).unwrap()).collect();
     assert_eq!(backlog, [8.0, 12.0, 17.0]);
     assert_eq!(s.backlog(now, None), Ok((16.0 + 48.0 + 102.0) / 12.0));
+    // The same in one view, with loads and, over a horizon, the slots.
+    let states = s.partition_states(now, 10.0);
+    let seen: Vec<(u32, u32, f64)> = states.iter().map(|p| (p.pes, p.free, p.backlog)).collect();
+    assert_eq!(seen, [(2, 0, 8.0), (4, 2, 12.0), (6, 0, 17.0)]);
+    assert_eq!(states[1].load, 0.5);
+    // P1 over [3, 13): 2 PEs free until J4 holds all 4 from 7: one free rectangle, [3, 7) × 2.
+    assert_eq!(states[1].slots, [Slot { start: t(3.0), end: t(7.0), pes: 2 }]);
+    assert!(s.partition_states(now, 0.0).iter().all(|p| p.slots.is_empty()));
     assert_eq!(s.backlog(now, Some(3)), Err(Rejected::NoSuchPartition(3)));
     let idle = LocalScheduler::new(MultiPartitionEasy, 12);
     assert_eq!(idle.backlog(now, Some(2)), Ok(0.0));
