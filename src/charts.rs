@@ -45,15 +45,17 @@ fn slug(title: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// The points the chart shows, each with the label of its values of every swept key but `except`.
+/// The points the chart shows, each with the label of its values of the swept keys that vary among them but
+/// `except`.
 fn shown<'a>(study: &'a Study, chart: &Chart, except: &str) -> Vec<(&'a Point, String)> {
     study
         .points
         .iter()
         .filter(|p| chart.at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v)))
         .map(|p| {
+            let varying = |k: &String| k != except && !chart.at.contains_key(k);
             let rest: Vec<String> =
-                p.assignments.iter().filter(|(k, _)| k != except).map(|(k, v)| format!("{k}={}", show(v))).collect();
+                p.assignments.iter().filter(|(k, _)| varying(k)).map(|(k, v)| format!("{k}={}", show(v))).collect();
             (p, rest.join(", "))
         })
         .collect()
@@ -109,32 +111,34 @@ fn lines(
     plot::line_chart(&chart.title, x, metric, &groups)
 }
 
-/// One line per point: at each sample time, the mean over the replications of the standard deviation of the
-/// providers' utilisation, with its 95% CI.
+/// Most points of a line over time: more would hide each other.
+const TIME_POINTS: usize = 60;
+
+/// One line per point: at each sample time up to the end of its shortest replication, the mean over the
+/// replications of the standard deviation of the providers' utilisation, at most [`TIME_POINTS`] of them evenly
+/// spread (the mean of fewer runs after the first ends would mix in another set of runs, so the line stops there).
 fn load_deviation(study: &Study, chart: &Chart, runs: &Path) -> String {
     let series: Vec<Series> = shown(study, chart, "")
         .into_iter()
         .map(|(p, label)| {
-            let mut by_time: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-            for rep in 0..p.plan.replications {
-                let file = run_dir(runs, p.index, rep).join("timeseries.csv");
-                let Ok(text) = std::fs::read_to_string(&file) else { continue };
-                for (t, sd) in spread(&text) {
-                    by_time.entry(t.to_bits()).or_default().push(sd);
-                }
-            }
-            let mut points: Vec<(f64, f64, f64)> = by_time
-                .into_iter()
-                .map(|(t, sds)| {
-                    let s = Summary::of(&sds);
-                    (f64::from_bits(t), s.mean, s.ci95)
-                })
+            let replications: Vec<Vec<(f64, f64)>> = (0..p.plan.replications)
+                .filter_map(|rep| std::fs::read_to_string(run_dir(runs, p.index, rep).join("timeseries.csv")).ok())
+                .map(|text| spread(&text))
                 .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let end = replications.iter().map(|r| r.last().map_or(0.0, |s| s.0)).fold(f64::INFINITY, f64::min);
+            let mut by_time: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            for (t, sd) in replications.iter().flatten().filter(|s| s.0 <= end) {
+                by_time.entry(t.to_bits()).or_default().push(*sd);
+            }
+            let means: Vec<(f64, f64, f64)> =
+                by_time.into_iter().map(|(t, sds)| (f64::from_bits(t), Summary::of(&sds).mean, f64::NAN)).collect();
+            let stride = means.len().div_ceil(TIME_POINTS).max(1);
+            let points = means.into_iter().step_by(stride).collect();
             Series { label: if study.sweep.len() == 1 { first_value(study, p) } else { label }, points }
         })
         .collect();
-    plot::line_chart(&chart.title, "time [s]", "standard deviation of the providers' load", &series)
+    let title = format!("{} (mean over the replications)", chart.title);
+    plot::line_chart(&title, "time [s]", "standard deviation of the providers' load", &series)
 }
 
 /// The standard deviation across agents of their utilisation, at each sample time of a `timeseries.csv` (columns

@@ -1,9 +1,9 @@
 //! The queueing model of DAM, the double-auction-inspired meta-scheduler (Garg 2010, §7.3.3, Eqs 7.3–7.23): the
 //! expected waiting time E(W) and slowdown E(S) of an application that passes three queues in sequence.
 //!
-//! 1. Valuation (prioritisation): an M/G/1 non-preemptive priority queue with K classes (Cobham's formula, 7.3–7.5).
+//! 1. Valuation (prioritisation): an M/G/1 non-preemptive priority queue with K classes (Cobham 1954, 7.3–7.5).
 //! 2. Matching (dispatch to the m sites): an M/G/m central queue, the least-work-remaining policy, by the
-//!    Nozaki–Ross approximation on the M/M/m (Erlang C) queue (7.6–7.10).
+//!    approximation of Nozaki & Ross (1978) on the M/M/m (Erlang C) queue (7.6–7.10).
 //! 3. Execution: each site's processors split into partitions, each an M/G/1 FCFS queue for the applications whose
 //!    processor need falls in its range (Pollaczek–Khinchine, 7.11–7.19).
 //!
