@@ -8,7 +8,10 @@ use std::path::Path;
 
 use toml::Value;
 
-use crate::plot::{self, BarSeries, Series};
+use agents::registry::Unit;
+
+use crate::plot::{self, BarSeries, Chart as Frame, Series, TimeSeries};
+use crate::runner::metrics::{axis_label, unit_of};
 use crate::runner::{StudyResult, run_dir};
 use crate::scenario::Study;
 use crate::scenario::plan::{Chart, ChartKind, Point, show};
@@ -71,8 +74,18 @@ fn stat(result: &StudyResult, point: usize, metric: &str) -> (f64, f64) {
     result.summaries.get(point).and_then(|s| s.get(metric)).map_or((f64::NAN, f64::NAN), |s| (s.mean, s.ci95))
 }
 
+/// The unit of `metric` in `study`'s registry, unbounded when undeclared.
+fn bounds(study: &Study, metric: &str) -> (f64, f64) {
+    let registry = &study.points[0].plan.registry;
+    unit_of(registry, metric).map_or((f64::NEG_INFINITY, f64::INFINITY), Unit::bounds)
+}
+
 fn bars(study: &Study, result: &StudyResult, chart: &Chart, metrics: &[(String, String)]) -> String {
     let categories: Vec<String> = metrics.iter().map(|(_, label)| label.clone()).collect();
+    // The groups share a unit (they are one quantity of different groups): the first metric's.
+    let first = metrics.first().map_or("", |(m, _)| m.as_str());
+    let unit = unit_of(&study.points[0].plan.registry, first);
+    let y_label = unit.map_or_else(String::new, |u| u.axis());
     let series: Vec<BarSeries> = shown(study, chart, "")
         .into_iter()
         .map(|(p, label)| BarSeries {
@@ -80,7 +93,8 @@ fn bars(study: &Study, result: &StudyResult, chart: &Chart, metrics: &[(String, 
             values: metrics.iter().map(|(m, _)| stat(result, p.index, m)).collect(),
         })
         .collect();
-    plot::bar_chart(&chart.title, "", &categories, &series)
+    let frame = Frame { y_bounds: bounds(study, first), ..Frame::new(&chart.title, "", &y_label) };
+    plot::bar_chart(&frame, &categories, &series)
 }
 
 fn lines(
@@ -108,17 +122,16 @@ fn lines(
         let points = xs.iter().zip(reference).map(|(&x, &r)| (x, r, f64::NAN)).collect();
         groups.push(Series { label: reference_label.to_string(), points });
     }
-    plot::line_chart(&chart.title, x, metric, &groups)
+    let y_label = axis_label(&study.points[0].plan.registry, metric);
+    let frame = Frame { y_bounds: bounds(study, metric), ..Frame::new(&chart.title, x, &y_label) };
+    plot::line_chart(&frame, &groups)
 }
 
-/// Most points of a line over time: more would hide each other.
-const TIME_POINTS: usize = 60;
-
 /// One line per point: at each sample time up to the end of its shortest replication, the mean over the
-/// replications of the standard deviation of the providers' utilisation, at most [`TIME_POINTS`] of them evenly
-/// spread (the mean of fewer runs after the first ends would mix in another set of runs, so the line stops there).
+/// replications of the standard deviation of the providers' utilisation (the mean of fewer runs after the first ends
+/// would mix in another set of runs, so the line stops there).
 fn load_deviation(study: &Study, chart: &Chart, runs: &Path) -> String {
-    let series: Vec<Series> = shown(study, chart, "")
+    let series: Vec<TimeSeries> = shown(study, chart, "")
         .into_iter()
         .map(|(p, label)| {
             let replications: Vec<Vec<(f64, f64)>> = (0..p.plan.replications)
@@ -130,15 +143,22 @@ fn load_deviation(study: &Study, chart: &Chart, runs: &Path) -> String {
             for (t, sd) in replications.iter().flatten().filter(|s| s.0 <= end) {
                 by_time.entry(t.to_bits()).or_default().push(*sd);
             }
-            let means: Vec<(f64, f64, f64)> =
-                by_time.into_iter().map(|(t, sds)| (f64::from_bits(t), Summary::of(&sds).mean, f64::NAN)).collect();
-            let stride = means.len().div_ceil(TIME_POINTS).max(1);
-            let points = means.into_iter().step_by(stride).collect();
-            Series { label: if study.sweep.len() == 1 { first_value(study, p) } else { label }, points }
+            let points = by_time.into_iter().map(|(t, sds)| (f64::from_bits(t), Summary::of(&sds).mean)).collect();
+            TimeSeries { label: if study.sweep.len() == 1 { first_value(study, p) } else { label }, points }
         })
         .collect();
+    // Times in the unit that suits the longest line (hours, days).
+    let end = series.iter().filter_map(|s| s.points.last()).map(|p| p.0).fold(0.0, f64::max);
+    let (scale, unit) = plot::time_unit(end);
+    let series: Vec<TimeSeries> = series
+        .into_iter()
+        .map(|s| TimeSeries { points: s.points.into_iter().map(|(t, v)| (t / scale, v)).collect(), ..s })
+        .collect();
     let title = format!("{} (mean over the replications)", chart.title);
-    plot::line_chart(&title, "time [s]", "standard deviation of the providers' load", &series)
+    let x_label = format!("time [{unit}]");
+    let y_label = format!("standard deviation of the providers' load {}", Unit::Share.axis());
+    let frame = Frame { y_bounds: Unit::Share.bounds(), ..Frame::new(&title, &x_label, &y_label) };
+    plot::time_chart(&frame, &series)
 }
 
 /// The standard deviation across agents of their utilisation, at each sample time of a `timeseries.csv` (columns

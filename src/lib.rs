@@ -4,6 +4,8 @@
 pub mod analytic;
 pub mod charts;
 pub mod output;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod plot;
 pub mod report;
 pub mod runner;

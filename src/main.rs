@@ -108,7 +108,11 @@ enum Command {
         scenarios: PathBuf,
     },
     /// Print every scenario key with its type, default and meaning (Markdown).
-    Schema,
+    Schema {
+        /// Print instead every output file, column and metric with its unit and meaning.
+        #[arg(long)]
+        outputs: bool,
+    },
     /// Generate, inspect and convert workloads.
     #[command(subcommand)]
     Workload(workload_cmd::WorkloadCmd),
@@ -272,8 +276,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("\n{}", schema::kinds_text(&Registry::standard()));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Schema => {
-            print!("{}", schema::markdown(&Registry::standard()));
+        Command::Schema { outputs } => {
+            let registry = Registry::standard();
+            print!("{}", if outputs { schema::outputs_markdown(&registry) } else { schema::markdown(&registry) });
             Ok(ExitCode::SUCCESS)
         }
         Command::Workload(cmd) => workload_cmd::run(cmd),

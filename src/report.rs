@@ -7,11 +7,13 @@ use std::path::Path;
 use agents::provider::kind::KIND as PROVIDER;
 
 use crate::output::write_atomic;
-use crate::plot::{self, BarSeries, Series};
-use crate::runner::metrics::SLOWDOWN_BOUND;
-use crate::runner::{Outcome, StudyResult, Verdict};
+use agents::registry::limits::short;
+
+use crate::plot::{self, Band, BarSeries, Chart, Series};
+use crate::runner::metrics::{SLOWDOWN_BOUND, axis_label, unit_of};
+use crate::runner::{Outcome, StudyResult, Verdict, matches_at};
 use crate::scenario::Study;
-use crate::scenario::plan::show;
+use crate::scenario::plan::{Point, Test, show};
 
 /// Metrics shown on stdout after a run, when measured.
 const HEADLINE: [(&str, &str); 11] = [
@@ -157,6 +159,30 @@ fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The line at the top of `report.md`: "**Overall: 3 pass / 1 FAIL / 1 inconclusive of 5 targets** (--quick:
+/// indicative); 7 pass / 0 FAIL / 0 inconclusive of 7 sanity checks", then the documented conflicts if any.
+fn overall(targets: &[Verdict], checks: &[Verdict], quick: bool) -> String {
+    let counts = |verdicts: &[Verdict], noun: &str| {
+        let [pass, fail, inconclusive] = tally(verdicts);
+        match pass + fail + inconclusive {
+            0 => format!("no {noun}"),
+            n => format!("{pass} pass / {fail} FAIL / {inconclusive} inconclusive of {n} {noun}"),
+        }
+    };
+    let mut line = format!("**Overall: {}**", counts(targets, "targets"));
+    if quick && targets.iter().any(Verdict::scored) {
+        line.push_str(" (--quick: indicative)");
+    }
+    let _ = write!(line, "; {}", counts(checks, "sanity checks"));
+    match targets.iter().filter(|v| !v.scored()).count() {
+        0 => {}
+        1 => line.push_str("; 1 documented conflict (not scored)"),
+        n => line.push_str(&format!("; {n} documented conflicts (not scored)")),
+    }
+    line.push('.');
+    line
+}
+
 /// How to read the verdicts, at the top of `report.md`.
 const VERDICT_RULES: &str = "A target is a claim of a source. A value or a range passes when the whole 95% confidence \
 interval of the mean lies inside its band and fails when the interval lies wholly outside it; an order, a relative \
@@ -173,8 +199,7 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
     let targets: Vec<Verdict> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
     let checks: Vec<Verdict> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
     let quick = studies.iter().any(|(s, _)| s.quick);
-    let (targets, checks) = (tally_line("targets", &targets, quick), tally_line("sanity checks", &checks, false));
-    let _ = writeln!(md, "In all: {targets}; {checks}.\n");
+    let _ = writeln!(md, "{}\n", overall(&targets, &checks, quick));
     md.push_str(VERDICT_RULES);
     for (study, result) in studies {
         let _ = writeln!(md, "## {}\n", study.name);
@@ -234,29 +259,49 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
     Ok(md)
 }
 
-/// One chart per metric named by a target, against the first swept key (a series per value of the others).
+/// One chart per metric named by a target (once, however many targets name it), against the first swept key (a
+/// series per value of the others, named by the last segments of their keys): the value axis labelled with the metric's unit, the confidence intervals clipped
+/// to the values it can take, and its value and range targets drawn as bands.
 fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
     let Some((key, values)) = study.sweep.first() else { return Vec::new() };
-    let mut metrics: Vec<&str> = study.targets.iter().map(|e| e.metric.as_str()).collect();
-    metrics.dedup();
+    let mut metrics: Vec<&str> = Vec::new();
+    for t in &study.targets {
+        if !metrics.contains(&t.metric.as_str()) {
+            metrics.push(&t.metric);
+        }
+    }
     let numeric: Option<Vec<f64>> =
         values.iter().map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).collect();
+    // The index of a point's value of the swept key.
+    let index = |p: &Point| values.iter().position(|v| p.assignments.first().is_some_and(|(_, a)| a == v)).unwrap_or(0);
+    // Where a point is drawn: its value on a numeric axis, its category's index on a bar chart.
+    let x_of = |p: &Point| numeric.as_ref().map_or(index(p) as f64, |xs| xs[index(p)]);
     let mut out = Vec::new();
     for metric in metrics {
         // Series: points grouped by the values of the other swept keys.
         let mut groups: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
         for p in &study.points {
-            let rest: Vec<String> = p.assignments.iter().skip(1).map(|(k, v)| format!("{k}={}", show(v))).collect();
+            let rest: Vec<String> =
+                p.assignments.iter().skip(1).map(|(k, v)| format!("{}={}", short_key(study, k), show(v))).collect();
             let label = if rest.is_empty() { metric.to_string() } else { rest.join(", ") };
-            let x = values.iter().position(|v| p.assignments.first().is_some_and(|(_, a)| a == v)).unwrap_or(0);
             match groups.iter_mut().find(|g| g.0 == label) {
-                Some(g) => g.1.push((x, p.index)),
-                None => groups.push((label, vec![(x, p.index)])),
+                Some(g) => g.1.push((index(p), p.index)),
+                None => groups.push((label, vec![(index(p), p.index)])),
             }
         }
         let stat =
             |point: usize| result.summaries[point].get(metric).map_or((f64::NAN, f64::NAN), |s| (s.mean, s.ci95));
         let title = format!("{} — {}", study.name, metric);
+        let registry = &study.points[0].plan.registry;
+        let y_label = axis_label(registry, metric);
+        let bands = target_bands(study, metric, key, &x_of);
+        let chart = Chart {
+            title: &title,
+            x_label: key,
+            y_label: &y_label,
+            y_bounds: unit_of(registry, metric).map_or((f64::NEG_INFINITY, f64::INFINITY), |u| u.bounds()),
+            bands: &bands,
+        };
         let svg = match &numeric {
             Some(xs) => {
                 let series: Vec<Series> = groups
@@ -266,7 +311,7 @@ fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
                         points: pts.iter().map(|&(x, p)| (xs[x], stat(p).0, stat(p).1)).collect(),
                     })
                     .collect();
-                plot::line_chart(&title, key, metric, &series)
+                plot::line_chart(&chart, &series)
             }
             None => {
                 let categories: Vec<String> = values.iter().map(show).collect();
@@ -280,11 +325,126 @@ fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
                         BarSeries { label: label.clone(), values: v }
                     })
                     .collect();
-                plot::bar_chart(&title, metric, &categories, &series)
+                plot::bar_chart(&chart, &categories, &series)
             }
         };
         let file = format!("{}-{}.svg", study.name, metric.replace(['.', '/'], "_"));
         out.push((file, svg));
     }
     out
+}
+
+/// A swept key as a chart's legend names it: its last segment (`providers.rp.preemption` → `preemption`), or the
+/// whole key when another swept key ends the same.
+fn short_key<'a>(study: &Study, key: &'a str) -> &'a str {
+    let last = |k: &'a str| k.rsplit('.').next().unwrap_or(k);
+    let same = study.sweep.iter().filter(|(k, _)| k.rsplit('.').next() == Some(last(key))).count();
+    if same > 1 { key } else { last(key) }
+}
+
+/// The value and range targets on `metric` as bands: one across the chart when a target applies at every value of
+/// the swept key `key`, else one at each value it applies at (`x_of` gives a point's position), labelled with the
+/// other swept keys it is restricted to (the series it is about).
+fn target_bands(study: &Study, metric: &str, key: &str, x_of: &dyn Fn(&Point) -> f64) -> Vec<Band> {
+    let mut everywhere: Vec<f64> = study.points.iter().map(x_of).collect();
+    everywhere.sort_by(f64::total_cmp);
+    everywhere.dedup();
+    let mut bands = Vec::new();
+    for c in study.targets.iter().filter(|c| c.metric == metric) {
+        let (lo, hi, value, text) = match c.test {
+            Test::Value { value, tol } if tol > 0.0 => {
+                (value - tol, value + tol, Some(value), format!("target {} ± {}", short(value), short(tol)))
+            }
+            Test::Value { value, .. } => (value, value, Some(value), format!("target {}", short(value))),
+            Test::Range { lo, hi } => (lo, hi, None, format!("target in [{}, {}]", short(lo), short(hi))),
+            _ => continue,
+        };
+        let rest: Vec<String> =
+            c.at.iter()
+                .filter(|(k, _)| k.as_str() != key)
+                .map(|(k, v)| format!("{}={}", short_key(study, k), show(v)))
+                .collect();
+        let label = if rest.is_empty() { text } else { format!("{text} ({})", rest.join(", ")) };
+        let mut xs: Vec<f64> = study.points.iter().filter(|p| matches_at(p, &c.at)).map(x_of).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let band = |at| Band { label: label.clone(), lo, hi, value, at };
+        if xs == everywhere {
+            bands.push(band(None));
+        } else {
+            bands.extend(xs.into_iter().map(|x| band(Some(x))));
+        }
+    }
+    bands
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::plan::{Claim, LoadOptions};
+
+    fn tiny() -> Study {
+        Study::load(Path::new("tests/scenarios/tiny/tiny.toml"), &LoadOptions::default()).expect("tiny loads")
+    }
+
+    #[test]
+    fn targets_become_bands_across_the_chart_or_at_the_points_they_name() {
+        let mut study = tiny();
+        // tiny's two value targets on utilisation hold at every scheduler; add a range at one of them.
+        let at = BTreeMap::from([("providers.big.scheduler".to_string(), toml::Value::String("easy".into()))]);
+        let range = Claim { at, test: Test::Range { lo: 0.1, hi: 0.3 }, ..study.targets[0].clone() };
+        study.targets.push(range);
+        let x_of = |p: &Point| p.index as f64;
+        let bands = target_bands(&study, "utilisation", "providers.big.scheduler", &x_of);
+        let band = |label: &str, lo, hi, value, at| Band { label: label.into(), lo, hi, value, at };
+        assert_eq!(
+            bands,
+            [
+                band("target 0.6 ± 0.4", 0.6 - 0.4, 0.6 + 0.4, Some(0.6), None),
+                band("target 0.6 ± 0.05", 0.6 - 0.05, 0.6 + 0.05, Some(0.6), None),
+                band("target in [0.1, 0.3]", 0.1, 0.3, None, Some(1.0)),
+            ]
+        );
+        assert!(target_bands(&study, "jobs.total", "providers.big.scheduler", &x_of).is_empty());
+    }
+
+    #[test]
+    fn each_metric_is_charted_once() {
+        let mut study = tiny();
+        // Targets on utilisation, then another metric, then utilisation again.
+        let other = Claim { metric: "jobs.total".into(), ..study.targets[0].clone() };
+        study.targets.insert(1, other);
+        let summaries = vec![BTreeMap::new(); study.points.len()];
+        let result = StudyResult { runs: vec![], unfinished: vec![], summaries, verdicts: vec![], checks: vec![] };
+        let files: Vec<String> = charts(&study, &result).into_iter().map(|(file, _)| file).collect();
+        assert_eq!(files, ["tiny-utilisation.svg", "tiny-jobs_total.svg"]);
+    }
+
+    #[test]
+    fn the_overall_line_counts_every_scored_verdict() {
+        let verdict = |outcome, conflict: Option<&str>| Verdict {
+            target: String::new(),
+            source: String::new(),
+            tolerance: String::new(),
+            measured: String::new(),
+            outcome,
+            conflict: conflict.map(String::from),
+        };
+        let targets = [
+            verdict(Outcome::Pass, None),
+            verdict(Outcome::Fail, None),
+            verdict(Outcome::Inconclusive, None),
+            verdict(Outcome::Pass, None),
+            verdict(Outcome::Fail, Some("contradicts itself")),
+        ];
+        assert_eq!(
+            overall(&targets, &[verdict(Outcome::Pass, None)], true),
+            "**Overall: 2 pass / 1 FAIL / 1 inconclusive of 4 targets** (--quick: indicative); \
+             1 pass / 0 FAIL / 0 inconclusive of 1 sanity checks; 1 documented conflict (not scored)."
+        );
+        assert_eq!(overall(&[], &[], true), "**Overall: no targets**; no sanity checks.");
+    }
 }

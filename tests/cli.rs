@@ -4,11 +4,12 @@
 //!   `.err` file next to it (`GRIDMARKET_BLESS=1 cargo test --test cli` rewrites the `.err` files after a deliberate
 //!   change of wording; read the diff before committing it);
 //! - `run` on `tests/scenarios/tiny/` writes the documented files, and its results do not depend on `--jobs`, are
-//!   the same for the same seed, change with `--seed` and `--set`;
+//!   the same for the same seed, change with `--seed` and `--set`; each point's time series are charted (SVG);
 //! - `--resume` re-runs only the runs that had not finished, after a simulated and after a real (SIGINT)
 //!   interruption;
 //! - targets and sanity checks are reported apart, with pass / FAIL / inconclusive on stdout, in `expectations.csv`,
-//!   `checks.csv` and `report.md`, and set the exit code (`--strict`: inconclusive fails too);
+//!   `checks.csv` and `report.md` (an overall count at its top, each chart once, with its targets drawn), and set
+//!   the exit code (`--strict`: inconclusive fails too);
 //! - a hand-made CSV job list runs as computed by hand, in `schedule.csv` and in the SWF of `--schedule-swf`;
 //! - `reproduce --quick`, `list`, `schema` and `workload generate|stats|convert`, with gzip-compressed traces.
 //!
@@ -428,11 +429,17 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     let jobs = read_string(&out.join("p0/r0/jobs.csv"));
     assert!(
         jobs.starts_with(
-            "id,source_id,owner,group,submit,start,end,site,pes,runtime,deadline,outcome,cost,wait,response,reason\n"
+            "id,source_id,owner,group,submit,start,end,site,pes,runtime,elapsed,deadline,outcome,cost,wait,response,reason\n"
         ),
         "{jobs}"
     );
     assert_eq!(jobs.lines().count(), 1 + 80, "one row per job");
+    for row in jobs.lines().skip(1).map(|l| l.split(',').collect::<Vec<_>>()) {
+        let (start, end, elapsed) = (row[5].parse::<f64>(), row[6].parse::<f64>(), row[10].parse::<f64>());
+        if let (Ok(s), Ok(e), Ok(x)) = (start, end, elapsed) {
+            assert!((e - s - x).abs() < 1e-6, "elapsed is end − start: {row:?}");
+        }
+    }
     let timeseries = read_string(&out.join("p0/r0/timeseries.csv"));
     assert!(timeseries.starts_with("t,agent,busy_pes,utilisation,queued\n"), "{timeseries}");
     assert!(timeseries.contains(",big,") && timeseries.contains(",small,"), "both providers are sampled");
@@ -442,6 +449,40 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     assert_eq!(run_json["seed"], 12, "replication r runs with seed + r");
     assert_eq!(run_json["label"], "providers.big.scheduler=conservative");
     assert!(run_json["command"].as_str().is_some_and(|c| c.contains("--jobs 2")), "{run_json}");
+}
+
+#[test]
+fn run_charts_the_time_series_of_each_point() {
+    let tmp = TempDir::new("charts");
+    let o = run(&["run", TINY, "--quiet", "--replications", "2", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    for point in ["p0", "p1", "p2"] {
+        for (file, axis) in [("utilisation.svg", ">utilisation (share, 0–1)<"), ("queued.svg", ">jobs queued (count)<")]
+        {
+            let svg = read_string(&tmp.join(&format!("out/{point}/{file}")));
+            assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"), "{point}/{file}");
+            // A step line per provider, time in seconds, and what the lines are in the title.
+            assert_eq!(svg.matches("<polyline").count(), 2, "{point}/{file}: one line per provider");
+            for needle in [">big<", ">small<", ">time [s]<", axis, "replication 0 (seed 11)"] {
+                assert!(svg.contains(needle), "{point}/{file} lacks `{needle}`");
+            }
+        }
+    }
+    assert!(read_string(&tmp.join("out/p2/utilisation.svg")).contains("providers.big.scheduler=conservative"));
+    // Beyond 8 providers, a line per provider group: 9 here.
+    let grouped = ["--set", "providers.small.count=8", "--set", "brokers.bob.submit-to=small-3"];
+    let o =
+        run(&[&["run", TINY, "--quiet", "--replications", "1", "--out", &tmp.arg("grouped")], &grouped[..]].concat());
+    assert_exit(&o, 0, "run with 9 providers");
+    let svg = read_string(&tmp.join("grouped/p0/utilisation.svg"));
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+    for needle in ["per provider group", ">big (1 provider)<", ">small (8 providers)<"] {
+        assert!(svg.contains(needle), "lacks `{needle}`");
+    }
+    // Without time series, no charts of them.
+    let o = run(&["run", TINY, "--quiet", "--set", "outputs.timeseries=false", "--out", &tmp.arg("none")]);
+    assert_exit(&o, 0, "run without time series");
+    assert!(!tmp.join("none/p0/utilisation.svg").exists() && !tmp.join("none/p0/queued.svg").exists());
 }
 
 #[test]
@@ -764,7 +805,8 @@ fn reproduce_quick_runs_a_family_and_writes_its_report() {
     assert!(report.starts_with("# Reproduction: tiny"), "{report}");
     assert!(report.contains("(2 replications per point"), "--quick applies the [quick] table:\n{report}");
     for needle in [
-        "In all: 0 of 6 targets pass, 0 FAIL, 6 inconclusive (--quick: indicative); 7 of 7 sanity checks pass",
+        "\n\n**Overall: 0 pass / 0 FAIL / 6 inconclusive of 6 targets** (--quick: indicative); \
+         7 pass / 0 FAIL / 0 inconclusive of 7 sanity checks.\n",
         "0 of 6 targets pass, 0 FAIL, 6 inconclusive (--quick: indicative)\n\n\
          | target | source | tolerance | measured (mean ± CI) | verdict |\n",
         "| utilisation = 0.6 ± 0.4 at providers.big.scheduler=fcfs | tests/cli.rs: a fixture target | wide enough",
@@ -793,7 +835,12 @@ fn reproduce_quick_runs_a_family_and_writes_its_report() {
     for svg in &svgs {
         assert!(read_string(svg).contains("<svg"), "{}", svg.display());
         let name = svg.file_name().unwrap().to_string_lossy();
-        assert!(report.contains(&format!("]({name})")), "report.md does not show {name}");
+        assert_eq!(report.matches(&format!("]({name})")).count(), 1, "report.md shows {name} once:\n{report}");
+    }
+    // Both targets on utilisation are on its one chart, with the unit on the axis.
+    let chart = read_string(&tmp.join("tiny/tiny-utilisation.svg"));
+    for needle in [">target 0.6 ± 0.4<", ">target 0.6 ± 0.05<", ">utilisation (share, 0–1)<"] {
+        assert!(chart.contains(needle), "the chart lacks `{needle}`:\n{chart}");
     }
     assert!(tmp.join("tiny/tiny/summary.csv").is_file(), "each study's outputs are under the family folder");
     assert_eq!(means(&tmp.join("tiny/tiny/summary.csv"), "jobs.total")[&0], 40.0, "[quick] sets 20 jobs per group");
@@ -944,7 +991,7 @@ fn a_hand_made_job_list_runs_as_computed_by_hand() {
     );
     // Job 3's deadline reached the simulation.
     let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
-    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,1000,completed,"), "{jobs}");
+    assert!(jobs.contains("\n3,3,user,user,20,100,130,site,2,30,30,1000,completed,"), "{jobs}");
 
     // The SWF schedule reads back as the jobs that ran: submit, run time (end - start) and PEs.
     let swf_path = tmp.join("out/p0/r0/schedule.swf");
@@ -1182,4 +1229,38 @@ fn workload_commands_refuse_bad_parameters_and_name_a_missing_file_once() {
     assert_exit(&o, 0, "stats of an unsorted trace");
     let gaps = stdout(&o).lines().find(|l| l.starts_with("inter-arrival")).map(str::to_string).unwrap_or_default();
     assert_eq!(gaps.split_whitespace().skip(2).collect::<Vec<_>>(), ["40.0", "45.0", "50.0", "55.0", "60.0", "50.0"]);
+}
+
+/// Parquet tables come with the `parquet` feature; without it, asking for them is refused before anything runs.
+#[test]
+fn parquet_tables_are_written_with_the_feature_and_refused_without() {
+    let tmp = TempDir::new("parquet");
+    let args = ["run", "tests/fixtures/hand.toml", "--quiet", "--set", "outputs.parquet=true", "--out"];
+    let o = run(&[&args[..], &[tmp.arg("out").as_str()]].concat());
+    if cfg!(feature = "parquet") {
+        assert_exit(&o, 0, "run with parquet");
+        for table in ["jobs", "schedule", "timeseries", "ledger"] {
+            let bytes = read(&tmp.join(&format!("out/p0/r0/{table}.parquet")));
+            assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "{table}.parquet is a Parquet file");
+            assert!(!tmp.join(&format!("out/p0/r0/{table}.csv")).exists(), "{table}: Parquet instead of CSV");
+        }
+    } else {
+        assert_exit(&o, 78, "run with parquet, built without it");
+        assert!(
+            stderr(&o).contains("outputs.parquet: this gridmarket was built without Parquet output"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn an_exchange_nobody_trades_on_runs_and_says_so() {
+    let tmp = TempDir::new("exchange-alone");
+    let o = run(&["run", "tests/fixtures/exchange-alone.toml", "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let err = stderr(&o);
+    for who in ["no providers: nothing will be offered", "no brokers: nothing will be asked for"] {
+        assert!(err.contains(&format!("exchange-alone.toml:7:12: exchanges.mandi: the scenario has {who}")), "{err}");
+    }
 }

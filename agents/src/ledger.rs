@@ -110,6 +110,19 @@ impl Reason {
     pub const ALL: [Reason; 7] =
         [Reason::Usage, Reason::Refund, Reason::Penalty, Reason::Auction, Reason::Lease, Reason::Energy, Reason::Fee];
 
+    /// What the transfers of this reason are, for the glossary.
+    pub fn about(self) -> &'static str {
+        match self {
+            Reason::Usage => "computation bought from a provider",
+            Reason::Refund => "money given back",
+            Reason::Penalty => "SLA penalties",
+            Reason::Auction => "what auctions' winners paid (the seller's share and what the auctioneer kept)",
+            Reason::Lease => "leases bought at a posted price",
+            Reason::Energy => "energy bills",
+            Reason::Fee => "market fees",
+        }
+    }
+
     /// The name written in the ledger and in metric names.
     pub fn name(self) -> &'static str {
         match self {

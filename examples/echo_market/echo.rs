@@ -4,7 +4,7 @@
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
 use agents::registry::values::{GroupSize, Interval};
 use agents::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
 };
 use agents::report::Report;
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
@@ -41,8 +41,12 @@ impl AgentKind for EchoKind {
         Ok(Box::new(agents::registry::parse::<RawEcho>(group)?))
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &["asked", "answers"]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("asked", Unit::Count, "questions sent"),
+            Metric::new("answers", Unit::Count, "answers received"),
+        ];
+        METRICS
     }
 
     fn summed_metrics(&self) -> &'static [&'static str] {

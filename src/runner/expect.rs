@@ -426,7 +426,8 @@ fn label_of(at: &BTreeMap<String, Value>) -> String {
     at.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>().join(", ")
 }
 
-fn matches_at(p: &Point, at: &BTreeMap<String, Value>) -> bool {
+/// Whether point `p` has every assignment of a claim's `at`.
+pub fn matches_at(p: &Point, at: &BTreeMap<String, Value>) -> bool {
     at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v))
 }
 

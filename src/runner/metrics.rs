@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use agents::ledger::{Account, Reason, Transfer};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
-use agents::registry::{GroupMembers, member_name};
+use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
@@ -24,31 +24,75 @@ use crate::scenario::plan::Plan;
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [&str; 15] = [
-    "total",
-    "completed",
-    "rejected",
-    "dropped",
-    "running",
-    "pending",
-    "wait",
-    "response",
-    "slowdown",
-    "bounded_slowdown",
-    "cost",
-    "makespan",
-    "deadlines_met",
-    "deadlines_missed",
-    "wait_over_runtime",
+pub const JOB_METRICS: [Metric; 15] = [
+    Metric::new("total", Unit::Count, "jobs submitted"),
+    Metric::new("completed", Unit::Count, "jobs that ran to completion"),
+    Metric::new("rejected", Unit::Count, "jobs a provider or meta-broker refused"),
+    Metric::new(
+        "dropped",
+        Unit::Count,
+        "jobs their owner gave up (no feasible placement before the deadline, budget spent)",
+    ),
+    Metric::new("running", Unit::Count, "jobs still running when the run ended"),
+    Metric::new("pending", Unit::Count, "jobs still waiting when the run ended"),
+    Metric::new("wait", Unit::Seconds, "mean over completed jobs of start − submit"),
+    Metric::new("response", Unit::Seconds, "mean over completed jobs of end − submit"),
+    Metric::new("slowdown", Unit::Slowdown, "mean over completed jobs of (end − submit) / (end − start)"),
+    Metric::new(
+        "bounded_slowdown",
+        Unit::Slowdown,
+        "mean over completed jobs of max(1, (end − submit) / max(end − start, 10 s)) (Feitelson's bound of 10 s)",
+    ),
+    Metric::new("cost", Unit::Money, "what the owners were billed, summed over all jobs"),
+    Metric::new("makespan", Unit::Seconds, "the last completed job's end"),
+    Metric::new("deadlines_met", Unit::Count, "jobs with a deadline that completed by it (only when some job has one)"),
+    Metric::new(
+        "deadlines_missed",
+        Unit::Count,
+        "jobs with a deadline that did not complete by it: dropped, rejected, late or unfinished (only when some job has one)",
+    ),
+    Metric::new(
+        "wait_over_runtime",
+        Unit::Ratio,
+        "mean over completed jobs of (start − submit) / (end − start): Garg's (2010) slowdown, waiting time over execution time",
+    ),
 ];
 
-/// The classes of typed leases and what [`lease_metrics`] measures of each, under `leases.<class>.`.
-const LEASE_CLASSES: [&str; 3] = ["local", "external", "best_effort"];
-const LEASE_METRICS: [&str; 4] = ["total", "rejected", "rejection_rate", "art"];
+/// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
+/// `leases.<class>.`.
+pub const LEASE_CLASSES: [(&str, &str); 3] = [
+    ("local", "the providers' own users' leases"),
+    ("external", "leases from other grids, every type but local"),
+    ("best_effort", "cancellable and suspendable external leases"),
+];
+pub const LEASE_METRICS: [Metric; 4] = [
+    Metric::new("total", Unit::Count, "leases of the class"),
+    Metric::new("rejected", Unit::Count, "leases of the class rejected"),
+    Metric::new("rejection_rate", Unit::Share, "rejected / total"),
+    Metric::new("art", Unit::Seconds, "average response time: mean over completed leases of end − submit (Eq 3.12)"),
+];
 
 /// Metrics of the whole run.
-const RUN_METRICS: [&str; 6] =
-    ["end_time", "events", "events_per_job", "utilisation", "utilisation_from_first_submit", "load_deviation"];
+pub const RUN_METRICS: [Metric; 6] = [
+    Metric::new("end_time", Unit::Seconds, "simulated time when the run ended"),
+    Metric::new("events", Unit::Count, "messages delivered"),
+    Metric::new("events_per_job", Unit::Count, "messages delivered per job submitted"),
+    Metric::new(
+        "utilisation",
+        Unit::Share,
+        "PE-seconds computing over PE-seconds available from t = 0 to the end, over every agent with PEs",
+    ),
+    Metric::new(
+        "utilisation_from_first_submit",
+        Unit::Share,
+        "the same PE-seconds computing over those available from the first job's submission to the end",
+    ),
+    Metric::new(
+        "load_deviation",
+        Unit::Share,
+        "time average, from the first submission to the end, of the standard deviation across providers of their load (busy PEs over PEs; Garg 2010 Fig 7.7)",
+    ),
+];
 
 /// The urgency groups of Garg (2010) §7.4.1, by upper bound, of Eq 7.24's u = (deadline − start) / execution − 1,
 /// with the submission as the start and the runtime on a reference PE as the execution time (our reading: the
@@ -65,10 +109,39 @@ pub const VALUATION_GROUPS: [(&str, f64); 5] =
 
 /// What is measured of each group: its jobs, those completed by their deadline, and the share of these (the success
 /// ratio of Garg 2010 Fig 7.6).
-const GROUP_METRICS: [&str; 3] = ["total", "met", "success"];
+pub const GROUP_METRICS: [Metric; 3] = [
+    Metric::new("total", Unit::Count, "jobs of the group"),
+    Metric::new("met", Unit::Count, "jobs of the group completed by their deadline"),
+    Metric::new("success", Unit::Share, "met / total: the group's success ratio"),
+];
 
-/// Every agent's money, from the ledger: what it received and what it paid [G$].
-const LEDGER_METRICS: [&str; 2] = ["received", "paid"];
+/// Every agent's money, from the ledger.
+pub const LEDGER_METRICS: [Metric; 2] = [
+    Metric::new("received", Unit::Money, "what the agent received, summed over the ledger"),
+    Metric::new("paid", Unit::Money, "what the agent paid, summed over the ledger"),
+];
+
+/// What `metric` measures in (`money.usage` money, `providers.rp.utilisation` a share), from the declarations of
+/// the run's metrics and of `registry`'s kinds, by the last segment of its name; `None` for a name none declares.
+pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
+    if metric.starts_with("money.") {
+        return Some(Unit::Money);
+    }
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    declared(registry).find(|m| m.name == last).map(|m| m.unit)
+}
+
+/// `metric` with its unit, as an axis label (`jobs.response [s]`); the bare name when the unit is unknown.
+pub fn axis_label(registry: &Registry, metric: &str) -> String {
+    unit_of(registry, metric).map_or_else(|| metric.to_string(), |u| format!("{metric} {}", u.axis()))
+}
+
+/// Every metric declaration: the run's, the jobs', the leases', the ledger's and each kind's.
+fn declared(registry: &Registry) -> impl Iterator<Item = &Metric> {
+    let kinds = registry.kinds().iter().flat_map(|k| k.metrics().iter().chain(k.derived_metrics()));
+    let fixed = RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&GROUP_METRICS);
+    fixed.chain(&LEDGER_METRICS).chain(kinds)
+}
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
 pub fn is_metric(plan: &Plan, name: &str) -> bool {
@@ -77,7 +150,7 @@ pub fn is_metric(plan: &Plan, name: &str) -> bool {
     if let Some((n, m)) = class
         && n.parse::<u8>().is_ok()
     {
-        return JOB_METRICS.contains(&m);
+        return JOB_METRICS.iter().any(|j| j.name == m);
     }
     metric_names(plan, name).iter().any(|n| n == name)
 }
@@ -85,21 +158,21 @@ pub fn is_metric(plan: &Plan, name: &str) -> bool {
 /// The metrics a run of `plan` may measure, members' metrics for one member of each group: the member `near`
 /// names when it is one (`providers.site-7.revenue`), else the first. A few per group, not per agent.
 pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
-    let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.to_string()).collect();
+    let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.name.to_string()).collect();
     out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
-    out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{m}")));
+    out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)));
     for (family, groups) in [("urgency", &URGENCY_GROUPS), ("valuation", &VALUATION_GROUPS)] {
         for (group, _) in groups {
-            out.extend(GROUP_METRICS.iter().map(|m| format!("{family}.{group}.{m}")));
+            out.extend(GROUP_METRICS.iter().map(|m| format!("{family}.{group}.{}", m.name)));
         }
     }
-    for class in LEASE_CLASSES {
-        out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{m}")));
+    for (class, _) in LEASE_CLASSES {
+        out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{}", m.name)));
     }
     let near_member = near.split('.').nth(1).unwrap_or("");
     for g in &plan.groups {
         if g.spec.workload().is_some() {
-            out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{m}", g.name)));
+            out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{}", g.name, m.name)));
         }
         let members = GroupMembers { kind: g.kind.name(), group: g.name.clone(), count: g.count };
         let member = match members.index_of(near_member) {
@@ -107,13 +180,14 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
             None => member_name(&g.name, g.count, 0),
         };
         let table = g.kind.table();
-        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{m}")));
-        if g.count > 1 && g.kind.metrics().contains(&"utilisation") {
+        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{}", m.name)));
+        if g.count > 1 && g.kind.metrics().iter().any(|m| m.name == "utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
     }
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
-        out.extend(kind.summed_metrics().iter().chain(kind.derived_metrics()).map(|m| m.to_string()));
+        out.extend(kind.summed_metrics().iter().map(|m| m.to_string()));
+        out.extend(kind.derived_metrics().iter().map(|m| m.name.to_string()));
     }
     out
 }
@@ -472,12 +546,12 @@ fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
         return;
     }
     type Member = fn(LeaseType) -> bool;
-    let classes: [(&str, Member); 3] = [
-        ("local", |l| l == LeaseType::Local),
-        ("external", |l| l != LeaseType::Local),
-        ("best_effort", |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable)),
+    let classes: [Member; 3] = [
+        |l| l == LeaseType::Local,
+        |l| l != LeaseType::Local,
+        |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable),
     ];
-    for (name, member) in classes {
+    for ((name, _), member) in LEASE_CLASSES.into_iter().zip(classes) {
         let of: Vec<&&JobRecord> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
         let rejected = of.iter().filter(|j| j.outcome == JobOutcome::Rejected).count() as f64;
         out.insert(format!("leases.{name}.total"), of.len() as f64);
@@ -560,7 +634,7 @@ mod tests {
             .iter()
             .flat_map(|f| {
                 let groups = if *f == "urgency" { URGENCY_GROUPS } else { VALUATION_GROUPS };
-                groups.map(|(g, _)| GROUP_METRICS.map(|m| format!("{f}.{g}.{m}")))
+                groups.map(|(g, _)| GROUP_METRICS.map(|m| format!("{f}.{g}.{}", m.name)))
             })
             .flatten()
             .collect();
@@ -573,6 +647,30 @@ mod tests {
         let mut out = BTreeMap::new();
         group_metrics(&[&JobRecord { deadline: None, ..jobs[0].clone() }], &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_name_declared_twice_has_one_unit_so_charts_can_look_units_up_by_name() {
+        let registry = Registry::standard();
+        let mut units: BTreeMap<&str, Unit> = BTreeMap::new();
+        for m in declared(&registry) {
+            let unit = *units.entry(m.name).or_insert(m.unit);
+            assert_eq!(unit, m.unit, "`{}` is declared in two units", m.name);
+        }
+        for kind in registry.kinds() {
+            for summed in kind.summed_metrics() {
+                assert!(
+                    kind.metrics().iter().any(|m| m.name == *summed),
+                    "{}: `{summed}` is summed, not declared",
+                    kind.name()
+                );
+            }
+        }
+        assert_eq!(axis_label(&registry, "jobs.response"), "jobs.response [s]");
+        assert_eq!(axis_label(&registry, "providers.rp.utilisation"), "providers.rp.utilisation (share, 0–1)");
+        assert_eq!(axis_label(&registry, "money.usage"), "money.usage [G$]");
+        assert_eq!(axis_label(&registry, "no.such"), "no.such");
+        assert_eq!(unit_of(&registry, "jobs.bounded_slowdown").map(Unit::bounds), Some((1.0, f64::INFINITY)));
     }
 
     #[test]
@@ -597,7 +695,7 @@ mod tests {
         let (a, b) = (job(JobOutcome::Completed, Some(5.0)), job(JobOutcome::Rejected, None));
         let mut out = BTreeMap::new();
         job_metrics("jobs", &[&a, &b], &mut out);
-        let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{m}")).collect();
+        let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)).collect();
         declared.sort();
         assert_eq!(out.into_keys().collect::<Vec<_>>(), declared);
     }

@@ -4,7 +4,7 @@
 mod expect;
 mod invariants;
 pub mod metrics;
-mod outputs;
+pub mod outputs;
 pub mod run;
 
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-pub use expect::{Outcome, Verdict, evaluate, evaluate_versus, fmt_summary, judge_ci};
+pub use expect::{Outcome, Verdict, evaluate, evaluate_versus, fmt_summary, judge_ci, matches_at};
 pub use outputs::write_verdicts;
 pub use run::{RunError, RunResult};
 

@@ -1,19 +1,6 @@
-//! The files a study writes, each atomically (temporary file, then rename):
-//!
-//! | file | contents |
-//! |---|---|
-//! | `p<i>/r<j>/jobs.csv` | one row per job: `id, source_id, owner, group, submit, start, end, site, pes, runtime, deadline, outcome, cost, wait, response, reason` (`id` unique in the run, `source_id` the job's id in its workload: a trace's job number; times in s, cost in G$; `reason`: why a job was rejected or dropped; empty = not applicable) |
-//! | `p<i>/r<j>/timeseries.csv` | provider state sampled every `sample-period`: `t, agent, busy_pes, utilisation, queued` |
-//! | `p<i>/r<j>/schedule.csv` | the schedule in the columns of Batsim's jobs file, which Evalys reads: `job_id, workload_name, submission_time, requested_number_of_resources, requested_time, success, starting_time, execution_time, finish_time, waiting_time, turnaround_time, stretch, allocated_resources`, then `site, outcome` (`job_id` as `id` in `jobs.csv`; `requested_time` the runtime estimate the scheduler saw; `success` 1 for a completed job, else 0; `execution_time` = finish − start, the time it actually ran; `stretch` = turnaround / execution time; times in s, empty where not applicable). PE ids are not tracked: a provider's scheduler counts free PEs in an availability profile and never assigns particular ones, so `allocated_resources` is empty and the count is `requested_number_of_resources` (Evalys's Gantt charts and utilisation need ids; its wait, turnaround and stretch do not) |
-//! | `p<i>/r<j>/schedule.swf` | with `--schedule-swf`: the schedule as SWF v2.2, one line per job in submit order: job number = `id` in `jobs.csv`, submit, wait and run time (start and end instants rounded to whole seconds, the wait and run times their differences), allocated PEs (0 for a job that never started), requested PEs and time (the estimate), status (1 completed, 0 rejected by a provider, 5 dropped by its owner, -1 running or waiting when the run ended), partition = the provider (numbered in the header's notes); a job that did not complete has run time -1 |
-//! | `p<i>/r<j>/ledger.csv` | every transfer of money in time order: `t, payer, payee, amount, currency, reason, job, booked_by` (agents by name, external accounts as `electricity-supplier`, `penalty-sink`, `operator`; `job` empty when not for a job) |
-//! | `p<i>/r<j>/summary.json` | the run's metrics by name (NaN = undefined, written as null) |
-//! | `p<i>/r<j>/run.json` | version, scenario, point, replication, seed, scenario hash, command line, end time, events; written last, so its presence marks a finished run (`--resume`) |
-//! | `points.csv` | `point, label` and one column per swept key (its value at the point), for every sweep point |
-//! | `summary.csv` / `summary.json` | per point (its columns as in `points.csv`) and metric over replications: `n, mean, std, ci95` (half-width, Student t), `lo, hi` |
-//! | `differences.csv` | per point after the first and metric: paired difference to point 0 on common seeds, `n, mean, ci95, lo, hi` |
-//! | `expectations.csv` | every target: `target, source, tolerance, measured, verdict, conflict` (`pass`, `FAIL` or `inconclusive`; "(indicative)" after it with `--quick`; `conflict`: how the source contradicts itself on a target that is reported but not scored, empty for a scored one) |
-//! | `checks.csv` | every sanity check: `check, why, measured, verdict` (`pass` when every run meets it) |
+//! The files a study writes, each atomically (temporary file, then rename). [`FILES`] declares every file and column
+//! with its unit and meaning; the writers take their headers from it and `gridmarket schema --outputs` (what
+//! `docs/outputs.md` holds) prints it, so the glossary cannot drift from the files.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,13 +8,16 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use agents::ledger::Account;
+use agents::registry::Unit;
 
 use super::RunOptions;
 use super::StudyResult;
+use super::metrics::SampleRow;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
+use crate::plot::{self, Chart, TimeSeries};
 use crate::scenario::Study;
-use crate::scenario::plan::{Point, show};
+use crate::scenario::plan::{Plan, Point, show};
 use crate::stats::{Summary, paired_difference};
 use crate::workload::swf::{self, whole};
 use crate::workload::{JobStatus, Workload, WorkloadJob};
@@ -36,6 +26,293 @@ use agents::report::JobOutcome;
 fn num(x: Option<f64>) -> Field<'static> {
     x.map_or(Field::Empty, Field::Num)
 }
+
+/// One column of an output file (or one key of a JSON file).
+#[derive(Clone, Copy, Debug)]
+pub struct Column {
+    /// Its header.
+    pub name: &'static str,
+    /// Its unit (empty when it has none: a name, a label).
+    pub unit: &'static str,
+    /// What it holds.
+    pub about: &'static str,
+}
+
+/// One output file.
+#[derive(Clone, Copy, Debug)]
+pub struct OutputFile {
+    /// Its path in the output folder (`p<i>/r<j>/`: point i, replication j).
+    pub path: &'static str,
+    /// When it is written and what a row is.
+    pub about: &'static str,
+    /// Its columns, in order.
+    pub columns: &'static [Column],
+}
+
+impl OutputFile {
+    fn header(&self) -> Vec<&'static str> {
+        self.columns.iter().map(|c| c.name).collect()
+    }
+}
+
+const fn col(name: &'static str, unit: &'static str, about: &'static str) -> Column {
+    Column { name, unit, about }
+}
+
+/// Stands for one column per swept key in the study files.
+const SWEPT: Column = col("<swept key>", "", "one column per swept key, its value at the point (none without a sweep)");
+
+const JOBS: OutputFile = OutputFile {
+    path: "p<i>/r<j>/jobs.csv",
+    about: "one row per job, in id order (`[outputs] jobs`, on by default)",
+    columns: &[
+        col("id", "", "the job's id, unique in the run"),
+        col("source_id", "", "its id in its workload: a trace's job number, or its number in a generated workload"),
+        col("owner", "", "the broker that submitted it"),
+        col("group", "", "the owner's group"),
+        col("submit", "s", "submission time"),
+        col("start", "s", "when it started on its site (empty: never started)"),
+        col("end", "s", "when it ended: completed, or cancelled while running (empty: did not end)"),
+        col("site", "", "the provider that ran it, or was running it"),
+        col("pes", "count", "processing elements (PEs) it used"),
+        col(
+            "runtime",
+            "s",
+            "its reference runtime: what it needs on a PE of speed 1, as the workload gave it (not an estimate)",
+        ),
+        col(
+            "elapsed",
+            "s",
+            "the time it actually ran, end − start: the reference runtime stretched by the site's speed, plus any \
+             preemption overhead and time suspended",
+        ),
+        col("deadline", "s", "its deadline as an instant (empty: none)"),
+        col("outcome", "", "completed, rejected, dropped, running or pending (the last two: when the run ended)"),
+        col("cost", "G$", "what its owner was billed: the ledger's transfers for the job and its parts"),
+        col("wait", "s", "start − submit"),
+        col("response", "s", "end − submit"),
+        col("reason", "", "why it was rejected or dropped (empty: not applicable)"),
+    ],
+};
+
+const TIMESERIES: OutputFile = OutputFile {
+    path: "p<i>/r<j>/timeseries.csv",
+    about: "the state of every agent with PEs, sampled every `sample-period` (`[outputs] timeseries`)",
+    columns: &[
+        col("t", "s", "sample time"),
+        col("agent", "", "the provider"),
+        col("busy_pes", "count", "PEs busy (computing, in preemption overhead, or running a lease later cancelled)"),
+        col("utilisation", "share, 0–1", "busy_pes / the provider's PEs"),
+        col("queued", "count", "jobs waiting in its queue"),
+    ],
+};
+
+const TIME_CHARTS: OutputFile = OutputFile {
+    path: "p<i>/utilisation.svg, p<i>/queued.svg",
+    about: "with `timeseries.csv` (and providers to sample): replication 0's utilisation and queue length over time as \
+            step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over \
+            the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run",
+    columns: &[],
+};
+
+const SCHEDULE: OutputFile = OutputFile {
+    path: "p<i>/r<j>/schedule.csv",
+    about: "the schedule in the columns of Batsim's jobs file, which Evalys reads (`[outputs] schedule`). PE ids \
+            are not tracked: a provider's scheduler counts free PEs in an availability profile and never assigns \
+            particular ones, so `allocated_resources` is empty (Evalys's Gantt charts need ids; its wait, \
+            turnaround and stretch do not)",
+    columns: &[
+        col("job_id", "", "the job's `id` in `jobs.csv`"),
+        col("workload_name", "", "its workload (a trace's path or the model's name)"),
+        col("submission_time", "s", "submission time"),
+        col("requested_number_of_resources", "count", "PEs"),
+        col("requested_time", "s", "the runtime estimate the scheduler saw"),
+        col("success", "", "1 for a completed job, else 0"),
+        col("starting_time", "s", "start (empty: never started)"),
+        col("execution_time", "s", "finish − start: the time it actually ran"),
+        col("finish_time", "s", "end (empty: did not end)"),
+        col("waiting_time", "s", "start − submission"),
+        col("turnaround_time", "s", "finish − submission"),
+        col("stretch", "ratio ≥ 1", "turnaround / execution time"),
+        col("allocated_resources", "", "empty: PE ids are not tracked"),
+        col("site", "", "the provider that ran it"),
+        col("outcome", "", "as in `jobs.csv`"),
+    ],
+};
+
+const SCHEDULE_SWF: OutputFile = OutputFile {
+    path: "p<i>/r<j>/schedule.swf",
+    about: "with `--schedule-swf`: the schedule as SWF v2.2, one line per job in submit order; start and end rounded \
+            to whole seconds, wait and run time their differences; a job that did not complete has run time -1. \
+            Unused fields are -1 as the format asks",
+    columns: &[
+        col("job number", "", "the job's `id` in `jobs.csv`"),
+        col("submit time", "s", "submission"),
+        col("wait time", "s", "start − submit"),
+        col("run time", "s", "end − start"),
+        col("allocated processors", "count", "PEs (0 for a job that never started)"),
+        col("requested processors", "count", "PEs asked for"),
+        col("requested time", "s", "the runtime estimate"),
+        col(
+            "status",
+            "",
+            "1 completed, 0 rejected by a provider, 5 dropped by its owner, -1 running or waiting at the end",
+        ),
+        col("partition number", "", "the provider, numbered in the header's notes"),
+    ],
+};
+
+const LEDGER: OutputFile = OutputFile {
+    path: "p<i>/r<j>/ledger.csv",
+    about: "every transfer of money, in time order (`[outputs] ledger`)",
+    columns: &[
+        col("t", "s", "when"),
+        col("payer", "", "an agent's name, or an external account: `electricity-supplier`, `penalty-sink`, `operator`"),
+        col("payee", "", "as payer"),
+        col("amount", "G$", "how much (in `currency`)"),
+        col("currency", "", "the currency's symbol"),
+        col("reason", "", "usage, refund, penalty, auction, lease, energy or fee (see `money.<reason>`)"),
+        col("job", "", "the job paid for (empty: not for a job)"),
+        col("booked_by", "", "the agent that booked it"),
+    ],
+};
+
+const RUN_SUMMARY: OutputFile = OutputFile {
+    path: "p<i>/r<j>/summary.json",
+    about: "the run's metrics by name (see Metrics below); NaN (undefined, such as a mean over no job) is written as \
+            null",
+    columns: &[col("<metric>", "", "its value")],
+};
+
+const RUN: OutputFile = OutputFile {
+    path: "p<i>/r<j>/run.json",
+    about: "what the run was; written last, so its presence marks a finished run (`--resume`)",
+    columns: &[
+        col("version", "", "gridmarket's version"),
+        col("scenario", "", "the scenario file as given"),
+        col("point", "", "the sweep point"),
+        col("label", "", "the point's label"),
+        col("replication", "", "the replication"),
+        col("seed", "", "the run's seed"),
+        col("hash", "", "the hash of the point's scenario, to tell a changed file on `--resume`"),
+        col("command", "", "the command line"),
+        col("end_time", "s", "simulated time at the end"),
+        col("events", "count", "messages delivered"),
+        col("reason", "", "why the run ended"),
+    ],
+};
+
+const TRACE: OutputFile = OutputFile {
+    path: "p<i>/r<j>/trace.jsonl",
+    about: "with `--trace` or `[outputs] trace`: one JSON object per delivered message, in delivery order (filtered \
+            by `trace-agents` and `trace-kinds`)",
+    columns: &[
+        col("t", "s", "delivery time"),
+        col("round", "", "zero-delay round within the instant"),
+        col("from", "", "the sender (`env` for injected messages)"),
+        col("to", "", "the receiver"),
+        col("kind", "", "the message kind, `protocol.variant`"),
+        col("msg", "", "the message in its serde form"),
+    ],
+};
+
+const POINTS: OutputFile = OutputFile {
+    path: "points.csv",
+    about: "one row per sweep point",
+    columns: &[col("point", "", "the point's number"), col("label", "", "its label"), SWEPT],
+};
+
+/// The columns of `summary.csv` and `differences.csv` after the point's own.
+const SUMMARY_COLUMNS: [Column; 7] = [
+    col("metric", "", "the metric's name (see Metrics below)"),
+    col("n", "count", "replications that measured it (a metric undefined in a run is left out)"),
+    col("mean", "as the metric", "the mean over replications"),
+    col("std", "as the metric", "the sample standard deviation"),
+    col("ci95", "as the metric", "the half-width of the 95% confidence interval of the mean (Student t)"),
+    col("lo", "as the metric", "mean − ci95"),
+    col("hi", "as the metric", "mean + ci95"),
+];
+
+const SUMMARY: OutputFile = OutputFile {
+    path: "summary.csv",
+    about: "one row per point and metric, over the replications (also as `summary.json`: `points[]` with `point`, \
+            `label`, `swept` and `metrics` by name)",
+    columns: &[
+        col("point", "", "the point's number"),
+        col("label", "", "its label"),
+        SWEPT,
+        SUMMARY_COLUMNS[0],
+        SUMMARY_COLUMNS[1],
+        SUMMARY_COLUMNS[2],
+        SUMMARY_COLUMNS[3],
+        SUMMARY_COLUMNS[4],
+        SUMMARY_COLUMNS[5],
+        SUMMARY_COLUMNS[6],
+    ],
+};
+
+const DIFFERENCES: OutputFile = OutputFile {
+    path: "differences.csv",
+    about: "per point after the first and metric: the paired difference (point − point 0) over the seeds both \
+            finished, with the same columns as `summary.csv` describing the difference",
+    columns: SUMMARY.columns,
+};
+
+const EXPECTATIONS: OutputFile = OutputFile {
+    path: "expectations.csv",
+    about: "every target (`[[expect]]`) with its verdict",
+    columns: &[
+        col("target", "", "what is claimed"),
+        col("source", "", "where the claim comes from: the paper, its figure or table and section"),
+        col("tolerance", "", "the band or test the verdict uses"),
+        col("measured", "", "what the runs measured: the mean with its 95% CI, or the paired difference"),
+        col(
+            "verdict",
+            "",
+            "`pass` (the whole CI inside the band), `FAIL` (the whole CI outside) or `inconclusive` (more replications \
+             needed); \"(indicative)\" after it with `--quick`",
+        ),
+        col("conflict", "", "how the source contradicts itself on a target reported but not scored (empty: scored)"),
+    ],
+};
+
+const CHECKS: OutputFile = OutputFile {
+    path: "checks.csv",
+    about: "every sanity check (`[[check]]`): what holds by construction, reported apart from the targets",
+    columns: &[
+        col("check", "", "what is checked"),
+        col("why", "", "why it must hold"),
+        col("measured", "", "what the runs measured"),
+        col("verdict", "", "`pass` when every run meets it"),
+    ],
+};
+
+const REPORT: OutputFile = OutputFile {
+    path: "report.md",
+    about: "`reproduce` only, in the family's folder (each scenario's files in a folder of its own): the count of \
+            targets that pass, fail or are inconclusive, how verdicts are reached, then per scenario its summary \
+            table, targets, sanity checks and one SVG chart per metric a target names (`<scenario>-<metric>.svg`)",
+    columns: &[],
+};
+
+/// Every file a study may write, in the order the glossary lists them.
+pub const FILES: [OutputFile; 15] = [
+    JOBS,
+    TIMESERIES,
+    TIME_CHARTS,
+    SCHEDULE,
+    SCHEDULE_SWF,
+    LEDGER,
+    RUN_SUMMARY,
+    RUN,
+    TRACE,
+    POINTS,
+    SUMMARY,
+    DIFFERENCES,
+    EXPECTATIONS,
+    CHECKS,
+    REPORT,
+];
 
 /// Writes one run's files, `run.json` last.
 pub fn write_run(
@@ -48,24 +325,7 @@ pub fn write_run(
 ) -> std::io::Result<()> {
     let p = &study.points[point];
     if p.plan.outputs.jobs {
-        let mut csv = Csv::new(&[
-            "id",
-            "source_id",
-            "owner",
-            "group",
-            "submit",
-            "start",
-            "end",
-            "site",
-            "pes",
-            "runtime",
-            "deadline",
-            "outcome",
-            "cost",
-            "wait",
-            "response",
-            "reason",
-        ]);
+        let mut csv = Csv::new(&JOBS.header());
         for j in &r.measured.jobs {
             let rec = &j.record;
             csv.row(&[
@@ -79,6 +339,7 @@ pub fn write_run(
                 j.site.as_deref().map_or(Field::Empty, Field::Str),
                 Field::UInt(u64::from(rec.pes)),
                 Field::Num(rec.runtime),
+                num(rec.start.zip(rec.end).map(|(b, e)| e - b)),
                 num(rec.deadline),
                 Field::Str(rec.outcome.as_str()),
                 Field::Num(rec.cost),
@@ -87,10 +348,10 @@ pub fn write_run(
                 rec.reason.as_deref().map_or(Field::Empty, Field::Str),
             ]);
         }
-        write(&dir.join("jobs.csv"), &csv.into_bytes())?;
+        table(dir, "jobs", csv, &p.plan)?;
     }
     if p.plan.outputs.schedule {
-        write(&dir.join("schedule.csv"), &schedule_csv(study, point, r))?;
+        table(dir, "schedule", schedule_csv(study, point, r), &p.plan)?;
     }
     if opts.schedule_swf {
         let mut bytes = Vec::new();
@@ -98,7 +359,7 @@ pub fn write_run(
         write(&dir.join("schedule.swf"), &bytes)?;
     }
     if p.plan.outputs.timeseries {
-        let mut csv = Csv::new(&["t", "agent", "busy_pes", "utilisation", "queued"]);
+        let mut csv = Csv::new(&TIMESERIES.header());
         for s in &r.measured.samples {
             csv.row(&[
                 Field::Num(s.t),
@@ -108,7 +369,7 @@ pub fn write_run(
                 Field::Num(s.queued),
             ]);
         }
-        write(&dir.join("timeseries.csv"), &csv.into_bytes())?;
+        table(dir, "timeseries", csv, &p.plan)?;
     }
     if p.plan.outputs.ledger {
         let m = &r.measured;
@@ -116,7 +377,7 @@ pub fn write_run(
             Account::Agent(id) => m.names.get(id.index()).map_or("?", String::as_str),
             Account::External(e) => e.name(),
         };
-        let mut csv = Csv::new(&["t", "payer", "payee", "amount", "currency", "reason", "job", "booked_by"]);
+        let mut csv = Csv::new(&LEDGER.header());
         for t in &m.ledger {
             csv.row(&[
                 Field::Num(t.at.secs()),
@@ -129,7 +390,10 @@ pub fn write_run(
                 Field::Str(name(Account::Agent(t.booked_by))),
             ]);
         }
-        write_atomic(&dir.join("ledger.csv"), &csv.into_bytes())?;
+        table(dir, "ledger", csv, &p.plan)?;
+    }
+    if p.plan.outputs.timeseries && rep == 0 && !r.measured.samples.is_empty() {
+        write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
     }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({
@@ -148,26 +412,126 @@ pub fn write_run(
     write_json(&dir.join("run.json"), &run)
 }
 
+/// Writes a run's table as `<stem>.csv`, or as `<stem>.parquet` when the scenario asks for Parquet (which loading
+/// refuses when the feature is off).
+fn table(dir: &Path, stem: &str, csv: Csv, plan: &Plan) -> std::io::Result<()> {
+    if plan.outputs.parquet {
+        #[cfg(feature = "parquet")]
+        {
+            let bytes = crate::parquet::from_csv(&csv.into_bytes()).map_err(std::io::Error::other)?;
+            return write(&dir.join(format!("{stem}.parquet")), &bytes);
+        }
+    }
+    write(&dir.join(format!("{stem}.csv")), &csv.into_bytes())
+}
+
+/// A quantity of `timeseries.csv` charted per point as `p<i>/<name>.svg`; a market series (prices, contention)
+/// sampled the same way plugs in as one more entry of [`CHARTED`].
+struct Charted {
+    /// File stem.
+    name: &'static str,
+    /// What it is, in the title and on the axis (followed by the unit).
+    what: &'static str,
+    /// Its unit and the values it can take.
+    unit: Unit,
+    /// How the members of a provider group add up when there are too many providers to draw each.
+    combine: Combine,
+    /// Its value in a sample.
+    value: fn(&SampleRow) -> f64,
+}
+
+/// How the samples of a group's members make the group's.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// Their sum (jobs queued).
+    Sum,
+    /// Their mean weighted by PEs (utilisation: busy PEs over the group's PEs).
+    PeWeighted,
+}
+
+/// What is charted per point.
+const CHARTED: [Charted; 2] = [
+    Charted {
+        name: "utilisation",
+        what: "utilisation",
+        unit: Unit::Share,
+        combine: Combine::PeWeighted,
+        value: |s| s.utilisation,
+    },
+    Charted { name: "queued", what: "jobs queued", unit: Unit::Count, combine: Combine::Sum, value: |s| s.queued },
+];
+
+/// Providers drawn one line each; with more, a line per provider group.
+const MAX_LINES: usize = 8;
+
+/// Writes the [`CHARTED`] time series of replication 0 of `point` (its run `r`) into the point's folder `dir`.
+fn write_time_charts(study: &Study, point: usize, r: &RunResult, dir: &Path) -> std::io::Result<()> {
+    let p = &study.points[point];
+    let (scale, unit) = plot::time_unit(r.outcome.now.secs());
+    // Each provider's line, or its group's when there are too many.
+    let sites = &r.measured.sites;
+    let by_group = sites.len() > MAX_LINES;
+    let group_of: BTreeMap<String, &str> = p.plan.agents().map(|a| (a.name, a.group)).collect();
+    // Each line's name and its providers.
+    let mut lines: Vec<(&str, usize)> = Vec::new();
+    let mut line_of: BTreeMap<&str, (usize, f64)> = BTreeMap::new();
+    for (name, pes) in sites {
+        let line = if by_group { group_of.get(name).copied().unwrap_or(name) } else { name };
+        let i = lines.iter().position(|l| l.0 == line).unwrap_or_else(|| {
+            lines.push((line, 0));
+            lines.len() - 1
+        });
+        lines[i].1 += 1;
+        line_of.insert(name, (i, *pes));
+    }
+    let at = if p.label.is_empty() { String::new() } else { format!(", {}", p.label) };
+    let per = if by_group { "per provider group" } else { "per provider" };
+    let x_label = format!("time [{unit}]");
+    for c in &CHARTED {
+        // Per line, (t, Σ weight × value, Σ weight): samples come in time order, each instant once per provider.
+        let mut sums: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); lines.len()];
+        for s in &r.measured.samples {
+            let Some(&(i, pes)) = line_of.get(s.agent.as_str()) else { continue };
+            let w = match c.combine {
+                Combine::Sum => 1.0,
+                Combine::PeWeighted => pes,
+            };
+            let (t, v) = (s.t / scale, (c.value)(s));
+            match sums[i].last_mut() {
+                Some(last) if last.0 == t => (last.1, last.2) = (last.1 + w * v, last.2 + w),
+                _ => sums[i].push((t, w * v, w)),
+            }
+        }
+        let series: Vec<TimeSeries> = lines
+            .iter()
+            .zip(sums)
+            .map(|(&(name, members), sums)| TimeSeries {
+                label: match (by_group, members) {
+                    (false, _) => name.to_string(),
+                    (true, 1) => format!("{name} (1 provider)"),
+                    (true, n) => format!("{name} ({n} providers)"),
+                },
+                points: sums
+                    .into_iter()
+                    .map(|(t, sum, w)| match c.combine {
+                        Combine::Sum => (t, sum),
+                        Combine::PeWeighted => (t, if w > 0.0 { sum / w } else { f64::NAN }),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let title = format!("{}{at}: {} {per}, replication 0 (seed {})", study.name, c.what, r.seed);
+        let y_label = format!("{} {}", c.what, c.unit.axis());
+        let chart = Chart { y_bounds: c.unit.bounds(), ..Chart::new(&title, &x_label, &y_label) };
+        write(&dir.join(format!("{}.svg", c.name)), plot::time_chart(&chart, &series).as_bytes())?;
+    }
+    Ok(())
+}
+
 /// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.
-fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Vec<u8> {
+fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Csv {
     let plan = &study.points[point].plan;
-    let mut csv = Csv::new(&[
-        "job_id",
-        "workload_name",
-        "submission_time",
-        "requested_number_of_resources",
-        "requested_time",
-        "success",
-        "starting_time",
-        "execution_time",
-        "finish_time",
-        "waiting_time",
-        "turnaround_time",
-        "stretch",
-        "allocated_resources",
-        "site",
-        "outcome",
-    ]);
+    let mut csv = Csv::new(&SCHEDULE.header());
     for j in &r.measured.jobs {
         let rec = &j.record;
         let workload = plan.groups.iter().find(|g| g.name == j.group).and_then(|g| g.spec.workload()).map(|w| w.0);
@@ -193,7 +557,7 @@ fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Vec<u8> {
             Field::Str(rec.outcome.as_str()),
         ]);
     }
-    csv.into_bytes()
+    csv
 }
 
 /// The run's schedule as an SWF workload: one job per job of `jobs.csv`, in submit order, and a header that says
@@ -283,8 +647,8 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
         study.points.first().map(|p| p.assignments.iter().map(|(k, _)| k.as_str()).collect()).unwrap_or_default();
     let values: Vec<Vec<String>> =
         study.points.iter().map(|p| p.assignments.iter().map(|(_, v)| show(v)).collect()).collect();
-    let header = |tail: &[&'static str]| -> Vec<&str> {
-        ["point", "label"].into_iter().chain(swept.iter().copied()).chain(tail.iter().copied()).collect()
+    let header = |tail: &[Column]| -> Vec<&str> {
+        ["point", "label"].into_iter().chain(swept.iter().copied()).chain(tail.iter().map(|c| c.name)).collect()
     };
     let mut points = Csv::new(&header(&[]));
     for p in &study.points {
@@ -324,7 +688,7 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
 
 /// `expectations.csv` and `checks.csv`: every target and every sanity check of the study with its verdict.
 pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::io::Result<()> {
-    let mut targets = Csv::new(&["target", "source", "tolerance", "measured", "verdict", "conflict"]);
+    let mut targets = Csv::new(&EXPECTATIONS.header());
     for v in &result.verdicts {
         let verdict = v.verdict(study.quick);
         targets.row(&[
@@ -337,7 +701,7 @@ pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::i
         ]);
     }
     write(&out.join("expectations.csv"), &targets.into_bytes())?;
-    let mut checks = Csv::new(&["check", "why", "measured", "verdict"]);
+    let mut checks = Csv::new(&CHECKS.header());
     for v in &result.checks {
         let verdict = v.outcome.label();
         checks.row(&[Field::Str(&v.target), Field::Str(&v.source), Field::Str(&v.measured), Field::Str(verdict)]);
@@ -361,9 +725,6 @@ fn lead<'a>(p: &'a Point, values: &'a [String]) -> Vec<Field<'a>> {
         .chain(values.iter().map(|v| Field::Str(v)))
         .collect()
 }
-
-/// The columns of `summary.csv` and `differences.csv` after the point's own.
-const SUMMARY_COLUMNS: [&str; 7] = ["metric", "n", "mean", "std", "ci95", "lo", "hi"];
 
 fn summary_fields<'a>(metric: &'a str, s: &Summary) -> Vec<Field<'a>> {
     vec![

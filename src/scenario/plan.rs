@@ -262,13 +262,16 @@ impl Study {
             if let Some(seed) = opts.seed {
                 plan.seed = seed;
             }
-            for (name, w) in &plan.workloads {
-                if let Some(note) = w.note() {
-                    let key = format!("workloads.{name}.file");
-                    let warning = relocate(ScenarioError::at_key(&spans, &key, note), &overrides, &spans);
-                    if !warnings.contains(&warning) {
-                        warnings.push(warning);
-                    }
+            let workload_notes =
+                plan.workloads.iter().filter_map(|(name, w)| Some((format!("workloads.{name}.file"), w.note()?)));
+            let group_notes = plan
+                .groups
+                .iter()
+                .flat_map(|g| g.spec.notes().into_iter().map(move |n| (format!("{}.{}", g.kind.table(), g.name), n)));
+            for (key, note) in workload_notes.chain(group_notes) {
+                let warning = relocate(ScenarioError::at_key(&spans, &key, note), &overrides, &spans);
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
                 }
             }
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
@@ -743,7 +746,7 @@ impl Plan {
         let workload_names: Vec<String> = raw.workloads.keys().cloned().collect();
         let mut plans = Vec::new();
         for (g, m) in groups.iter().zip(&members) {
-            let cx = CheckCx { group: &g.name, groups: &members, workloads: &workload_names };
+            let cx = CheckCx { registry, group: &g.name, groups: &members, workloads: &workload_names };
             let spec: Arc<dyn GroupSpec> = g
                 .raw
                 .check(&cx)
@@ -796,6 +799,11 @@ impl Plan {
                 }
             }
             latency.push(LatencyRule::Pair(l.from.clone(), l.to.clone(), l.secs.0));
+        }
+        if raw.outputs.parquet && !cfg!(feature = "parquet") {
+            let why = "this gridmarket was built without Parquet output: build it with `cargo build --release --features \
+                       parquet`, or leave the tables as CSV";
+            return Err(err("outputs.parquet", why.to_string()));
         }
         for (i, a) in raw.outputs.trace_agents.iter().enumerate() {
             if !is_agent(a) {

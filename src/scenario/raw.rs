@@ -157,6 +157,10 @@ pub struct RawOutputs {
     /// PE ids are not tracked (a provider counts its free PEs), so `allocated_resources` is empty.
     #[serde(default = "yes")]
     pub schedule: bool,
+    /// Write the run's tables (jobs, time series, schedule, ledger) as Apache Parquet (`.parquet`) instead of CSV,
+    /// for large runs (default false; needs gridmarket built with `--features parquet`).
+    #[serde(default)]
+    pub parquet: bool,
     /// `trace.jsonl`: every delivered message (default false; can be large). Filter with `trace-agents` and
     /// `trace-kinds`.
     #[serde(default)]
@@ -176,6 +180,7 @@ impl Default for RawOutputs {
             timeseries: true,
             ledger: true,
             schedule: true,
+            parquet: false,
             trace: false,
             trace_agents: Vec::new(),
             trace_kinds: Vec::new(),

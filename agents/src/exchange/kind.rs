@@ -5,8 +5,12 @@ use serde::Deserialize;
 
 use super::agent::{Exchange, ExchangeConfig, Markets};
 use super::mechanism::{MechanismKind, MechanismParams};
+use crate::broker::kind::KIND as BROKER;
+use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Delay, Interval, Seconds};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+};
 use crate::sim::{BoxedAgent, SimTime};
 
 /// The kind's name in the directory: traders find the exchange by it.
@@ -48,24 +52,29 @@ impl AgentKind for ExchangeKind {
         true
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "registered",
-            "refused_unauthenticated",
-            "refused",
-            "advertised",
-            "discoveries",
-            "leases",
-            "auctions_held",
-            "auctions_cleared",
-            "bids",
-            "matched_cpus",
-            "lost",
-            "contracts",
-            "failed",
-            "mean_price",
-            "kept",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("registered", Unit::Count, "users registered"),
+            Metric::new("refused_unauthenticated", Unit::Count, "requests refused for a missing or wrong access token"),
+            Metric::new("refused", Unit::Count, "requests refused with a reason (a bad slot, lease or bid)"),
+            Metric::new("advertised", Unit::Count, "slots advertised"),
+            Metric::new("discoveries", Unit::Count, "discovery requests answered"),
+            Metric::new("leases", Unit::Count, "commodity leases taken at a posted price"),
+            Metric::new("auctions_held", Unit::Count, "auctions opened"),
+            Metric::new("auctions_cleared", Unit::Count, "auctions cleared"),
+            Metric::new("bids", Unit::Count, "bids accepted into an auction"),
+            Metric::new("matched_cpus", Unit::Count, "CPUs matched by auctions"),
+            Metric::new("lost", Unit::Count, "applications that lost an auction"),
+            Metric::new("contracts", Unit::Count, "contracts made: reservations a provider held, paid for"),
+            Metric::new("failed", Unit::Count, "transactions whose reservation every retry failed"),
+            Metric::new("mean_price", Unit::Price, "mean over contracts of the unit price the buyer paid"),
+            Metric::new(
+                "kept",
+                Unit::Money,
+                "what the exchange kept of the buyers' payments (a reduced trade's surplus)",
+            ),
+        ];
+        METRICS
     }
 }
 
@@ -116,7 +125,7 @@ impl RawGroup for RawExchange {
         1
     }
 
-    fn check(&self, _: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let markets = match &self.markets {
             None => None,
             Some(m) => {
@@ -141,21 +150,33 @@ impl RawGroup for RawExchange {
         };
         let config =
             ExchangeConfig { cycle: self.cycle.map_or(10.0, |c| c.0), retries: self.retries.unwrap_or(3), markets };
-        Ok(Box::new(ExchangeSpec(config)))
+        let missing = |kind: &str, who: &str| {
+            (!cx.groups.iter().any(|g| g.kind == kind))
+                .then(|| format!("the scenario has no {kind}s: nothing will be {who} on this exchange"))
+        };
+        let notes = [missing(PROVIDER, "offered"), missing(BROKER, "asked for")].into_iter().flatten().collect();
+        Ok(Box::new(ExchangeSpec { config, notes }))
     }
 }
 
 /// A checked exchange.
 #[derive(Clone, Debug)]
-pub struct ExchangeSpec(ExchangeConfig);
+pub struct ExchangeSpec {
+    config: ExchangeConfig,
+    notes: Vec<String>,
+}
 
 impl GroupSpec for ExchangeSpec {
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
     fn perpetual(&self) -> Option<String> {
-        let m = self.0.markets.as_ref().filter(|m| m.until == SimTime::MAX)?;
+        let m = self.config.markets.as_ref().filter(|m| m.until == SimTime::MAX)?;
         Some(format!("opens call markets every {} s without an `until`", m.period))
     }
 
     fn build(&self, _: &Member<'_>, _: &mut BuildCx) -> Result<BoxedAgent, String> {
-        Ok(Box::new(Exchange::new(self.0.clone())))
+        Ok(Box::new(Exchange::new(self.config.clone())))
     }
 }

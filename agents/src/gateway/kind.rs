@@ -6,7 +6,9 @@ use serde::Deserialize;
 use super::{Dispatch, Gateway};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::GroupSize;
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory.
@@ -32,8 +34,14 @@ impl AgentKind for GatewayKind {
         vec![Policy::of("dispatch", &[Dispatch::RoundRobin], "Amini Salehi (2012) ch4")]
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &["forwarded", "rejected", "migrated", "migrations_refused"]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("forwarded", Unit::Count, "requests forwarded to a provider"),
+            Metric::new("rejected", Unit::Count, "requests no provider would take"),
+            Metric::new("migrated", Unit::Count, "preempted leases moved to another provider"),
+            Metric::new("migrations_refused", Unit::Count, "preempted leases no other provider would take"),
+        ];
+        METRICS
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {

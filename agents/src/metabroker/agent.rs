@@ -1,6 +1,6 @@
 //! The meta-broker actor (Garg 2010, ch3 §3.2): registers providers into a resource catalogue and users into the
 //! market, queues users' requests and, at the end of every scheduling interval, has every registered provider
-//! update its catalogue entry, runs the configured [`SchedulingPolicy`] over the queue and the catalogue, reserves
+//! update its catalogue entry, runs the configured [`RoundPolicy`] over the queue and the catalogue, reserves
 //! each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls over to
 //! the next interval, or is dropped once its deadline can no longer be met.
 //!
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
-use super::{App, GreedyRank, MgnSolver, Params, Schedule, SchedulingPolicy, Site, Snapshot, schedule_with};
+use super::{App, GreedyRank, MgnSolver, Params, RoundPolicy, Schedule, Site, Snapshot};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -44,7 +44,7 @@ fn placed_at(secs: f64) -> SimTime {
 
 /// The meta-broker agent.
 pub struct MetaBroker {
-    policy: SchedulingPolicy,
+    policy: RoundPolicy,
     params: Params,
     /// Scheduling interval SI [s].
     interval: f64,
@@ -76,10 +76,18 @@ pub struct MetaBroker {
 }
 
 impl MetaBroker {
-    /// A meta-broker whose market holds the providers `members`, running `policy` every `interval` seconds.
-    pub fn new(policy: SchedulingPolicy, interval: f64, members: impl IntoIterator<Item = AgentId>) -> MetaBroker {
+    /// A meta-broker whose market holds the providers `members`, running `policy` (a [`SchedulingPolicy`] of the
+    /// thesis or a registered [`MetaPolicy`]) every `interval` seconds.
+    ///
+    /// [`SchedulingPolicy`]: super::SchedulingPolicy
+    /// [`MetaPolicy`]: super::MetaPolicy
+    pub fn new(
+        policy: impl Into<RoundPolicy>,
+        interval: f64,
+        members: impl IntoIterator<Item = AgentId>,
+    ) -> MetaBroker {
         MetaBroker {
-            policy,
+            policy: policy.into(),
             params: Params::default(),
             interval,
             members: members.into_iter().collect(),
@@ -204,7 +212,7 @@ impl MetaBroker {
             .collect();
         let snapshot = Snapshot { now: now.secs(), apps, sites };
         let seed = ctx.rng().next_u64();
-        let plan: Schedule = schedule_with(self.policy, &snapshot, seed, &self.params);
+        let plan: Schedule = self.policy.schedule(&snapshot, seed, &self.params);
         if let Some(why) = &plan.fallback {
             tracing::warn!(metabroker = ctx.name(), round = self.rounds, "{why}");
             self.solver_fallbacks += 1;

@@ -31,9 +31,7 @@ pub fn greedy(problem: &Problem) -> Schedule {
 
 /// The greedy schedule of `problem`, ranking sites by `rank`.
 pub fn greedy_by(problem: &Problem, rank: GreedyRank) -> Schedule {
-    let apps = &problem.snapshot().apps;
-    let mut order: Vec<usize> = (0..problem.apps()).collect();
-    order.sort_by(|&a, &b| apps[a].submit.total_cmp(&apps[b].submit).then(apps[a].id.cmp(&apps[b].id)).then(a.cmp(&b)));
+    let order = arrival_order(problem);
     let mut free: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
     let mut choice = vec![None; problem.apps()];
     match rank {
@@ -58,6 +56,14 @@ pub fn greedy_by(problem: &Problem, rank: GreedyRank) -> Schedule {
         }
     }
     problem.sgn_schedule(&choice, None)
+}
+
+/// The applications of `problem` first come, first served: by submission, then id, then index.
+pub(crate) fn arrival_order(problem: &Problem) -> Vec<usize> {
+    let apps = &problem.snapshot().apps;
+    let mut order: Vec<usize> = (0..problem.apps()).collect();
+    order.sort_by(|&a, &b| apps[a].submit.total_cmp(&apps[b].submit).then(apps[a].id.cmp(&apps[b].id)).then(a.cmp(&b)));
+    order
 }
 
 /// Places each application of `order`, in turn, whole on its cheapest admissible site with enough `free` CPUs,

@@ -7,11 +7,14 @@ use serde::Deserialize;
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
 use super::dam::{AuctionPolicy, BidTest, DamParams, Payment, SlotGeneration};
-use super::{GreedyRank, MgnSolver, SchedulingPolicy};
+use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::limits::short;
 use crate::registry::values::{Fraction, Interval, Positive, Seconds};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    serde_name, unknown_name,
+};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory: providers find meta-brokers by it to register.
@@ -34,7 +37,6 @@ impl AgentKind for MetaBrokerKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        use SchedulingPolicy::*;
         let solvers = [
             MgnSolver::Transportation,
             MgnSolver::Microlp,
@@ -42,8 +44,8 @@ impl AgentKind for MetaBrokerKind {
             MgnSolver::Highs,
         ];
         vec![
-            Policy::of("policy", &[Greedy, Mmc, Ga, Lpga, Hga, Lp], "Garg (2010) ch4"),
-            Policy::of("policy", &AUCTION_POLICIES, "Garg (2010) ch7, DAM and its baselines"),
+            Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
+            Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
             Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
             Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
@@ -52,21 +54,38 @@ impl AgentKind for MetaBrokerKind {
         ]
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "rounds",
-            "tickets",
-            "dropped",
-            "spending",
-            "providers",
-            "users",
-            "generations",
-            "solver_fallbacks",
-            "generations_per_round",
-            "too_wide",
-            "refused_windows",
-            "pending",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("rounds", Unit::Count, "scheduling rounds run"),
+            Metric::new(
+                "tickets",
+                Unit::Count,
+                "tickets issued: a job (or a part of a split job) placed on a provider",
+            ),
+            Metric::new("dropped", Unit::Count, "jobs dropped: no feasible placement before their deadline"),
+            Metric::new("spending", Unit::Money, "what the tickets quoted, summed: the users' spending as planned"),
+            Metric::new("providers", Unit::Count, "providers in the catalogue at the end of the run"),
+            Metric::new("users", Unit::Count, "users registered"),
+            Metric::new("generations", Unit::Count, "genetic-algorithm generations run, summed over rounds"),
+            Metric::new(
+                "solver_fallbacks",
+                Unit::Count,
+                "rounds where the configured LP solver failed and the transportation solver stood in",
+            ),
+            Metric::new(
+                "generations_per_round",
+                Unit::Count,
+                "generations over the rounds that ran the genetic algorithm",
+            ),
+            Metric::new("too_wide", Unit::Count, "queue matching: applications refused as wider than every queue"),
+            Metric::new(
+                "refused_windows",
+                Unit::Count,
+                "queue matching: matched windows a provider could not hold (the application waited for the next round)",
+            ),
+            Metric::new("pending", Unit::Count, "queue matching: applications still unmatched at the end of the run"),
+        ];
+        METRICS
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -78,17 +97,17 @@ impl AgentKind for MetaBrokerKind {
     }
 }
 
-/// A meta-broker (Garg 2010, ch3–4 and ch7): schedules the queued requests at the end of every interval.
+/// A meta-broker (Garg 2010, ch3–4): schedules the queued requests at the end of every interval.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawMetaBroker {
     /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
-    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); or, matching
-    /// applications to providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) and its
-    /// baselines "sjf", "fcfs", "edf-fq", "hvfq" and "fair-share".
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub policy: PolicyName,
+    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); matching applications to
+    /// providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) or its baselines "sjf",
+    /// "fcfs", "edf-fq", "hvfq" and "fair-share"; or the name of a policy added to the registry, which places one job
+    /// at a time (see docs/writing-a-policy.md).
+    #[serde(default = "greedy")]
+    pub policy: String,
     /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
     pub interval: Option<Interval>,
     /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
@@ -126,83 +145,35 @@ pub struct RawMetaBroker {
     pub k: Option<Fraction>,
 }
 
-/// The ch7 policies, as `gridmarket list` shows them.
-const AUCTION_POLICIES: [AuctionPolicy; 6] = [
-    AuctionPolicy::Dam,
-    AuctionPolicy::Sjf,
-    AuctionPolicy::Fcfs,
-    AuctionPolicy::EdfFq,
-    AuctionPolicy::Hvfq,
-    AuctionPolicy::FairShare,
-];
-
-/// A meta-broker's policy as a scenario names it: one that schedules the queued requests on the sites' slots
-/// (Garg 2010 ch3–4) or one that matches them to the sites' queues (ch7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicyName {
-    /// Ch3–4.
-    Batch(SchedulingPolicy),
-    /// Ch7.
-    Auction(AuctionPolicy),
-}
-
-impl Default for PolicyName {
-    fn default() -> PolicyName {
-        PolicyName::Batch(SchedulingPolicy::Greedy)
-    }
-}
-
-impl<'de> Deserialize<'de> for PolicyName {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PolicyName, D::Error> {
-        use SchedulingPolicy::*;
-        let name = String::deserialize(d)?;
-        let batch = [Greedy, Mmc, Ga, Lpga, Hga, Lp].into_iter().map(PolicyName::Batch);
-        let auction = AUCTION_POLICIES.into_iter().map(PolicyName::Auction);
-        let mut all = batch.chain(auction);
-        all.find(|p| p.name() == name).ok_or_else(|| {
-            const NAMES: &[&str] =
-                &["greedy", "mmc", "ga", "lpga", "hga", "lp", "dam", "sjf", "fcfs", "edf-fq", "hvfq", "fair-share"];
-            serde::de::Error::unknown_variant(&name, NAMES)
-        })
-    }
-}
-
-impl PolicyName {
-    /// The name a scenario gives it.
-    pub fn name(self) -> String {
-        match self {
-            PolicyName::Batch(p) => crate::registry::serde_name(&p),
-            PolicyName::Auction(p) => crate::registry::serde_name(&p),
-        }
-    }
+fn greedy() -> String {
+    serde_name(&SchedulingPolicy::Greedy)
 }
 
 /// Largest O_k and H_i: asks and bids must stay finite.
 const MAX_SCALE: f64 = 1e12;
 
-impl RawGroup for RawMetaBroker {
-    fn count(&self) -> usize {
-        1
-    }
-
-    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let providers = cx.resolve_all("providers", &self.providers, &[PROVIDER])?;
-        if providers.is_empty() {
-            return Err(Invalid::at("providers", "expected at least one provider"));
-        }
-        let interval = self.interval.map_or(50.0, |i| i.0);
-        let scheduler = match self.policy {
-            PolicyName::Batch(policy) => {
-                self.no_auction_keys()?;
-                Scheduler::Batch { policy, solver: self.solver, greedy: self.greedy }
-            }
-            PolicyName::Auction(policy) => Scheduler::Auction { policy, params: self.dam_params()? },
-        };
-        Ok(Box::new(MetaBrokerSpec { providers, interval, scheduler }))
-    }
-}
-
 impl RawMetaBroker {
+    /// What `policy` names: one of the thesis's, or one of the registry's.
+    fn scheduler(&self, cx: &CheckCx<'_>) -> Result<Scheduler, Invalid> {
+        let name = self.policy.as_str();
+        let batch = |policy| {
+            self.no_auction_keys()?;
+            Ok(Scheduler::Batch { policy, solver: self.solver, greedy: self.greedy })
+        };
+        if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            return batch(RoundPolicy::Thesis(policy));
+        }
+        if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            return Ok(Scheduler::Auction { policy, params: self.dam_params()? });
+        }
+        if let Some(policy) = cx.registry.meta_policy(name) {
+            return batch(RoundPolicy::Each(policy));
+        }
+        let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
+        let known: Vec<String> = thesis.chain(cx.registry.meta_policies().iter().map(|p| p.name().into())).collect();
+        Err(unknown_name("policy", name, known.iter().map(String::as_str)))
+    }
+
     /// A key of the ch7 policies given to a ch3–4 one would be silently ignored: refused.
     fn no_auction_keys(&self) -> Result<(), Invalid> {
         let keys = [
@@ -220,7 +191,7 @@ impl RawMetaBroker {
                 format!(
                     "a key of the policies that match applications to queues (dam, sjf, fcfs, edf-fq, hvfq, \
                      fair-share), but the policy is \"{}\"",
-                    self.policy.name()
+                    self.policy
                 ),
             )
             .hint("set one of them as `policy`, or remove the key")),
@@ -260,13 +231,29 @@ impl RawMetaBroker {
     }
 }
 
+impl RawGroup for RawMetaBroker {
+    fn count(&self) -> usize {
+        1
+    }
+
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+        let providers = cx.resolve_all("providers", &self.providers, &[PROVIDER])?;
+        if providers.is_empty() {
+            return Err(Invalid::at("providers", "expected at least one provider"));
+        }
+        let scheduler = self.scheduler(cx)?;
+        let interval = self.interval.map_or(50.0, |i| i.0);
+        Ok(Box::new(MetaBrokerSpec { providers, interval, scheduler }))
+    }
+}
+
 /// What a meta-broker runs every interval.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scheduler {
-    /// A ch3–4 policy over the sites' slots.
+    /// A ch3–4 policy (or a registered one) over the sites' slots.
     Batch {
         /// The policy.
-        policy: SchedulingPolicy,
+        policy: RoundPolicy,
         /// Solver of the MGN relaxation.
         solver: MgnSolver,
         /// What greedy ranks sites by.

@@ -20,8 +20,10 @@
 //! Every policy returns a [`Schedule`] with one [`Assignment`] per application; nothing here panics on odd input:
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
 //!
-//! Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines match applications to the providers'
-//! queues instead of placing them on slots; they live in [`mod@dam`], with their own actor.
+//! Besides these, a meta-broker may run a registered [`MetaPolicy`] ([`mod@policy`]), which places one application
+//! at a time; [`RoundPolicy`] is either. Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
+//! match applications to the providers' queues instead of placing them on slots; they live in [`mod@dam`], with
+//! their own actor.
 
 pub mod agent;
 pub mod dam;
@@ -31,6 +33,7 @@ pub mod kind;
 pub mod lp;
 pub mod mincost;
 pub mod model;
+pub mod policy;
 mod transport;
 
 #[cfg(test)]
@@ -45,6 +48,7 @@ pub use lp::sgn_ip_highs;
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
+pub use policy::{Candidate, MetaPolicy, place_each};
 
 /// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -64,6 +68,49 @@ pub enum SchedulingPolicy {
     Lpga,
     /// HGA (heuristic genetic algorithm): the GA seeded with Greedy's schedule.
     Hga,
+}
+
+impl SchedulingPolicy {
+    /// Every policy, in the order `gridmarket list` gives them.
+    pub const ALL: [SchedulingPolicy; 6] = [
+        SchedulingPolicy::Greedy,
+        SchedulingPolicy::Mmc,
+        SchedulingPolicy::Ga,
+        SchedulingPolicy::Lpga,
+        SchedulingPolicy::Hga,
+        SchedulingPolicy::Lp,
+    ];
+}
+
+/// What a meta-broker runs at the end of every interval: a policy of the thesis, or a registered [`MetaPolicy`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RoundPolicy {
+    /// One of the thesis's joint schedules.
+    Thesis(SchedulingPolicy),
+    /// One application at a time, each where the policy chooses ([`place_each`]).
+    Each(&'static dyn MetaPolicy),
+}
+
+impl From<SchedulingPolicy> for RoundPolicy {
+    fn from(policy: SchedulingPolicy) -> RoundPolicy {
+        RoundPolicy::Thesis(policy)
+    }
+}
+
+impl From<&'static dyn MetaPolicy> for RoundPolicy {
+    fn from(policy: &'static dyn MetaPolicy) -> RoundPolicy {
+        RoundPolicy::Each(policy)
+    }
+}
+
+impl RoundPolicy {
+    /// The round's schedule of `snapshot` with `params`; deterministic for a given `rng_seed` (see [`schedule_with`]).
+    pub fn schedule(&self, snapshot: &Snapshot, rng_seed: u64, params: &Params) -> Schedule {
+        match *self {
+            RoundPolicy::Thesis(policy) => schedule_with(policy, snapshot, rng_seed, params),
+            RoundPolicy::Each(policy) => place_each(&Problem::new(snapshot, params.qos), policy),
+        }
+    }
 }
 
 /// Tunables shared by the policies; the defaults follow the thesis where it gives them.

@@ -9,14 +9,16 @@ use serde::Deserialize;
 
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
-use super::scheduler::{Partitioning, SchedulerPolicy};
+use super::scheduler::order::ARRIVAL;
+use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
 use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, Policy, RawGroup, serde_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit, serde_name,
+    unknown_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -57,28 +59,42 @@ impl AgentKind for ProviderKind {
         Ok(Box::new(crate::registry::parse::<RawProvider>(group)?))
     }
 
-    fn metrics(&self) -> &'static [&'static str] {
-        &[
-            "utilisation",
-            "busy_pe_seconds",
-            "local_requests",
-            "local_rejected",
-            "preempted_leases",
-            "preempted_vms",
-            "preemption_overhead",
-            "overhead_pe_seconds",
-            "lost_pe_seconds",
-            "search_fallbacks",
-            "preempted_migratable",
-            "migrated_out",
-            "migrated_in",
-            "deadline_missed",
-            "owner_suspends",
-            "accepted",
-            "rejected",
-            "completed",
-            "pes",
-        ]
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new(
+                "utilisation",
+                Unit::Share,
+                "PE-seconds computing over PE-seconds available from t = 0 to the end of the run (preemption overhead \
+                 and the runs of cancelled leases are busy but not computing)",
+            ),
+            Metric::new("busy_pe_seconds", Unit::PeSeconds, "PE-seconds busy, computing or not"),
+            Metric::new("local_requests", Unit::Count, "requests from the provider's own (local) users"),
+            Metric::new("local_rejected", Unit::Count, "local requests rejected"),
+            Metric::new("preempted_leases", Unit::Count, "leases preempted, running or holding a queued reservation"),
+            Metric::new("preempted_vms", Unit::Count, "VMs of the running leases preempted"),
+            Metric::new("preemption_overhead", Unit::Seconds, "the overhead h(C) of the preempted sets, summed"),
+            Metric::new("overhead_pe_seconds", Unit::PeSeconds, "PE-seconds the preemption overhead kept busy"),
+            Metric::new("lost_pe_seconds", Unit::PeSeconds, "PE-seconds cancelled leases ran before their preemption"),
+            Metric::new(
+                "search_fallbacks",
+                Unit::Count,
+                "exact preemption searches that hit their limit and fell back to the greedy policy",
+            ),
+            Metric::new("preempted_migratable", Unit::Count, "running migratable leases preempted"),
+            Metric::new("migrated_out", Unit::Count, "leases that left for another provider"),
+            Metric::new("migrated_in", Unit::Count, "leases that arrived from another provider"),
+            Metric::new(
+                "deadline_missed",
+                Unit::Count,
+                "deadline-constrained leases whose plan after a preemption ends past their deadline",
+            ),
+            Metric::new("owner_suspends", Unit::Count, "leases their owner suspended"),
+            Metric::new("accepted", Unit::Count, "jobs admitted when submitted"),
+            Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
+            Metric::new("completed", Unit::Count, "jobs that ran to completion"),
+            Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
+        ];
+        METRICS
     }
 
     fn summed_metrics(&self) -> &'static [&'static str] {
@@ -92,8 +108,10 @@ impl AgentKind for ProviderKind {
         ]
     }
 
-    fn derived_metrics(&self) -> &'static [&'static str] {
-        &["migration_rate"]
+    fn derived_metrics(&self) -> &'static [Metric] {
+        const DERIVED: &[Metric] =
+            &[Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers")];
+        DERIVED
     }
 
     /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider.
@@ -135,6 +153,10 @@ pub struct RawProvider {
     #[serde(default = "easy")]
     #[schemars(with = "String")]
     pub scheduler: SchedulerPolicy,
+    /// The order in which the "fcfs", "easy" and "multi-partition-easy" schedulers consider waiting jobs: "arrival"
+    /// (default), "shortest-job-first" (the shortest estimate first, Chiang, Arpaci-Dusseau & Vernon 2002), or the
+    /// name of an order added to the registry (see docs/writing-a-policy.md). Priority classes still come first.
+    pub queue_order: Option<String>,
     /// How a local request that does not fit is resolved (Amini Salehi 2012, ch3): "nop" (reject it; default), "mov",
     /// "mlip", "moml", "greedy-mov" or "greedy-mlip".
     #[serde(default = "nop")]
@@ -236,6 +258,7 @@ impl RawGroup for RawProvider {
         if let Some(b) = self.borrowing {
             partitioning.borrowing = b;
         }
+        let queue_order = self.queue_order(cx)?;
         let config = ProviderConfig {
             pes: self.pes.0,
             speed: self.speed.map_or(1.0, |s| s.0),
@@ -319,7 +342,30 @@ impl RawGroup for RawProvider {
                 Some(Trading { exchange, sell, interval, horizon, lease })
             }
         };
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla }))
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order }))
+    }
+}
+
+impl RawProvider {
+    /// The queue order named by `queue-order`: `None` for arrival order.
+    fn queue_order(&self, cx: &CheckCx<'_>) -> Result<Option<&'static dyn QueueOrder>, Invalid> {
+        let Some(name) = self.queue_order.as_deref() else { return Ok(None) };
+        let order = match cx.registry.queue_order(name) {
+            Some(order) => Some(order),
+            None if name == ARRIVAL => None,
+            None => {
+                let orders = cx.registry.queue_orders().iter().map(|o| o.name());
+                return Err(unknown_name("queue-order", name, std::iter::once(ARRIVAL).chain(orders)));
+            }
+        };
+        if order.is_some() && self.scheduler == SchedulerPolicy::Conservative {
+            let message = format!(
+                "\"{name}\" applies to the \"fcfs\", \"easy\" and \"multi-partition-easy\" schedulers; conservative \
+                 backfilling gives each job its reservation when it arrives, so it keeps arrival order"
+            );
+            return Err(Invalid::at("queue-order", message).hint("set `scheduler = \"easy\"` or remove `queue-order`"));
+        }
+        Ok(order)
     }
 }
 
@@ -349,6 +395,8 @@ pub struct ProviderSpec {
     pub trading: Option<Trading>,
     /// Which SLA claims of personalised brokers it grants.
     pub sla: SlaRule,
+    /// The order of its FCFS or EASY queue, if not arrival.
+    pub queue_order: Option<&'static dyn QueueOrder>,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -395,7 +443,10 @@ impl GroupSpec for ProviderSpec {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        let provider = Provider::new(config).with_sla(self.sla);
+        let mut provider = Provider::new(config).with_sla(self.sla);
+        if let Some(order) = self.queue_order {
+            provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;
+        }
         Ok(Box::new(match &self.trading {
             None => provider,
             Some(t) => provider.selling_on(ExchangeTrading {

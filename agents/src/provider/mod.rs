@@ -17,8 +17,9 @@
 //! [`preemption`]) chooses external leases to preempt, each by its type (cancel, suspend, migrate), with the overhead
 //! of the configured [`OverheadModel`] occupying its VMs when it resumes. Deadline-constrained external leases are
 //! admitted only if their planned completion meets the deadline. Which queued job starts when is delegated to the
-//! configured [`SchedulerPolicy`] (FCFS, EASY, conservative or multi-partition EASY backfilling, see [`scheduler`]). A
-//! job runs for its actual runtime scaled by the provider's speed; the scheduler plans with the user's estimate.
+//! configured [`SchedulerPolicy`] (FCFS, EASY, conservative or multi-partition EASY backfilling, see [`scheduler`]), in
+//! arrival order or that of a [`QueueOrder`]. A job runs for its actual runtime scaled by the provider's speed; the
+//! scheduler plans with the user's estimate.
 //!
 //! This file holds the agent: its configuration and state, the message dispatch and the report. Its handlers are
 //! grouped by concern: `lifecycle` (submission, admission, start, end, wake-ups), `reservations` (SLA claims,
@@ -52,7 +53,7 @@ use crate::report::{Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use overhead::OverheadModel;
 use preemption::PreemptionPolicy;
-use scheduler::{LocalScheduler, Partitioning, QueuedJob, ReservationId, SchedulerPolicy};
+use scheduler::{LocalScheduler, Partitioning, QueueOrder, QueuedJob, Rejected, ReservationId, SchedulerPolicy};
 
 /// A provider's configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -274,6 +275,13 @@ impl Provider {
     pub fn with_sla(mut self, rule: SlaRule) -> Provider {
         self.sla = rule;
         self
+    }
+
+    /// A provider whose FCFS or EASY queue is considered in `order` rather than by arrival; refused under
+    /// conservative backfilling, which plans in arrival order.
+    pub fn with_queue_order(mut self, order: &'static dyn QueueOrder) -> Result<Provider, Rejected> {
+        self.scheduler.order_by(order)?;
+        Ok(self)
     }
 
     /// A provider that also sells its free slots on an exchange.

@@ -4,6 +4,12 @@
 //! The application iterates a [`Registry`] to read scenario files, print `gridmarket list` and `schema`, build
 //! simulations and name metrics, so a new kind is its own folder plus one line in [`Registry::standard`].
 //!
+//! A registry also holds the policies that scenarios name but the kinds do not list themselves: providers' queue
+//! orders ([`QueueOrder`], `queue-order = "<name>"`) and meta-brokers' one-application-at-a-time policies
+//! ([`MetaPolicy`], `policy = "<name>"`). A new one is a type implementing the trait plus one line,
+//! [`Registry::with_queue_order`] or [`Registry::with_meta_policy`], in [`Registry::standard`] or in a program of
+//! its own.
+//!
 //! A group is one table under the kind's table (`[providers.fast]`): [`AgentKind::parse`] reads it as written,
 //! [`RawGroup::check`] resolves its references to other groups into a [`GroupSpec`], and the spec builds each member
 //! for every replication.
@@ -18,7 +24,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::broker::UserJob;
+use crate::metabroker::{MetaPolicy, SchedulingPolicy};
 use crate::provider::ProviderInfo;
+use crate::provider::scheduler::QueueOrder;
+use crate::provider::scheduler::order::{ARRIVAL, ShortestJobFirst};
 use crate::sim::{AgentId, BoxedAgent};
 
 /// One kind of agent, as scenarios, the command line and the runner know it.
@@ -40,7 +49,7 @@ pub trait AgentKind: Send + Sync {
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError>;
     /// The metrics each member reports (`<table>.<member>.<name>` in `summary.json`). A scenario's target naming a
     /// metric of a member that is not among them is refused as misspelt.
-    fn metrics(&self) -> &'static [&'static str] {
+    fn metrics(&self) -> &'static [Metric] {
         &[]
     }
     /// Metrics its members report that the runner also sums over all of them into a run-wide metric.
@@ -48,7 +57,7 @@ pub trait AgentKind: Send + Sync {
         &[]
     }
     /// The run-wide metrics [`derive_metrics`](Self::derive_metrics) may add.
-    fn derived_metrics(&self) -> &'static [&'static str] {
+    fn derived_metrics(&self) -> &'static [Metric] {
         &[]
     }
     /// Adds run-wide metrics derived from the sums ([`summed_metrics`](Self::summed_metrics)).
@@ -71,6 +80,79 @@ impl fmt::Debug for dyn AgentKind {
     }
 }
 
+/// A metric as the glossary (`gridmarket schema --outputs`) documents it and the charts label it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Its name in `summary.json`, after the member's prefix.
+    pub name: &'static str,
+    /// What it measures in.
+    pub unit: Unit,
+    /// What it measures, in a sentence.
+    pub about: &'static str,
+}
+
+impl Metric {
+    /// The metric `name` in `unit`.
+    pub const fn new(name: &'static str, unit: Unit, about: &'static str) -> Metric {
+        Metric { name, unit, about }
+    }
+}
+
+/// What a metric measures in, and so the values it can take: one place for the glossary, axis labels and the
+/// clipping of confidence intervals on charts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A time or a duration [s].
+    Seconds,
+    /// Work: PEs × time [PE·s].
+    PeSeconds,
+    /// Money [G$].
+    Money,
+    /// A price per PE-second [G$/(PE·s)].
+    Price,
+    /// A share of a whole, from 0 to 1 (utilisation, a rejection rate).
+    Share,
+    /// A ratio of two times that is at least 1 (a slowdown).
+    Slowdown,
+    /// A ratio of two quantities that is at least 0 (a wait over a runtime).
+    Ratio,
+    /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
+    Count,
+}
+
+impl Unit {
+    /// Its symbol, as the glossary writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::PeSeconds => "PE·s",
+            Unit::Money => "G$",
+            Unit::Price => "G$/(PE·s)",
+            Unit::Share => "share, 0–1",
+            Unit::Slowdown => "ratio ≥ 1",
+            Unit::Ratio => "ratio ≥ 0",
+            Unit::Count => "count",
+        }
+    }
+
+    /// As an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
+    pub fn axis(self) -> String {
+        match self {
+            Unit::Share | Unit::Slowdown | Unit::Ratio | Unit::Count => format!("({})", self.symbol()),
+            _ => format!("[{}]", self.symbol()),
+        }
+    }
+
+    /// The values it can take, `(min, max)`: what a confidence interval is clipped to when drawn.
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Unit::Share => (0.0, 1.0),
+            Unit::Slowdown => (1.0, f64::INFINITY),
+            _ => (0.0, f64::INFINITY),
+        }
+    }
+}
+
 /// A policy key of a kind and the values it takes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
@@ -80,12 +162,14 @@ pub struct Policy {
     pub values: Vec<String>,
     /// Where the policies come from, in a few words.
     pub source: &'static str,
+    /// One line on each value that needs one (registered policies, which no source describes), by value.
+    pub about: Vec<(String, String)>,
 }
 
 impl Policy {
     /// The policy `key` with the serde names of `values`.
     pub fn of<T: Serialize>(key: &'static str, values: &[T], source: &'static str) -> Policy {
-        Policy { key, values: values.iter().map(serde_name).collect(), source }
+        Policy { key, values: values.iter().map(serde_name).collect(), source, about: Vec::new() }
     }
 }
 
@@ -114,6 +198,11 @@ pub trait GroupSpec: fmt::Debug + Send + Sync {
     /// never drains and needs a `horizon`.
     fn perpetual(&self) -> Option<String> {
         None
+    }
+    /// What the user should know about the group as configured, though it runs (an exchange nobody can trade on):
+    /// printed as warnings when the scenario loads.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -245,6 +334,8 @@ impl Members {
 
 /// What a group's check can see of the rest of the scenario.
 pub struct CheckCx<'a> {
+    /// The kinds and policies the scenario is read with.
+    pub registry: &'a Registry,
     /// The group being checked.
     pub group: &'a str,
     /// Every group of the scenario, kinds in registry order, groups by name.
@@ -342,21 +433,92 @@ impl BuildCx {
     }
 }
 
-/// The kinds of a simulation, in build order.
+/// The kinds of a simulation, in build order, and the policies scenarios may name besides the kinds' own.
 #[derive(Clone)]
 pub struct Registry {
     kinds: Vec<&'static dyn AgentKind>,
+    queue_orders: Vec<&'static dyn QueueOrder>,
+    meta_policies: Vec<&'static dyn MetaPolicy>,
 }
 
 impl Registry {
-    /// gridmarket's own kinds. Providers come first: the others refer to them.
+    /// gridmarket's own kinds and policies. Providers come first: the others refer to them.
     pub fn standard() -> Registry {
-        Registry { kinds: Vec::new() }
+        Registry { kinds: Vec::new(), queue_orders: Vec::new(), meta_policies: Vec::new() }
             .with(&crate::provider::kind::ProviderKind)
             .with(&crate::gateway::kind::GatewayKind)
             .with(&crate::metabroker::kind::MetaBrokerKind)
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
+            .with_queue_order(&ShortestJobFirst)
+    }
+
+    /// Adds a queue order that providers may name (`queue-order = "<name>"`).
+    ///
+    /// # Panics
+    /// If its name is taken (`arrival`, or an order added before): a mistake in the program, not in a scenario.
+    pub fn with_queue_order(mut self, order: &'static dyn QueueOrder) -> Registry {
+        let name = order.name();
+        assert!(name != ARRIVAL && self.queue_order(name).is_none(), "the queue order name `{name}` is taken");
+        self.queue_orders.push(order);
+        self
+    }
+
+    /// Adds a policy that meta-brokers may name (`policy = "<name>"`).
+    ///
+    /// # Panics
+    /// If its name is taken (by a policy of the thesis, or one added before): a mistake in the program.
+    pub fn with_meta_policy(mut self, policy: &'static dyn MetaPolicy) -> Registry {
+        let name = policy.name();
+        let thesis = SchedulingPolicy::ALL.iter().any(|p| serde_name(p) == name);
+        assert!(!thesis && self.meta_policy(name).is_none(), "the meta-broker policy name `{name}` is taken");
+        self.meta_policies.push(policy);
+        self
+    }
+
+    /// The queue orders added, in order.
+    pub fn queue_orders(&self) -> &[&'static dyn QueueOrder] {
+        &self.queue_orders
+    }
+
+    /// The queue order called `name` (`None` for `arrival`, which is no [`QueueOrder`], and for unknown names).
+    pub fn queue_order(&self, name: &str) -> Option<&'static dyn QueueOrder> {
+        self.queue_orders.iter().copied().find(|o| o.name() == name)
+    }
+
+    /// The meta-broker policies added, in order.
+    pub fn meta_policies(&self) -> &[&'static dyn MetaPolicy] {
+        &self.meta_policies
+    }
+
+    /// The meta-broker policy called `name`.
+    pub fn meta_policy(&self, name: &str) -> Option<&'static dyn MetaPolicy> {
+        self.meta_policies.iter().copied().find(|p| p.name() == name)
+    }
+
+    /// `kind`'s policy keys and their values, for `gridmarket list`: its own ([`AgentKind::policies`]) and, for
+    /// providers and meta-brokers, the queue orders and meta-broker policies of this registry.
+    pub fn policies(&self, kind: &dyn AgentKind) -> Vec<Policy> {
+        let mut policies = kind.policies();
+        let about = |name: &str, about: &str| (name.to_string(), about.to_string());
+        if kind.name() == crate::provider::kind::KIND {
+            let names = self.queue_orders.iter().map(|o| o.name().to_string());
+            policies.push(Policy {
+                key: "queue-order",
+                values: std::iter::once(ARRIVAL.to_string()).chain(names).collect(),
+                source: "of the FCFS and EASY queues",
+                about: self.queue_orders.iter().map(|o| about(o.name(), o.about())).collect(),
+            });
+        }
+        if kind.name() == crate::metabroker::kind::KIND && !self.meta_policies.is_empty() {
+            policies.push(Policy {
+                key: "policy",
+                values: self.meta_policies.iter().map(|p| p.name().to_string()).collect(),
+                source: "registered, one application at a time",
+                about: self.meta_policies.iter().map(|p| about(p.name(), p.about())).collect(),
+            });
+        }
+        policies
     }
 
     /// Adds `kind`, built after the kinds before it.
@@ -389,7 +551,21 @@ impl Default for Registry {
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.kinds.iter().map(|k| k.name())).finish()
+        f.debug_struct("Registry")
+            .field("kinds", &self.kinds)
+            .field("queue_orders", &self.queue_orders)
+            .field("meta_policies", &self.meta_policies)
+            .finish()
+    }
+}
+
+/// The error for a name at `key` that is none of `known` (a policy, say): the names it could be, and the closest.
+pub fn unknown_name<'a>(key: &str, name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> Invalid {
+    let list: Vec<String> = known.clone().into_iter().map(|k| format!("`{k}`")).collect();
+    let problem = Invalid::at(key, format!("unknown value `{name}`, expected one of {}", list.join(", ")));
+    match did_you_mean(name, known) {
+        Some(m) => problem.hint(format!("did you mean `{m}`?")),
+        None => problem,
     }
 }
 

@@ -68,6 +68,18 @@ pub enum AuctionPolicy {
     FairShare,
 }
 
+impl AuctionPolicy {
+    /// Every policy, DAM first.
+    pub const ALL: [AuctionPolicy; 6] = [
+        AuctionPolicy::Dam,
+        AuctionPolicy::Sjf,
+        AuctionPolicy::Fcfs,
+        AuctionPolicy::EdfFq,
+        AuctionPolicy::Hvfq,
+        AuctionPolicy::FairShare,
+    ];
+}
+
 /// How the meta-broker cuts queues into slots (Garg 2010 §7.3.2, Fig 7.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

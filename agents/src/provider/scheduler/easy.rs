@@ -1,7 +1,7 @@
 //! The queue pass of FCFS and EASY backfilling, per partition under multi-partition EASY.
 
 use super::cluster::Hold;
-use super::{LocalScheduler, Started};
+use super::{LocalScheduler, Started, Waiting};
 use crate::sim::SimTime;
 
 impl LocalScheduler {
@@ -10,7 +10,8 @@ impl LocalScheduler {
     /// partition a reservation at its earliest start (the shadow time, with its extra PEs
     /// implied by the profile) and starts any later job that fits now without touching a
     /// reservation. Shadow times are recomputed at every event, since early completions and
-    /// cancellations can advance them.
+    /// cancellations can advance them. Queue order is arrival within priority classes, or the
+    /// configured [`QueueOrder`](super::QueueOrder)'s, ranked anew at every pass.
     pub(super) fn queue_pass(&mut self, now: SimTime, fcfs: bool) -> Vec<Started> {
         for (&seq, waiting) in &mut self.queue {
             if let Some(hold) = waiting.hold.take() {
@@ -18,36 +19,54 @@ impl LocalScheduler {
                 self.cluster.release(hold.start, hold.end, &hold.take);
             }
         }
-        let mut has_pivot = vec![false; self.cluster.parts.len()];
+        let ranked = self.ranked(now);
+        let (cluster, due) = (&mut self.cluster, &mut self.due);
+        let mut has_pivot = vec![false; cluster.parts.len()];
         let mut pivots = 0;
-        let mut free_now = self.cluster.free_at(now);
+        let mut free_now = cluster.free_at(now);
         let mut starting = Vec::new();
-        for (&seq, waiting) in &mut self.queue {
+        // One waiting job; false ends the pass.
+        let mut visit = |seq: u64, waiting: &mut Waiting| {
             let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
-            let fit = (pes <= free_now)
-                .then(|| self.cluster.fit(Some(waiting.partition), pes, now, now + estimate))
-                .flatten();
+            let fit =
+                (pes <= free_now).then(|| cluster.fit(Some(waiting.partition), pes, now, now + estimate)).flatten();
             if let Some(take) = fit {
                 let hold = Hold { start: now, end: now + estimate, take };
-                self.cluster.allocate(&hold);
+                cluster.allocate(&hold);
                 waiting.hold = Some(hold);
                 starting.push(seq);
-                free_now = self.cluster.free_at(now);
-                continue;
+                free_now = cluster.free_at(now);
+                return true;
             }
             if fcfs {
-                break;
+                return false;
             }
             if !has_pivot[waiting.partition] {
-                let hold = self.cluster.place(waiting.partition, pes, estimate, now);
-                self.cluster.allocate(&hold);
-                self.due.insert((hold.start, seq));
+                let hold = cluster.place(waiting.partition, pes, estimate, now);
+                cluster.allocate(&hold);
+                due.insert((hold.start, seq));
                 waiting.hold = Some(hold);
                 has_pivot[waiting.partition] = true;
                 pivots += 1;
             }
-            if free_now == 0 && pivots == has_pivot.len() {
-                break;
+            !(free_now == 0 && pivots == has_pivot.len())
+        };
+        match ranked {
+            // Arrival order: the queue's own, walked without ranking it.
+            None => {
+                for (&seq, waiting) in &mut self.queue {
+                    if !visit(seq, waiting) {
+                        break;
+                    }
+                }
+            }
+            Some(seqs) => {
+                for seq in seqs {
+                    let waiting = self.queue.get_mut(&seq).expect("ranked from the queue");
+                    if !visit(seq, waiting) {
+                        break;
+                    }
+                }
             }
         }
         starting.into_iter().map(|seq| self.commit(seq, now)).collect()

@@ -18,10 +18,12 @@
 //! bounds a run never reaches): one type throughout, rather than conversions at the boundary, and the same schedule
 //! as with bare `f64`s. Profiles start at [`SimTime::ZERO`], the start of every run.
 //!
+//! FCFS and EASY consider waiting jobs in arrival order, or in the order of a [`QueueOrder`] (see [`order`]).
+//!
 //! This file holds the public types and [`LocalScheduler`]'s events and queries; `cluster` the
 //! partitions' availability profiles and the placement of windows in them; `easy` the queue
 //! pass of FCFS and (multi-partition) EASY; `conservative` the compression of conservative
-//! backfilling; `tests` the unit tests.
+//! backfilling; `order` the queue orders; `tests` the unit tests.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,10 +35,12 @@ use crate::model::JobId;
 use crate::sim::SimTime;
 use cluster::{Cluster, Hold};
 use conservative::Release;
+pub use order::QueueOrder;
 
 mod cluster;
 mod conservative;
 mod easy;
+pub mod order;
 #[cfg(test)]
 mod tests;
 
@@ -205,6 +209,9 @@ pub enum Rejected {
     UnknownReservation(ReservationId),
 }
 
+/// A queue key holds the job's priority class above this bit and its arrival number below.
+const CLASS_SHIFT: u32 = 56;
+
 /// A job in the queue.
 #[derive(Clone)]
 struct Waiting {
@@ -243,6 +250,8 @@ struct Reservation {
 #[derive(Clone)]
 pub struct LocalScheduler {
     policy: SchedulerPolicy,
+    /// The order of the FCFS and EASY passes; `None` is arrival order, the queue's own.
+    order: Option<&'static dyn QueueOrder>,
     now: SimTime,
     cluster: Cluster,
     /// Waiting jobs by arrival sequence number (queue order).
@@ -290,6 +299,7 @@ impl LocalScheduler {
     fn with_parts(policy: SchedulerPolicy, parts: Vec<Profile>, borrowing: bool) -> Self {
         Self {
             policy,
+            order: None,
             now: SimTime::ZERO,
             cluster: Cluster { parts, borrowing },
             queue: BTreeMap::new(),
@@ -310,6 +320,21 @@ impl LocalScheduler {
     /// The policy.
     pub fn policy(&self) -> SchedulerPolicy {
         self.policy
+    }
+
+    /// Has the FCFS and EASY passes consider waiting jobs in `order` rather than by arrival (priority classes still
+    /// first). Conservative backfilling refuses: it gives each job its reservation when the job arrives.
+    pub fn order_by(&mut self, order: &'static dyn QueueOrder) -> Result<(), Rejected> {
+        if self.policy == SchedulerPolicy::Conservative {
+            return Err(Rejected::Invalid("conservative backfilling plans the queue in arrival order"));
+        }
+        self.order = Some(order);
+        Ok(())
+    }
+
+    /// The queue order, if not arrival.
+    pub fn queue_order(&self) -> Option<&'static dyn QueueOrder> {
+        self.order
     }
 
     /// Total number of PEs.
@@ -333,7 +358,7 @@ impl LocalScheduler {
         }
         self.advance(now);
         // The queue is ordered by this key: the class first, then arrival.
-        let seq = (u64::from(job.priority) << 56) | self.next_seq;
+        let seq = (u64::from(job.priority) << CLASS_SHIFT) | self.next_seq;
         self.next_seq += 1;
         self.seq_of.insert(job.id, seq);
         // A deferred conservative job is placed by the pass, after the schedule took in the instant's other events.
@@ -527,7 +552,12 @@ impl LocalScheduler {
         }
         let mut cluster = this.cluster.clone();
         let mut queue_head = now;
-        for waiting in this.queue.values().filter(|w| w.hold.is_none()) {
+        let ranked = this.ranked(now);
+        let waiting: Box<dyn Iterator<Item = &Waiting>> = match &ranked {
+            None => Box::new(this.queue.values()),
+            Some(seqs) => Box::new(seqs.iter().map(|seq| &this.queue[seq])),
+        };
+        for waiting in waiting.filter(|w| w.hold.is_none()) {
             let job = &waiting.job;
             let hold = cluster.place(waiting.partition, job.pes, job.estimate, queue_head);
             cluster.allocate(&hold);
@@ -629,7 +659,7 @@ impl LocalScheduler {
         self.running.values().map(|r| RunningJob { id: r.job.id, pes: r.job.pes, start: r.hold.start, end: r.hold.end })
     }
 
-    /// Waiting jobs, in queue order.
+    /// Waiting jobs, by priority class then arrival (the passes' order unless a [`QueueOrder`] is set).
     pub fn waiting(&self) -> impl Iterator<Item = &QueuedJob> + '_ {
         self.queue.values().map(|w| &w.job)
     }
@@ -767,6 +797,21 @@ impl LocalScheduler {
                 if late || !self.releases.is_empty() { self.compress(now) } else { self.start_due(now) }
             }
         }
+    }
+
+    /// The queue's keys in the order of the configured [`QueueOrder`] at `now`: by class, rank, then arrival;
+    /// `None` under arrival order, which is the queue's own.
+    fn ranked(&self, now: SimTime) -> Option<Vec<u64>> {
+        let order = self.order?;
+        let rank = |job| {
+            let r = order.rank(job, now);
+            // Every NaN after every number, whatever its sign bit.
+            if r.is_nan() { f64::NAN } else { r }
+        };
+        let mut keys: Vec<(u64, f64, u64)> =
+            self.queue.iter().map(|(&seq, w)| (seq >> CLASS_SHIFT, rank(&w.job), seq)).collect();
+        keys.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        Some(keys.into_iter().map(|(.., seq)| seq).collect())
     }
 
     /// Moves a waiting job whose window starts now to the running set.

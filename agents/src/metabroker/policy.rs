@@ -1,0 +1,171 @@
+//! Meta-broker policies beyond the thesis's: a [`MetaPolicy`] places one application at a time.
+//!
+//! The thesis's policies ([`SchedulingPolicy`](super::SchedulingPolicy)) each compute a joint schedule of the round.
+//! A [`MetaPolicy`] is simpler to write: [`place_each`] takes the applications first come, first served (the order of
+//! greedy), lists for each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the
+//! site's window, within its budget, with enough CPUs left this round), and asks the policy to choose one or none.
+//! None rolls the application over to the next interval, as the dummy provider of the thesis does. A policy is
+//! registered by name (`Registry::with_meta_policy`) and chosen in a scenario with `policy = "<name>"`.
+
+use std::fmt;
+
+use super::greedy::arrival_order;
+use super::model::{App, Problem, Schedule};
+
+/// A meta-broker policy that places one application at a time: where it goes among the sites that can take it.
+///
+/// A policy is a pure function of the application and its candidates, so it can be unit-tested on its own, and the
+/// meta-broker's runs stay a function of the scenario and the seed.
+pub trait MetaPolicy: Send + Sync {
+    /// Its name in scenario files (`policy = "..."`), in kebab-case, not one of the thesis's.
+    fn name(&self) -> &'static str;
+    /// One line for `gridmarket list`.
+    fn about(&self) -> &'static str;
+    /// Where `app` goes: one of `candidates` (never empty, cheapest first, ties by lower site index), or `None` to
+    /// roll it over to the next interval.
+    fn choose<'c>(&self, app: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate>;
+}
+
+impl fmt::Debug for dyn MetaPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Policies are registered under unique names: the same name is the same policy.
+impl PartialEq for dyn MetaPolicy {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+/// A site that can take an application whole this round, and what the application would get there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// Index of the site in the snapshot's sites.
+    pub site: usize,
+    /// CPUs of the site still free this round, after the applications placed before this one (at least the
+    /// application's).
+    pub free: u32,
+    /// The site's price [G$ per CPU-second].
+    pub price: f64,
+    /// Speed of one of its CPUs relative to the reference CPU.
+    pub speed: f64,
+    /// When the application would start there \[s\].
+    pub start: f64,
+    /// When it would finish there \[s\].
+    pub finish: f64,
+    /// What the whole application would cost there [G$]: CPUs × price × runtime / speed.
+    pub cost: f64,
+}
+
+/// The schedule that places the applications of `problem` first come, first served, each whole on the site `policy`
+/// chooses among its candidates (or rolled over when there is none, or the policy declines).
+pub fn place_each(problem: &Problem, policy: &dyn MetaPolicy) -> Schedule {
+    let snapshot = problem.snapshot();
+    let mut free: Vec<u32> = (0..problem.sites()).map(|site| problem.capacity(site)).collect();
+    let mut choice = vec![None; problem.apps()];
+    let mut candidates = Vec::new();
+    for app in arrival_order(problem) {
+        let cpus = problem.cpus(app);
+        candidates.clear();
+        candidates.extend(problem.site_options(app).iter().filter(|o| cpus <= free[o.site]).map(|o| {
+            let site = &snapshot.sites[o.site];
+            Candidate {
+                site: o.site,
+                free: free[o.site],
+                price: site.price,
+                speed: site.speed,
+                start: o.start,
+                finish: o.finish,
+                cost: f64::from(cpus) * o.task_cost,
+            }
+        }));
+        if candidates.is_empty() {
+            continue;
+        }
+        if let Some(chosen) = policy.choose(&snapshot.apps[app], &candidates) {
+            free[chosen.site] -= cpus;
+            choice[app] = Some(chosen.site);
+        }
+    }
+    problem.sgn_schedule(&choice, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metabroker::model::{QosIndex, Site, Snapshot};
+    use crate::metabroker::tests::{app, hand_snapshot, site};
+    use crate::metabroker::{greedy, greedy_by};
+
+    /// The first candidate: the cheapest, which is greedy by cost.
+    struct Cheapest;
+
+    impl MetaPolicy for Cheapest {
+        fn name(&self) -> &'static str {
+            "cheapest"
+        }
+        fn about(&self) -> &'static str {
+            "the cheapest site"
+        }
+        fn choose<'c>(&self, _: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate> {
+            candidates.first()
+        }
+    }
+
+    /// The candidate that finishes first.
+    struct EarliestFinish;
+
+    impl MetaPolicy for EarliestFinish {
+        fn name(&self) -> &'static str {
+            "earliest-finish"
+        }
+        fn about(&self) -> &'static str {
+            "the site that finishes first"
+        }
+        fn choose<'c>(&self, _: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate> {
+            candidates.iter().min_by(|a, b| a.finish.total_cmp(&b.finish))
+        }
+    }
+
+    /// Declines everything.
+    struct Nowhere;
+
+    impl MetaPolicy for Nowhere {
+        fn name(&self) -> &'static str {
+            "nowhere"
+        }
+        fn about(&self) -> &'static str {
+            "rolls everything over"
+        }
+        fn choose<'c>(&self, _: &App, _: &'c [Candidate]) -> Option<&'c Candidate> {
+            None
+        }
+    }
+
+    #[test]
+    fn the_cheapest_candidate_is_greedy() {
+        let snapshot = hand_snapshot();
+        let problem = Problem::new(&snapshot, QosIndex::FairMarket);
+        assert_eq!(place_each(&problem, &Cheapest), greedy(&problem));
+    }
+
+    #[test]
+    fn candidates_have_room_and_the_choice_is_kept() {
+        // Two 2-CPU applications, a cheap slow site of 2 CPUs and a dear fast one of 4: the first goes to the fast
+        // site, the second still finds both (2 CPUs left on each) and also takes the fast one.
+        let fast = Site { speed: 2.0, ..site(1, 4, 3.0) };
+        let snapshot = Snapshot {
+            now: 0.0,
+            apps: vec![app(0, 2, 10.0, None, 0.0), app(1, 2, 10.0, None, 1.0)],
+            sites: vec![site(0, 2, 1.0), fast],
+        };
+        let problem = Problem::new(&snapshot, QosIndex::FairMarket);
+        let schedule = place_each(&problem, &EarliestFinish);
+        assert_eq!(schedule.sites(), vec![Some(1), Some(1)]);
+        assert_eq!(schedule.assignments[0].parts[0].finish, 5.0);
+        assert_eq!(greedy_by(&problem, crate::metabroker::GreedyRank::Cost).sites(), vec![Some(0), Some(1)]);
+        assert_eq!(place_each(&problem, &Nowhere), problem.all_dummy());
+    }
+}
