@@ -264,7 +264,8 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
             }
             md.push('\n');
         }
-        for (file, svg) in charts(study, result) {
+        let asked = crate::charts::scenario_charts(study, result, &out.join(&study.name));
+        for (file, svg) in charts(study, result).into_iter().chain(asked) {
             write_atomic(&out.join(&file), svg.as_bytes())?;
             let _ = writeln!(md, "![{file}]({file})\n");
         }

@@ -10,7 +10,10 @@ use schemars::SchemaGenerator;
 use serde_json::Value;
 
 use crate::runner::market::MARKET_METRICS;
-use crate::runner::metrics::{JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS};
+use crate::runner::metrics::{
+    GROUP_METRICS, JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS, URGENCY_GROUPS,
+    VALUATION_GROUPS,
+};
 use crate::runner::outputs::FILES;
 use crate::scenario::raw::RawScenario;
 
@@ -94,6 +97,17 @@ pub fn outputs_markdown(registry: &Registry) -> String {
          priority class (`classes.<n>.`, 0 the highest, when the workload has classes)."
     );
     table(&mut out, "Job metrics", "jobs.{}", &JOB_METRICS);
+    let groups = |groups: &[(&str, f64)]| groups.iter().map(|(g, _)| format!("`{g}`")).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(
+        out,
+        "\n### Urgency and valuation groups\n\nWhen every job has a deadline, per urgency group of Garg (2010) Eq 7.24, \
+         u = (deadline − submit) / runtime − 1 (`urgency.<group>.`: {}, with upper bounds 0.25, 0.5, 0.75 and 1); \
+         when every job also has a budget, per group of its valuation per PE, budget / PEs (`valuation.<group>.`: \
+         {}, with upper bounds 1,000, 11,000, 22,000 and 33,000 G$).",
+        groups(&URGENCY_GROUPS),
+        groups(&VALUATION_GROUPS)
+    );
+    table(&mut out, "Group metrics, under either", "<urgency or valuation>.<group>.{}", &GROUP_METRICS);
     let classes: Vec<String> = LEASE_CLASSES.iter().map(|(c, about)| format!("`{c}`: {about}")).collect();
     let _ = writeln!(
         out,

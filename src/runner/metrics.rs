@@ -2,7 +2,8 @@
 //! invariants checked (`super::invariants`).
 //!
 //! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown = response / (end −
-//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s). Utilisation is the
+//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s), wait over runtime
+//! = wait / (end − start) (Garg's (2010) slowdown, §7.3.3). With a warm-up, they leave out the first jobs submitted. Utilisation is the
 //! busy PE-seconds that compute over the PE-seconds available from t = 0 until the end of the run
 //! (`utilisation_from_first_submit`: from the first job's submission, before which no PE is busy): preemption overhead
 //! and the runs of cancelled leases, whose work is lost, keep PEs busy but are not computation (Amini Salehi 2012, Eq
@@ -24,7 +25,7 @@ use crate::scenario::plan::Plan;
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [Metric; 13] = [
+pub const JOB_METRICS: [Metric; 15] = [
     Metric::new("total", Unit::Count, "jobs submitted"),
     Metric::new("completed", Unit::Count, "jobs that ran to completion"),
     Metric::new("rejected", Unit::Count, "jobs a provider or meta-broker refused"),
@@ -46,6 +47,16 @@ pub const JOB_METRICS: [Metric; 13] = [
     Metric::new("cost", Unit::Money, "what the owners were billed, summed over all jobs"),
     Metric::new("makespan", Unit::Seconds, "the last completed job's end"),
     Metric::new("deadlines_met", Unit::Count, "jobs with a deadline that completed by it (only when some job has one)"),
+    Metric::new(
+        "deadlines_missed",
+        Unit::Count,
+        "jobs with a deadline that did not complete by it: dropped, rejected, late or unfinished (only when some job has one)",
+    ),
+    Metric::new(
+        "wait_over_runtime",
+        Unit::Ratio,
+        "mean over completed jobs of (start − submit) / (end − start): Garg's (2010) slowdown, waiting time over execution time",
+    ),
 ];
 
 /// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
@@ -63,7 +74,7 @@ pub const LEASE_METRICS: [Metric; 4] = [
 ];
 
 /// Metrics of the whole run.
-pub const RUN_METRICS: [Metric; 5] = [
+pub const RUN_METRICS: [Metric; 6] = [
     Metric::new("end_time", Unit::Seconds, "simulated time when the run ended"),
     Metric::new("events", Unit::Count, "messages delivered"),
     Metric::new("events_per_job", Unit::Count, "messages delivered per job submitted"),
@@ -77,6 +88,32 @@ pub const RUN_METRICS: [Metric; 5] = [
         Unit::Share,
         "the same PE-seconds computing over those available from the first job's submission to the end",
     ),
+    Metric::new(
+        "load_deviation",
+        Unit::Share,
+        "time average, from the first submission to the end, of the standard deviation across providers of their load (busy PEs over PEs; Garg 2010 Fig 7.7)",
+    ),
+];
+
+/// The urgency groups of Garg (2010) §7.4.1, by upper bound, of Eq 7.24's u = (deadline − start) / execution − 1,
+/// with the submission as the start and the runtime on a reference PE as the execution time (our reading: the
+/// urgency the user asked for, whatever the schedule): very urgent u < 0.25, urgent, intermediate, relaxed, very
+/// relaxed u ≥ 1. Measured under `urgency.<group>.` when every job has a deadline.
+pub const URGENCY_GROUPS: [(&str, f64); 5] =
+    [("very_urgent", 0.25), ("urgent", 0.5), ("intermediate", 0.75), ("relaxed", 1.0), ("very_relaxed", f64::INFINITY)];
+
+/// The groups of a job's valuation per PE, budget / PEs [G$], by upper bound (Garg 2010 §7.4.1 and Fig 7.6(b): below
+/// 1,000, medium ones, above 33,000; the bounds between, 11,000 and 22,000, are ours, equal steps up to 33,000).
+/// Measured under `valuation.<group>.` when every job has a deadline and a budget.
+pub const VALUATION_GROUPS: [(&str, f64); 5] =
+    [("very_low", 1_000.0), ("low", 11_000.0), ("medium", 22_000.0), ("high", 33_000.0), ("very_high", f64::INFINITY)];
+
+/// What is measured of each group: its jobs, those completed by their deadline, and the share of these (the success
+/// ratio of Garg 2010 Fig 7.6).
+pub const GROUP_METRICS: [Metric; 3] = [
+    Metric::new("total", Unit::Count, "jobs of the group"),
+    Metric::new("met", Unit::Count, "jobs of the group completed by their deadline"),
+    Metric::new("success", Unit::Share, "met / total: the group's success ratio"),
 ];
 
 /// Every agent's money, from the ledger.
@@ -106,8 +143,8 @@ pub fn axis_label(registry: &Registry, metric: &str) -> String {
 /// Every metric declaration: the run's, the jobs', the leases', the ledger's, the market's and each kind's.
 fn declared(registry: &Registry) -> impl Iterator<Item = &Metric> {
     let kinds = registry.kinds().iter().flat_map(|k| k.metrics().iter().chain(k.derived_metrics()));
-    let market = MARKET_METRICS.iter();
-    RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&LEDGER_METRICS).chain(market).chain(kinds)
+    let fixed = RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&GROUP_METRICS);
+    fixed.chain(&LEDGER_METRICS).chain(&MARKET_METRICS).chain(kinds)
 }
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
@@ -128,6 +165,11 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
     let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.name.to_string()).collect();
     out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
     out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)));
+    for (family, groups) in [("urgency", &URGENCY_GROUPS), ("valuation", &VALUATION_GROUPS)] {
+        for (group, _) in groups {
+            out.extend(GROUP_METRICS.iter().map(|m| format!("{family}.{group}.{}", m.name)));
+        }
+    }
     for (class, _) in LEASE_CLASSES {
         out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{}", m.name)));
     }
@@ -237,10 +279,16 @@ pub fn measure(
     m.metrics.insert("end_time".into(), end);
     m.metrics.insert("events".into(), outcome.delivered as f64);
 
+    // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
+    let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
     let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
     for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
-            by_group.entry(agent.group.to_string()).or_default().push(r);
+            if !warm.contains(&r.id) {
+                by_group.entry(agent.group.to_string()).or_default().push(r);
+            }
             let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
             m.jobs.push(JobRow {
                 owner: agent.name.clone(),
@@ -257,15 +305,17 @@ pub fn measure(
         return Err(format!("job {} is reported twice, by {} and by {}", w[0].record.id, w[0].owner, w[1].owner));
     }
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
-    job_metrics("jobs", &all, &mut m.metrics);
+    let measured: Vec<&JobRecord> = all.iter().copied().filter(|j| !warm.contains(&j.id)).collect();
+    job_metrics("jobs", &measured, &mut m.metrics);
     // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
     if !all.is_empty() {
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
     }
-    lease_metrics(&all, &mut m.metrics);
-    if all.iter().any(|j| j.priority > 0) {
+    lease_metrics(&measured, &mut m.metrics);
+    group_metrics(&measured, &mut m.metrics);
+    if measured.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
-        for j in &all {
+        for j in &measured {
             by_class.entry(j.priority).or_default().push(j);
         }
         for (class, jobs) in by_class {
@@ -280,6 +330,7 @@ pub fn measure(
     let mut busy_total = 0.0;
     let mut capacity_total = 0.0;
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
+    let mut loads: Vec<(&agents::report::Series, f64)> = Vec::new();
     let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
     let period = sample_period(plan.sample_period, end, sampled);
     let mut sites = Vec::new();
@@ -297,6 +348,9 @@ pub fn measure(
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         m.sites.push((agent.name.clone(), pes));
+        if pes > 0.0 {
+            loads.push((busy, pes));
+        }
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
         // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
         let wasted: f64 = report
@@ -349,6 +403,10 @@ pub fn measure(
         let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         let span = capacity_total * (end - first_submit) / end;
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
+    }
+    if loads.len() > 1 {
+        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        m.metrics.insert("load_deviation".into(), load_deviation(&loads, first_submit, end));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them.
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
@@ -440,6 +498,7 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
     put("response", mean(&|&(s, _, e)| e - s));
     put("slowdown", mean(&|&(s, b, e)| if e > b { (e - s) / (e - b) } else { 1.0 }));
     put("bounded_slowdown", mean(&|&(s, b, e)| ((e - s) / (e - b).max(SLOWDOWN_BOUND)).max(1.0)));
+    put("wait_over_runtime", mean(&|&(s, b, e)| if e > b { (b - s) / (e - b) } else { 0.0 }));
     put("cost", jobs.iter().map(|j| j.cost).sum());
     let makespan = done.iter().map(|d| d.2).fold(f64::NAN, f64::max);
     put("makespan", makespan);
@@ -450,6 +509,72 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
             .filter(|j| j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d))
             .count();
         put("deadlines_met", met as f64);
+        put("deadlines_missed", (with_deadline.len() - met) as f64);
+    }
+}
+
+/// The time average over `[from, until)` of the standard deviation, across the providers, of their load (busy PEs
+/// over PEs; Garg 2010 §7.4.1's load deviation, Fig 7.7); 0 for an empty span.
+fn load_deviation(sites: &[(&agents::report::Series, f64)], from: f64, until: f64) -> f64 {
+    if until <= from {
+        return 0.0;
+    }
+    let mut times: Vec<f64> = sites.iter().flat_map(|(s, _)| s.points().iter().map(|p| p.0)).collect();
+    times.retain(|&t| from < t && t < until);
+    times.push(from);
+    times.push(until);
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let n = sites.len() as f64;
+    let mut area = 0.0;
+    for w in times.windows(2) {
+        let loads = sites.iter().map(|(s, pes)| s.at(w[0]) / pes);
+        let (sum, sum2) = loads.fold((0.0, 0.0), |(a, b), l| (a + l, b + l * l));
+        let mean = sum / n;
+        area += (sum2 / n - mean * mean).max(0.0).sqrt() * (w[1] - w[0]);
+    }
+    area / (until - from)
+}
+
+/// The success ratio by urgency group, and by valuation group (see [`URGENCY_GROUPS`], [`VALUATION_GROUPS`]): a job
+/// succeeds when it completes by its deadline. A group without jobs has a NaN success ratio.
+fn group_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+    if jobs.is_empty() || jobs.iter().any(|j| j.deadline.is_none()) {
+        return;
+    }
+    let urgency = |j: &JobRecord| {
+        let slack = j.deadline.unwrap_or(f64::INFINITY) - j.submit;
+        if j.runtime > 0.0 { slack / j.runtime - 1.0 } else { slack.signum() * f64::INFINITY }
+    };
+    put_groups("urgency", &URGENCY_GROUPS, jobs, urgency, out);
+    if jobs.iter().all(|j| j.budget.is_some()) {
+        let per_pe = |j: &JobRecord| j.budget.unwrap_or(0.0) / f64::from(j.pes.max(1));
+        put_groups("valuation", &VALUATION_GROUPS, jobs, per_pe, out);
+    }
+}
+
+/// Each group's total, jobs met and success ratio under `family.<group>.`, a job in the first group whose upper
+/// bound its `key` lies below.
+fn put_groups(
+    family: &str,
+    groups: &[(&str, f64)],
+    jobs: &[&JobRecord],
+    key: impl Fn(&JobRecord) -> f64,
+    out: &mut BTreeMap<String, f64>,
+) {
+    let mut counts = vec![(0.0, 0.0); groups.len()];
+    for j in jobs {
+        let k = key(j);
+        let g = groups.iter().position(|&(_, bound)| k < bound).unwrap_or(groups.len() - 1);
+        counts[g].0 += 1.0;
+        if j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d) {
+            counts[g].1 += 1.0;
+        }
+    }
+    for ((group, _), (total, met)) in groups.iter().zip(counts) {
+        out.insert(format!("{family}.{group}.total"), total);
+        out.insert(format!("{family}.{group}.met"), met);
+        out.insert(format!("{family}.{group}.success"), if total > 0.0 { met / total } else { f64::NAN });
     }
 }
 
@@ -491,6 +616,77 @@ mod tests {
         let period = sample_period(Some(0.001), 1e6, 10);
         let rows = ((1e6 / period).floor() + 1.0) * 10.0;
         assert!(rows <= MAX_TIMESERIES_ROWS as f64 && rows > 0.99 * MAX_TIMESERIES_ROWS as f64, "{rows}");
+    }
+
+    #[test]
+    fn load_deviation_is_the_time_average_of_the_spread() {
+        // Two sites of 4 PEs over [0, 20): A busy 4 over [0, 10), B idle. Loads (1, 0), sd 0.5, then (0, 0): 0.25.
+        let t = |s| agents::sim::SimTime::new(s).unwrap();
+        let mut a = agents::report::Series::default();
+        a.set(t(0.0), 4.0);
+        a.set(t(10.0), 0.0);
+        let b = agents::report::Series::default();
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 0.0, 20.0), 0.25);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 10.0, 20.0), 0.0);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 5.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn success_ratios_by_urgency_and_valuation_group() {
+        // Runtimes of 100 s from t = 0: deadlines 110 (u = 0.1, very urgent), 300 (u = 2, very relaxed), 160 (u =
+        // 0.6, intermediate). The first completes by its deadline, the second after it, the third is dropped.
+        // Budgets per PE: 500 (very low), 40,000 (very high), 15,000 (medium).
+        let job = |id, deadline, budget, outcome, end| JobRecord {
+            id,
+            submit: 0.0,
+            start: Some(0.0),
+            end,
+            site: None,
+            pes: 1,
+            runtime: 100.0,
+            deadline: Some(deadline),
+            budget: Some(budget),
+            lease: None,
+            priority: 0,
+            outcome,
+            cost: 0.0,
+            reason: None,
+            parts: Vec::new(),
+        };
+        let jobs = [
+            job(1, 110.0, 500.0, JobOutcome::Completed, Some(100.0)),
+            job(2, 300.0, 40_000.0, JobOutcome::Completed, Some(350.0)),
+            job(3, 160.0, 15_000.0, JobOutcome::Dropped, Some(50.0)),
+        ];
+        let refs: Vec<&JobRecord> = jobs.iter().collect();
+        let mut out = BTreeMap::new();
+        group_metrics(&refs, &mut out);
+        let get = |k: &str| out[k];
+        assert_eq!((get("urgency.very_urgent.total"), get("urgency.very_urgent.success")), (1.0, 1.0));
+        assert_eq!((get("urgency.very_relaxed.total"), get("urgency.very_relaxed.met")), (1.0, 0.0));
+        assert_eq!((get("urgency.intermediate.total"), get("urgency.intermediate.success")), (1.0, 0.0));
+        assert!(get("urgency.urgent.success").is_nan());
+        assert_eq!(get("valuation.very_low.success"), 1.0);
+        assert_eq!(get("valuation.very_high.success"), 0.0);
+        assert_eq!(get("valuation.medium.total"), 1.0);
+        // Every name is one a target may give.
+        let declared: Vec<String> = ["urgency", "valuation"]
+            .iter()
+            .flat_map(|f| {
+                let groups = if *f == "urgency" { URGENCY_GROUPS } else { VALUATION_GROUPS };
+                groups.map(|(g, _)| GROUP_METRICS.map(|m| format!("{f}.{g}.{}", m.name)))
+            })
+            .flatten()
+            .collect();
+        assert_eq!(out.keys().cloned().collect::<std::collections::BTreeSet<_>>(), declared.into_iter().collect());
+        // Without budgets, urgency only; without deadlines, nothing.
+        let mut out = BTreeMap::new();
+        let no_budget = JobRecord { budget: None, ..jobs[0].clone() };
+        group_metrics(&[&no_budget], &mut out);
+        assert!(out.keys().all(|k| k.starts_with("urgency.")) && !out.is_empty());
+        let mut out = BTreeMap::new();
+        group_metrics(&[&JobRecord { deadline: None, ..jobs[0].clone() }], &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -3,10 +3,12 @@
 //! Receives `Job::Submit` (from user brokers and gateways), `Job::SubmitReserved` (a job with a meta-broker's
 //! ticket), `Job::Cancel` (from a job's owner), `Market::SlaRequest` (from personalised brokers, Garg (2010) ch3),
 //! `Lease::Reserve`/`Release` (advance reservations), `Market::SlotsQuery` (a meta-broker's catalogue update),
+//! `Market::QueueQuery` and `Market::Matched` (a double-auction-inspired meta-broker's collection and matches, Garg
+//! (2010) ch7),
 //! `Lease::Migrate`/`Migrated`/`Resume` (lease migration through a gateway) and `Lease::Suspend`/`Resume` (from a
 //! lease's owner); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`, `Lease::Cancelled`,
 //! `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused`, `Market::RegisterProvider` (at start, to every
-//! meta-broker) and `Market::ResourceUpdate`, `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of
+//! meta-broker), `Market::ResourceUpdate` and `Market::QueueInfo`, `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of
 //! preempted leases, and `Lease::Migrate` (a lease leaving) and `Migrated`/`MigrateRefused` (a lease arriving) to
 //! gateways.
 //!
@@ -128,13 +130,16 @@ struct LocalJob {
     work: f64,
     /// Its lease was paid when reserved (an exchange's contract): nothing more is billed.
     prepaid: bool,
+    /// The price its reservation was matched at [G$ per PE-second] (a meta-broker's clearing price); `None`: the
+    /// provider's own.
+    price: Option<f64>,
 }
 
 impl LocalJob {
     /// A job accepted here, not started yet, that computes for `runtime` seconds.
     fn new(spec: JobSpec, runtime: f64, reservation: Option<ReservationId>) -> LocalJob {
         let (start, end_timer, preempted, via, computed, overhead) = (None, None, false, None, 0.0, 0.0);
-        let prepaid = false;
+        let (prepaid, price) = (false, None);
         LocalJob {
             spec,
             runtime,
@@ -147,6 +152,7 @@ impl LocalJob {
             overhead,
             work: runtime,
             prepaid,
+            price,
         }
     }
 
@@ -194,6 +200,8 @@ pub struct Provider {
     arrivals: Vec<JobId>,
     /// Reservations an exchange made: their contracts were paid when reserved, so their jobs are not billed.
     prepaid: BTreeSet<u64>,
+    /// Reservations a meta-broker matched at a price of its own [G$ per PE-second], by reservation id.
+    matched_prices: BTreeMap<u64, f64>,
     /// How it sells on an exchange, and its standing there.
     exchange: Option<(ExchangeTrading, trading::Session)>,
     /// Which SLA claims it grants, and when it last granted one.
@@ -258,6 +266,7 @@ impl Provider {
             parked: BTreeMap::new(),
             arrivals: Vec::new(),
             prepaid: BTreeSet::new(),
+            matched_prices: BTreeMap::new(),
             exchange: None,
             sla: SlaRule::Capacity,
             sla_granted: None,
@@ -293,7 +302,7 @@ impl Provider {
     /// Bills `job`'s owner for `seconds` of computation on its PEs here, booked now; returns the amount (0, and
     /// nothing booked, for no money).
     fn bill(&mut self, job: &LocalJob, seconds: f64, ctx: &Ctx<'_>) -> f64 {
-        let price = self.pricing.agreed(job.spec.id).unwrap_or(self.config.price);
+        let price = job.price.or(self.pricing.agreed(job.spec.id)).unwrap_or(self.config.price);
         let amount = price * f64::from(job.spec.pes) * seconds;
         if amount == 0.0 || job.prepaid {
             return 0.0;
@@ -356,6 +365,8 @@ impl Agent<GridMarket> for Provider {
             }
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
             Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::QueueQuery { horizon }) => self.on_queue_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::Matched(m)) => self.on_matched(env.from(), m, ctx),
             Msg::Market(MarketMsg::Registered) => {}
             Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
             Msg::Timer(TimerMsg::Advertise) => self.advertise(ctx),

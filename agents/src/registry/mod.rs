@@ -116,7 +116,8 @@ pub enum Unit {
     Slowdown,
     /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
     Count,
-    /// A ratio of two quantities of one kind that may exceed 1 (a price swing over the price); never negative.
+    /// A ratio of two quantities that may exceed 1 (a wait over a runtime, a price swing over the price); never
+    /// negative.
     Ratio,
     /// A percentage, never negative (Smith's α: a root-mean-square deviation from a price over that price).
     Percent,
