@@ -318,8 +318,9 @@ pub fn measure(
         let span = capacity_total * (end - first_submit) / end;
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
     }
-    // Run-wide sums of what each kind's members report, and what the kinds derive from them.
-    for kind in plan.registry.kinds() {
+    // Run-wide sums of what each kind's members report, and what the kinds derive from them, for the kinds the
+    // scenario has.
+    for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
         for k in kind.summed_metrics() {
             let sum: f64 = plan
                 .agents()

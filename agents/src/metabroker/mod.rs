@@ -24,6 +24,7 @@
 //! at a time; [`RoundPolicy`] is either.
 
 pub mod agent;
+pub mod energy;
 pub mod ga;
 pub mod greedy;
 pub mod kind;
