@@ -11,13 +11,14 @@ use gridmarket::runner::outputs::FILES;
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
-/// Scenarios that between them have every agent kind, typed leases, priority classes and deadlines.
-const SCENARIOS: [&str; 5] = [
+/// Scenarios that between them have every agent kind (data centres and the energy-aware meta-broker in hand-made), typed leases, priority classes and deadlines.
+const SCENARIOS: [&str; 6] = [
     "scenarios/quickstart.toml",
     "scenarios/exchange.toml",
     "scenarios/migration.toml",
     "scenarios/garg-ch4/metabroker.toml",
     "scenarios/queueing/priority.toml",
+    "scenarios/garg-ch6/hand-made.toml",
 ];
 
 fn declared(path: &str) -> Vec<&'static str> {

@@ -258,10 +258,16 @@ impl Ord for Entry {
     }
 }
 
-/// The Min-Min family (MCE-MCE, MP-MP, MCE-MP). Mapping an application only takes CPUs from one data centre, so
-/// only the other applications' pairs with that data centre can change, and only those whose slot lost CPUs: a
-/// slot that still has its CPUs is still the earliest, and the frequencies below it still miss the deadline. Those
-/// pairs are evaluated again; each application's best pair is kept in a heap, stale entries skipped.
+/// The Min-Min family (MCE-MCE, MP-MP, MCE-MP), computed lazily but exactly.
+///
+/// Each application belongs to the group of its best data centre by the first criterion; each group keeps its
+/// applications in a heap by the second criterion at that data centre, and the pair mapped is the best of the groups'
+/// tops. Mapping an application only takes CPUs from one data centre, and a pair there changes only if its slot lost
+/// CPUs (a slot that keeps its CPUs is still the earliest, and the frequencies below it still miss the deadline);
+/// then it can only get worse (a later slot or a higher frequency: more carbon, less profit). So a heap's keys are
+/// bounds of the truth, and a top whose slot kept its CPUs is exact: only a top that lost them is evaluated again,
+/// with the application's other pairs, and joins the group of its new best data centre (or, with none left, is
+/// rejected).
 fn min_min(
     apps: &[App],
     edf: &[usize],
@@ -276,6 +282,11 @@ fn min_min(
     }
     let mut pairs: Vec<Vec<Option<(Placement, Costs)>>> =
         apps.iter().map(|a| dcs.iter().map(|dc| evaluate(a, dc, now)).collect()).collect();
+    let mut groups: Vec<BinaryHeap<Reverse<Entry>>> = vec![BinaryHeap::new(); dcs.len()];
+    // The version of each application's entry in its group; an entry of another version is stale, as is a mapped
+    // or rejected application's (`live`).
+    let mut version = vec![0u32; apps.len()];
+    let mut live = vec![true; apps.len()];
     let best_of = |row: &[Option<(Placement, Costs)>]| {
         row.iter()
             .enumerate()
@@ -283,49 +294,51 @@ fn min_min(
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
             .map(|(i, _)| i)
     };
-    let mut best: Vec<Option<usize>> = pairs.iter().map(|row| best_of(row)).collect();
-    let mut version = vec![0u32; apps.len()];
-    let mut live = vec![true; apps.len()];
-    let mut heap = BinaryHeap::new();
-    for j in 0..apps.len() {
-        if let Some(i) = best[j] {
-            let costs = pairs[j][i].expect("the best pair exists").1;
-            heap.push(Reverse(Entry(second.key(&costs), rank[j], j, 0)));
-        }
+    let join = |k: usize, row: &[Option<(Placement, Costs)>], v: u32, groups: &mut [BinaryHeap<Reverse<Entry>>]| {
+        let i = best_of(row)?;
+        let costs = row[i].expect("the best pair exists").1;
+        groups[i].push(Reverse(Entry(second.key(&costs), rank[k], k, v)));
+        Some(i)
+    };
+    for k in 0..apps.len() {
+        live[k] = join(k, &pairs[k], 0, &mut groups).is_some();
     }
     let mut out = Vec::new();
-    while let Some(Reverse(Entry(_, _, j, v))) = heap.pop() {
-        if !live[j] || v != version[j] {
-            continue;
-        }
-        let Some(dc) = best[j] else { continue };
-        let (placement, costs) = pairs[j][dc].expect("the best pair exists");
-        let choice = Choice { app: j, dc, placement, costs };
-        take(dcs, &choice, apps[j].pes);
-        live[j] = false;
-        out.push(choice);
-        for k in 0..apps.len() {
-            if !live[k] {
-                continue;
-            }
-            let Some((p, _)) = pairs[k][dc] else { continue };
-            if dcs[dc].profile.min_free(p.start, p.end()) >= apps[k].pes {
-                continue;
-            }
-            pairs[k][dc] = evaluate(&apps[k], &dcs[dc], now);
-            let was = best[k];
-            best[k] = best_of(&pairs[k]);
-            if was == Some(dc) || best[k] == Some(dc) || best[k].is_none() {
-                version[k] += 1;
-                match best[k] {
-                    Some(i) => {
-                        let costs = pairs[k][i].expect("the best pair exists").1;
-                        heap.push(Reverse(Entry(second.key(&costs), rank[k], k, version[k])));
-                    }
-                    None => live[k] = false,
+    loop {
+        // Each group's exact top.
+        let mut best: Option<(Entry, usize)> = None;
+        for i in 0..dcs.len() {
+            while let Some(&Reverse(e @ Entry(_, _, k, v))) = groups[i].peek() {
+                if !live[k] || v != version[k] {
+                    groups[i].pop();
+                    continue;
                 }
+                let (p, _) = pairs[k][i].expect("an application's group is a feasible pair");
+                if dcs[i].profile.min_free(p.start, p.end()) >= apps[k].pes {
+                    if best.is_none_or(|(b, _)| e < b) {
+                        best = Some((e, i));
+                    }
+                    break;
+                }
+                // Its slot lost CPUs: evaluate it again, with its other pairs that lost theirs.
+                groups[i].pop();
+                for (d, pair) in pairs[k].iter_mut().enumerate() {
+                    if let Some((p, _)) = pair
+                        && dcs[d].profile.min_free(p.start, p.end()) < apps[k].pes
+                    {
+                        *pair = evaluate(&apps[k], &dcs[d], now);
+                    }
+                }
+                version[k] += 1;
+                live[k] = join(k, &pairs[k], version[k], &mut groups).is_some();
             }
         }
+        let Some((Entry(_, _, k, _), dc)) = best else { break };
+        let (placement, costs) = pairs[k][dc].expect("the best pair exists");
+        let choice = Choice { app: k, dc, placement, costs };
+        take(dcs, &choice, apps[k].pes);
+        live[k] = false;
+        out.push(choice);
     }
     out
 }

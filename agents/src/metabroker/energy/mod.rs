@@ -56,8 +56,9 @@ pub struct EnergyMetaBroker {
     /// Applications waiting for a cycle, by id.
     queue: BTreeMap<JobId, JobSpec>,
     round_armed: bool,
-    /// The cycle's query, while answers are due: until when slots were asked for.
-    asking: Option<SimTime>,
+    /// The cycle's query, while answers are due: until when slots were asked for, and the applications it is for
+    /// (those that arrive meanwhile wait for the next cycle).
+    asking: Option<(SimTime, Vec<JobSpec>)>,
     pending: BTreeMap<u64, Pending>,
     next_request: u64,
     /// Every application received, for the bounds, and the first arrival.
@@ -152,8 +153,9 @@ impl EnergyMetaBroker {
             }
             return;
         }
-        let until = self.queue.values().map(|j| j.deadline.unwrap_or(SimTime::MAX)).max().unwrap_or(ctx.now());
-        self.asking = Some(until);
+        let jobs: Vec<JobSpec> = std::mem::take(&mut self.queue).into_values().collect();
+        let until = jobs.iter().map(|j| j.deadline.unwrap_or(SimTime::MAX)).max().unwrap_or(ctx.now());
+        self.asking = Some((until, jobs));
         for (&dc, entry) in &mut self.catalogue {
             entry.1 = false;
             ctx.send(dc, EnergyMsg::Query { until });
@@ -162,13 +164,12 @@ impl EnergyMetaBroker {
 
     /// Every data centre answered: map the cycle's applications and assign them.
     fn map_cycle(&mut self, ctx: &mut Ctx<'_>) {
-        let Some(until) = self.asking.take() else { return };
+        let Some((until, jobs)) = self.asking.take() else { return };
         let now = ctx.now();
         let ids: Vec<AgentId> = self.catalogue.keys().copied().collect();
         // The data centres' slots reach `now + (until − now)`, which may round differently from `until`.
         let horizon = if until > now { now + (until - now) } else { now };
         let mut views: Vec<DcView> = self.catalogue.values().map(|(a, _)| DcView::new(a, now, horizon)).collect();
-        let jobs: Vec<JobSpec> = std::mem::take(&mut self.queue).into_values().collect();
         let widest = views.iter().map(|v| v.cpus).max().unwrap_or(0);
         let apps: Vec<App> = jobs
             .iter()
