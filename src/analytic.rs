@@ -17,6 +17,8 @@
 //!   basic methods", Operations Research 30(1), 1982; A. O. Allen, *Probability, Statistics, and
 //!   Queueing Theory with Computer Science Applications*, 2nd ed., Academic Press 1990.
 
+pub mod dam;
+
 use serde::Serialize;
 use thiserror::Error;
 

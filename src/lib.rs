@@ -2,6 +2,7 @@
 //! and reports. The agents and the simulated clock live in the `agents` crate.
 
 pub mod analytic;
+pub mod charts;
 pub mod output;
 #[cfg(feature = "parquet")]
 pub mod parquet;

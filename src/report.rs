@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use agents::market::kind::KIND as MARKET;
 use agents::provider::kind::KIND as PROVIDER;
 
 use crate::output::write_atomic;
@@ -39,6 +40,23 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         .filter(|(metric, _)| result.summaries.iter().any(|s| s.contains_key(*metric)))
         .map(|(metric, label)| (label.to_string(), metric.to_string()))
         .collect();
+    // Without any job (an induced-value market alone), the job rows say nothing.
+    let jobs = result.summaries.iter().any(|s| s.get("jobs.total").is_some_and(|t| t.mean > 0.0));
+    if !jobs {
+        shown.retain(|(_, metric)| !metric.starts_with("jobs."));
+    }
+    // Per induced-value market, when there are few enough to read.
+    let markets: Vec<String> =
+        study.points[0].plan.agents().filter(|a| a.kind.name() == MARKET).map(|a| a.name).take(9).collect();
+    if markets.len() <= 8 {
+        for m in markets {
+            for (metric, label) in
+                [("efficiency", "efficiency"), ("alpha", "Smith's α [%]"), ("trades", "trades/period")]
+            {
+                shown.push((format!("{m}: {label}"), format!("markets.{m}.{metric}")));
+            }
+        }
+    }
     // Per provider, when there are few enough to read.
     let providers: Vec<String> =
         study.points[0].plan.agents().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name).take(9).collect();
@@ -246,7 +264,8 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
             }
             md.push('\n');
         }
-        for (file, svg) in charts(study, result) {
+        let asked = crate::charts::scenario_charts(study, result, &out.join(&study.name));
+        for (file, svg) in charts(study, result).into_iter().chain(asked) {
             write_atomic(&out.join(&file), svg.as_bytes())?;
             let _ = writeln!(md, "![{file}]({file})\n");
         }

@@ -9,7 +9,11 @@ use agents::registry::{Metric, Registry, Unit};
 use schemars::SchemaGenerator;
 use serde_json::Value;
 
-use crate::runner::metrics::{JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS};
+use crate::runner::market::MARKET_METRICS;
+use crate::runner::metrics::{
+    GROUP_METRICS, JOB_METRICS, LEASE_CLASSES, LEASE_METRICS, LEDGER_METRICS, RUN_METRICS, URGENCY_GROUPS,
+    VALUATION_GROUPS,
+};
 use crate::runner::outputs::FILES;
 use crate::scenario::raw::RawScenario;
 
@@ -79,6 +83,12 @@ pub fn outputs_markdown(registry: &Registry) -> String {
         }
     };
     table(&mut out, "The run", "{}", &RUN_METRICS);
+    table(
+        &mut out,
+        "The market of providers and brokers (runs with providers; see `docs/market.md`)",
+        "market.{}",
+        &MARKET_METRICS,
+    );
     let money: Vec<Metric> = Reason::ALL.iter().map(|r| Metric::new(r.name(), Unit::Money, r.about())).collect();
     table(&mut out, "Money, summed over the ledger by reason", "money.{}", &money);
     let _ = writeln!(
@@ -87,6 +97,17 @@ pub fn outputs_markdown(registry: &Registry) -> String {
          priority class (`classes.<n>.`, 0 the highest, when the workload has classes)."
     );
     table(&mut out, "Job metrics", "jobs.{}", &JOB_METRICS);
+    let groups = |groups: &[(&str, f64)]| groups.iter().map(|(g, _)| format!("`{g}`")).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(
+        out,
+        "\n### Urgency and valuation groups\n\nWhen every job has a deadline, per urgency group of Garg (2010) Eq 7.24, \
+         u = (deadline − submit) / runtime − 1 (`urgency.<group>.`: {}, with upper bounds 0.25, 0.5, 0.75 and 1); \
+         when every job also has a budget, per group of its valuation per PE, budget / PEs (`valuation.<group>.`: \
+         {}, with upper bounds 1,000, 11,000, 22,000 and 33,000 G$).",
+        groups(&URGENCY_GROUPS),
+        groups(&VALUATION_GROUPS)
+    );
+    table(&mut out, "Group metrics, under either", "<urgency or valuation>.<group>.{}", &GROUP_METRICS);
     let classes: Vec<String> = LEASE_CLASSES.iter().map(|(c, about)| format!("`{c}`: {about}")).collect();
     let _ = writeln!(
         out,
@@ -192,7 +213,12 @@ fn walk(s: &Value, prefix: &str, defs: &Value, rows: &mut Vec<(String, String, S
             .to_string();
         let default = prop.get("default").map_or(String::new(), |d| format!("`{d}`"));
         rows.push((path.clone(), type_name(prop, defs), default, doc));
-        let inner = resolve(prop, defs);
+        // An optional table (`anyOf` [the table, null]) is walked like the table.
+        let table = prop.get("anyOf").and_then(Value::as_array).and_then(|any| {
+            any.iter()
+                .find(|v| v.get("type") != Some(&Value::from("null")) && resolve(v, defs).get("properties").is_some())
+        });
+        let inner = resolve(table.unwrap_or(prop), defs);
         if inner.get("properties").is_some() {
             walk(inner, &path, defs, rows, depth + 1);
         } else if let Some(map) = inner.get("additionalProperties").filter(|v| v.is_object()) {

@@ -134,7 +134,12 @@ fn test_personalised_brokers_contend_for_the_cheapest_provider() {
             let j = JobSpec { deadline: Some(t(250.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
             let broker = UserBroker::new(
                 vec![UserJob { submit: t(0.0), spec: j }],
-                Submission::Personalised { providers: infos.clone(), round: 50.0, claims: Default::default() },
+                Submission::Personalised {
+                    providers: infos.clone(),
+                    round: 50.0,
+                    claims: Default::default(),
+                    choice: Default::default(),
+                },
             );
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
@@ -183,7 +188,8 @@ fn test_personalised_brokers_as_garg_ch3_reads() {
         let claims = Claims { first: FirstClaim::NextRound, refused: OnRefusal::Cheapest };
         for u in 0..3u64 {
             let j = JobSpec { deadline: Some(t(1000.0)), ..job(u + 1, AgentId::ENV, 2, 100.0) };
-            let submission = Submission::Personalised { providers: infos.clone(), round: 50.0, claims };
+            let submission =
+                Submission::Personalised { providers: infos.clone(), round: 50.0, claims, choice: Default::default() };
             let broker = UserBroker::new(vec![UserJob { submit: t(5.0 * (u + 1) as f64), spec: j }], submission);
             tb.agent(&format!("user-{u}"), "broker", broker);
         }
@@ -218,7 +224,12 @@ fn test_personalised_broker_drops_a_job_whose_deadline_cannot_be_met() {
         let j = JobSpec { deadline: Some(t(120.0)), ..job(u + 1, AgentId::ENV, 4, 100.0) };
         let b = UserBroker::new(
             vec![UserJob { submit: t(0.0), spec: j }],
-            Submission::Personalised { providers: infos.clone(), round: 50.0, claims: Default::default() },
+            Submission::Personalised {
+                providers: infos.clone(),
+                round: 50.0,
+                claims: Default::default(),
+                choice: Default::default(),
+            },
         );
         users.push(tb.agent(&format!("user-{u}"), "broker", b));
     }

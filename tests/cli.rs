@@ -441,7 +441,7 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
         }
     }
     let timeseries = read_string(&out.join("p0/r0/timeseries.csv"));
-    assert!(timeseries.starts_with("t,agent,busy_pes,utilisation,queued\n"), "{timeseries}");
+    assert!(timeseries.starts_with("t,agent,busy_pes,utilisation,queued,price,requests,contention\n"), "{timeseries}");
     assert!(timeseries.contains(",big,") && timeseries.contains(",small,"), "both providers are sampled");
     let run_json: serde_json::Value = serde_json::from_slice(&read(&out.join("p2/r1/run.json"))).unwrap();
     assert_eq!(run_json["point"], 2);

@@ -5,6 +5,7 @@
 use agents::broker::{AuctionChoice, ExchangeStrategy, Submission, Trade, UserBroker, UserJob};
 use agents::exchange::agent::{Exchange, ExchangeConfig, Markets};
 use agents::exchange::mechanism::{MechanismKind, MechanismParams};
+use agents::exchange::traders::Strategy;
 use agents::ledger::{Account, Reason};
 use agents::protocol::{
     Advertisement, AuctionRequest, BidRequest, ExchangeMsg, Item, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Quote,
@@ -131,6 +132,8 @@ fn market(sell: Sell, trade: Trade, users: &[(u32, f64, f64)]) -> TestBed {
             choice: AuctionChoice::Earliest,
             valuation,
             shade: 1.0,
+            bidding: Strategy::Truthful,
+            ceiling: f64::INFINITY,
             attempts: 1,
             retry: 60.0,
         };
@@ -353,6 +356,8 @@ fn test_a_bidder_discovers_once_while_the_markets_it_knows_are_open() {
         choice: AuctionChoice::Random,
         valuation: 2.0,
         shade: 1.0,
+        bidding: Strategy::Truthful,
+        ceiling: f64::INFINITY,
         attempts: 1,
         retry: 60.0,
     };

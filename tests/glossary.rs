@@ -11,13 +11,16 @@ use gridmarket::runner::outputs::FILES;
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
-/// Scenarios that between them have every agent kind (data centres and the energy-aware meta-broker in hand-made), typed leases, priority classes and deadlines.
-const SCENARIOS: [&str; 6] = [
+/// Scenarios that between them have every agent kind (data centres and the energy-aware meta-broker in hand-made),
+/// typed leases, priority classes, deadlines, moving prices and an induced-value market.
+const SCENARIOS: [&str; 8] = [
     "scenarios/quickstart.toml",
     "scenarios/exchange.toml",
     "scenarios/migration.toml",
     "scenarios/garg-ch4/metabroker.toml",
     "scenarios/queueing/priority.toml",
+    "scenarios/market/herding-pricing.toml",
+    "scenarios/market/gode-sunder.toml",
     "scenarios/garg-ch6/hand-made.toml",
 ];
 

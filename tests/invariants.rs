@@ -127,6 +127,7 @@ impl Agent<GridMarket> for Faulty {
                 pes: 1,
                 runtime: 4.0,
                 deadline: None,
+                budget: None,
                 lease: None,
                 priority: 0,
                 outcome: agents::report::JobOutcome::Completed,

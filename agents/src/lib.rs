@@ -13,6 +13,7 @@ pub mod datacenter;
 pub mod exchange;
 pub mod gateway;
 pub mod ledger;
+pub mod market;
 pub mod metabroker;
 pub mod model;
 pub mod protocol;

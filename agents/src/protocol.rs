@@ -360,6 +360,62 @@ pub struct ResourceUpdate {
     pub slots: Vec<(SimTime, SimTime, u32)>,
 }
 
+/// One queue of a provider, as a double-auction-inspired meta-broker values it (Garg 2010 §7.2: "available slots,
+/// load and waiting times of each queue" and "an initial valuation for running an application in a queue").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueState {
+    /// The queue's number at its provider, from 0 (a partition of multi-partition EASY backfilling).
+    pub queue: u32,
+    /// PEs of the queue.
+    pub pes: u32,
+    /// PEs of the queue free now, the immediate slots of §7.3.2 (a later reservation may still take some).
+    pub free: u32,
+    /// Load l_{k,t}: the queue's busy PEs (reservations and PEs lent to other queues included) over its PEs.
+    pub load: f64,
+    /// Waiting-time estimate w_{k,t} [s]: the work committed to the queue from now on (running jobs' remaining
+    /// estimates, held windows, queued jobs) per PE, the wait of a job needing the whole queue.
+    pub wait: f64,
+    /// Initial valuation c_{k,t} [G$ per PE-second]: the provider's posted price.
+    pub valuation: f64,
+    /// Free slots over the horizon asked for, maximal free rectangles `(start, end, pes)` in time order (the packaged
+    /// slots of §7.3.2; empty for a horizon of 0).
+    pub slots: Vec<(SimTime, SimTime, u32)>,
+}
+
+/// A provider's report of its queues (Garg 2010 §7.2, the collection stage).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueReport {
+    /// Speed of one PE relative to the reference PE.
+    pub speed: f64,
+    /// Every queue, in queue order.
+    pub queues: Vec<QueueState>,
+}
+
+/// A meta-broker's match of an application to a provider's queue (Garg 2010 Alg 7.1, "schedule the application i
+/// to the resource j"): hold `pes` PEs of `queue` over `[start, end)` for `job`, billed at `price`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueueMatch {
+    /// The meta-broker's number for this request, echoed in the answer.
+    pub request: u64,
+    /// The application.
+    pub job: JobId,
+    /// The queue.
+    pub queue: u32,
+    /// Window start.
+    pub start: SimTime,
+    /// Window end.
+    pub end: SimTime,
+    /// PEs.
+    pub pes: u32,
+    /// What the job's computation costs here [G$ per PE-second]: the provider's price, or the clearing price of the
+    /// meta-broker's payment rule.
+    pub price: f64,
+    /// DAM's bid of the application when it was matched (7.2; none for policies without bids), for traces.
+    pub bid: Option<f64>,
+    /// DAM's ask of the queue when it was matched (7.1), for traces.
+    pub ask: Option<f64>,
+}
+
 /// Market sub-protocol (Garg 2010): registration, SLA negotiation, resource updates, tickets and invoices.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -412,6 +468,19 @@ pub enum MarketMsg {
     },
     /// Resource provider → meta-broker (step 4): the periodic update of the resource catalogue.
     ResourceUpdate(Box<ResourceUpdate>),
+    /// Double-auction-inspired meta-broker → registered resource provider, at the end of every scheduling interval
+    /// (Garg 2010 §7.2, collection): report your queues, with their free slots over the next `horizon` seconds.
+    /// Answered by `QueueInfo`.
+    QueueQuery {
+        /// Look-ahead of the slots [s] (0: none, the immediate slots only).
+        horizon: f64,
+    },
+    /// Resource provider → meta-broker: the state of each of its queues, its asks' inputs.
+    QueueInfo(Box<QueueReport>),
+    /// Double-auction-inspired meta-broker → resource provider (Alg 7.1, the matching stage): hold this window of a
+    /// queue for an application. Answered by `Lease::Reserved` or `Lease::ReserveRefused` with the same `request`;
+    /// the user then gets the `Ticket`.
+    Matched(Box<QueueMatch>),
     /// Resource provider → job owner: a bill for the computation done here on a lease that leaves for another
     /// provider (the destination bills the rest at completion). A transfer of the run's ledger, settled at once.
     Invoice {
@@ -419,6 +488,12 @@ pub enum MarketMsg {
         job: JobId,
         /// Amount [G$].
         amount: f64,
+    },
+    /// Resource provider → every user broker, when its pricing strategy moves its posted price: claims and
+    /// submissions from now on are accepted at `price`; jobs already accepted keep the price they were accepted at.
+    PriceChange {
+        /// The new price [G$ per PE-second].
+        price: f64,
     },
 }
 
@@ -437,7 +512,11 @@ impl MarketMsg {
             MarketMsg::RequestDropped { .. } => "market.request_dropped",
             MarketMsg::SlotsQuery { .. } => "market.slots_query",
             MarketMsg::ResourceUpdate(_) => "market.resource_update",
+            MarketMsg::QueueQuery { .. } => "market.queue_query",
+            MarketMsg::QueueInfo(_) => "market.queue_info",
+            MarketMsg::Matched(_) => "market.matched",
             MarketMsg::Invoice { .. } => "market.invoice",
+            MarketMsg::PriceChange { .. } => "market.price_change",
         }
     }
 }
@@ -704,6 +783,15 @@ pub enum ExchangeMsg {
         /// The job.
         job: JobId,
     },
+    /// Exchange → every provider that asked and every consumer that bid in a call market, when it clears with trades:
+    /// the mean price per CPU-second its sellers received (what an auction-cleared provider posts, and what adaptive
+    /// traders learn from).
+    Cleared {
+        /// The auction.
+        auction: u64,
+        /// Mean price per CPU-second [G$].
+        price: f64,
+    },
 }
 
 impl ExchangeMsg {
@@ -725,6 +813,7 @@ impl ExchangeMsg {
             ExchangeMsg::AuctionHeld { .. } => "exchange.auction_held",
             ExchangeMsg::Bid(_) => "exchange.bid",
             ExchangeMsg::Lost { .. } => "exchange.lost",
+            ExchangeMsg::Cleared { .. } => "exchange.cleared",
         }
     }
 }
@@ -854,6 +943,8 @@ pub enum TimerMsg {
         /// The job.
         job: JobId,
     },
+    /// A provider revises its price (its pricing strategy's interval, or a change of tariff).
+    Reprice,
 }
 
 impl TimerMsg {
@@ -868,6 +959,7 @@ impl TimerMsg {
             TimerMsg::Clear { .. } => "timer.clear",
             TimerMsg::OpenMarkets => "timer.open_markets",
             TimerMsg::Advertise => "timer.advertise",
+            TimerMsg::Reprice => "timer.reprice",
         }
     }
 }

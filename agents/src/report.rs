@@ -54,6 +54,8 @@ pub struct JobRecord {
     pub runtime: f64,
     /// Deadline [s], if any.
     pub deadline: Option<f64>,
+    /// Budget [G$], if any (the initial valuation a double-auction-inspired meta-broker reads).
+    pub budget: Option<f64>,
     /// Lease type (Amini Salehi 2012), if any.
     pub lease: Option<crate::protocol::LeaseType>,
     /// Priority class, 0 the highest.
@@ -96,6 +98,21 @@ impl Series {
         if i == 0 { 0.0 } else { self.points[i - 1].1 }
     }
 
+    /// The integral of the value over `[from, until)`, from the points within (a binary search, then those).
+    pub fn integral_over(&self, from: f64, until: f64) -> f64 {
+        if until <= from {
+            return 0.0;
+        }
+        let first = self.points.partition_point(|p| p.0 <= from);
+        let mut sum = 0.0;
+        let (mut t, mut v) = (from, self.at(from));
+        for &(next, value) in self.points[first..].iter().take_while(|p| p.0 < until) {
+            sum += v * (next - t);
+            (t, v) = (next, value);
+        }
+        sum + v * (until - t)
+    }
+
     /// The integral of the value over `[0, until)`.
     pub fn integral(&self, until: f64) -> f64 {
         let mut sum = 0.0;
@@ -124,6 +141,8 @@ pub struct Report {
     pub metrics: Vec<(&'static str, f64)>,
     /// Named step-function series (`busy_pes`, `queued`...).
     pub series: Vec<(&'static str, Series)>,
+    /// An induced-value market's equilibrium, periods and trades.
+    pub market: Option<Box<crate::market::MarketRecord>>,
 }
 
 #[cfg(test)]
@@ -147,5 +166,11 @@ mod tests {
         assert_eq!(s.at(10.0), 3.0);
         assert_eq!(s.integral(30.0), 2.0 * 10.0 + 3.0 * 10.0);
         assert_eq!(s.integral(15.0), 2.0 * 10.0 + 3.0 * 5.0);
+        assert_eq!(s.integral_over(5.0, 15.0), 2.0 * 5.0 + 3.0 * 5.0);
+        assert_eq!(s.integral_over(12.0, 40.0), 3.0 * 8.0);
+        assert_eq!(s.integral_over(15.0, 15.0), 0.0);
+        for (a, b) in [(0.0, 30.0), (3.0, 27.0), (10.0, 20.0)] {
+            assert_eq!(s.integral_over(a, b), s.integral(b) - s.integral(a));
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! invariants checked (`super::invariants`).
 //!
 //! Job metrics are over completed jobs: wait = start − submit, response = end − submit, slowdown = response / (end −
-//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s). Utilisation is the
+//! start), bounded slowdown = response / max(end − start, 10 s) floored at 1 (Feitelson's τ = 10 s), wait over runtime
+//! = wait / (end − start) (Garg's (2010) slowdown, §7.3.3). With a warm-up, they leave out the first jobs submitted. Utilisation is the
 //! busy PE-seconds that compute over the PE-seconds available from t = 0 until the end of the run
 //! (`utilisation_from_first_submit`: from the first job's submission, before which no PE is busy): preemption overhead
 //! and the runs of cancelled leases, whose work is lost, keep PEs busy but are not computation (Amini Salehi 2012, Eq
@@ -17,13 +18,14 @@ use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
+use super::market::{MARKET_METRICS, Site, market_metrics};
 use crate::scenario::plan::Plan;
 
 /// Bound of the bounded slowdown [s].
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [Metric; 13] = [
+pub const JOB_METRICS: [Metric; 15] = [
     Metric::new("total", Unit::Count, "jobs submitted"),
     Metric::new("completed", Unit::Count, "jobs that ran to completion"),
     Metric::new("rejected", Unit::Count, "jobs a provider or meta-broker refused"),
@@ -45,6 +47,16 @@ pub const JOB_METRICS: [Metric; 13] = [
     Metric::new("cost", Unit::Money, "what the owners were billed, summed over all jobs"),
     Metric::new("makespan", Unit::Seconds, "the last completed job's end"),
     Metric::new("deadlines_met", Unit::Count, "jobs with a deadline that completed by it (only when some job has one)"),
+    Metric::new(
+        "deadlines_missed",
+        Unit::Count,
+        "jobs with a deadline that did not complete by it: dropped, rejected, late or unfinished (only when some job has one)",
+    ),
+    Metric::new(
+        "wait_over_runtime",
+        Unit::Ratio,
+        "mean over completed jobs of (start − submit) / (end − start): Garg's (2010) slowdown, waiting time over execution time",
+    ),
 ];
 
 /// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
@@ -62,7 +74,7 @@ pub const LEASE_METRICS: [Metric; 4] = [
 ];
 
 /// Metrics of the whole run.
-pub const RUN_METRICS: [Metric; 5] = [
+pub const RUN_METRICS: [Metric; 6] = [
     Metric::new("end_time", Unit::Seconds, "simulated time when the run ended"),
     Metric::new("events", Unit::Count, "messages delivered"),
     Metric::new("events_per_job", Unit::Count, "messages delivered per job submitted"),
@@ -76,6 +88,32 @@ pub const RUN_METRICS: [Metric; 5] = [
         Unit::Share,
         "the same PE-seconds computing over those available from the first job's submission to the end",
     ),
+    Metric::new(
+        "load_deviation",
+        Unit::Share,
+        "time average, from the first submission to the end, of the standard deviation across providers of their load (busy PEs over PEs; Garg 2010 Fig 7.7)",
+    ),
+];
+
+/// The urgency groups of Garg (2010) §7.4.1, by upper bound, of Eq 7.24's u = (deadline − start) / execution − 1,
+/// with the submission as the start and the runtime on a reference PE as the execution time (our reading: the
+/// urgency the user asked for, whatever the schedule): very urgent u < 0.25, urgent, intermediate, relaxed, very
+/// relaxed u ≥ 1. Measured under `urgency.<group>.` when every job has a deadline.
+pub const URGENCY_GROUPS: [(&str, f64); 5] =
+    [("very_urgent", 0.25), ("urgent", 0.5), ("intermediate", 0.75), ("relaxed", 1.0), ("very_relaxed", f64::INFINITY)];
+
+/// The groups of a job's valuation per PE, budget / PEs [G$], by upper bound (Garg 2010 §7.4.1 and Fig 7.6(b): below
+/// 1,000, medium ones, above 33,000; the bounds between, 11,000 and 22,000, are ours, equal steps up to 33,000).
+/// Measured under `valuation.<group>.` when every job has a deadline and a budget.
+pub const VALUATION_GROUPS: [(&str, f64); 5] =
+    [("very_low", 1_000.0), ("low", 11_000.0), ("medium", 22_000.0), ("high", 33_000.0), ("very_high", f64::INFINITY)];
+
+/// What is measured of each group: its jobs, those completed by their deadline, and the share of these (the success
+/// ratio of Garg 2010 Fig 7.6).
+pub const GROUP_METRICS: [Metric; 3] = [
+    Metric::new("total", Unit::Count, "jobs of the group"),
+    Metric::new("met", Unit::Count, "jobs of the group completed by their deadline"),
+    Metric::new("success", Unit::Share, "met / total: the group's success ratio"),
 ];
 
 /// Every agent's money, from the ledger.
@@ -90,6 +128,9 @@ pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
     if metric.starts_with("money.") {
         return Some(Unit::Money);
     }
+    if let Some(m) = metric.strip_prefix("market.") {
+        return MARKET_METRICS.iter().find(|d| d.name == m).map(|d| d.unit);
+    }
     let last = metric.rsplit('.').next().unwrap_or(metric);
     declared(registry).find(|m| m.name == last).map(|m| m.unit)
 }
@@ -99,10 +140,11 @@ pub fn axis_label(registry: &Registry, metric: &str) -> String {
     unit_of(registry, metric).map_or_else(|| metric.to_string(), |u| format!("{metric} {}", u.axis()))
 }
 
-/// Every metric declaration: the run's, the jobs', the leases', the ledger's and each kind's.
+/// Every metric declaration: the run's, the jobs', the leases', the ledger's, the market's and each kind's.
 fn declared(registry: &Registry) -> impl Iterator<Item = &Metric> {
     let kinds = registry.kinds().iter().flat_map(|k| k.metrics().iter().chain(k.derived_metrics()));
-    RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&LEDGER_METRICS).chain(kinds)
+    let fixed = RUN_METRICS.iter().chain(&JOB_METRICS).chain(&LEASE_METRICS).chain(&GROUP_METRICS);
+    fixed.chain(&LEDGER_METRICS).chain(&MARKET_METRICS).chain(kinds)
 }
 
 /// Whether a run of `plan` may measure `name` (what a target may name).
@@ -123,6 +165,11 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
     let mut out: Vec<String> = RUN_METRICS.iter().map(|m| m.name.to_string()).collect();
     out.extend(Reason::ALL.iter().map(|r| format!("money.{}", r.name())));
     out.extend(JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)));
+    for (family, groups) in [("urgency", &URGENCY_GROUPS), ("valuation", &VALUATION_GROUPS)] {
+        for (group, _) in groups {
+            out.extend(GROUP_METRICS.iter().map(|m| format!("{family}.{group}.{}", m.name)));
+        }
+    }
     for (class, _) in LEASE_CLASSES {
         out.extend(LEASE_METRICS.iter().map(|m| format!("leases.{class}.{}", m.name)));
     }
@@ -141,6 +188,9 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
         if g.count > 1 && g.kind.metrics().iter().any(|m| m.name == "utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
+    }
+    if plan.groups.iter().any(|g| g.kind.name() == agents::provider::kind::KIND) {
+        out.extend(MARKET_METRICS.iter().map(|m| format!("market.{}", m.name)));
     }
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
         out.extend(kind.summed_metrics().iter().map(|m| m.to_string()));
@@ -188,6 +238,12 @@ pub struct SampleRow {
     pub utilisation: f64,
     /// Jobs waiting in the queue.
     pub queued: f64,
+    /// The price posted [G$ per PE-second].
+    pub price: f64,
+    /// Requests received in the sample interval ending at `t`.
+    pub requests: f64,
+    /// Those requests over the mean free PEs of the interval (at least one).
+    pub contention: f64,
 }
 
 /// What one run measured.
@@ -205,6 +261,8 @@ pub struct Measured {
     pub names: Vec<String>,
     /// The agents with PEs (providers), in scenario order, and their PEs.
     pub sites: Vec<(String, f64)>,
+    /// Each induced-value market's periods and trades, by agent name.
+    pub markets: Vec<(String, agents::market::MarketRecord)>,
 }
 
 /// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant.
@@ -221,10 +279,16 @@ pub fn measure(
     m.metrics.insert("end_time".into(), end);
     m.metrics.insert("events".into(), outcome.delivered as f64);
 
+    // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
+    let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
     let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
     for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
-            by_group.entry(agent.group.to_string()).or_default().push(r);
+            if !warm.contains(&r.id) {
+                by_group.entry(agent.group.to_string()).or_default().push(r);
+            }
             let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
             m.jobs.push(JobRow {
                 owner: agent.name.clone(),
@@ -241,15 +305,17 @@ pub fn measure(
         return Err(format!("job {} is reported twice, by {} and by {}", w[0].record.id, w[0].owner, w[1].owner));
     }
     let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
-    job_metrics("jobs", &all, &mut m.metrics);
+    let measured: Vec<&JobRecord> = all.iter().copied().filter(|j| !warm.contains(&j.id)).collect();
+    job_metrics("jobs", &measured, &mut m.metrics);
     // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
     if !all.is_empty() {
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
     }
-    lease_metrics(&all, &mut m.metrics);
-    if all.iter().any(|j| j.priority > 0) {
+    lease_metrics(&measured, &mut m.metrics);
+    group_metrics(&measured, &mut m.metrics);
+    if measured.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
-        for j in &all {
+        for j in &measured {
             by_class.entry(j.priority).or_default().push(j);
         }
         for (class, jobs) in by_class {
@@ -264,18 +330,27 @@ pub fn measure(
     let mut busy_total = 0.0;
     let mut capacity_total = 0.0;
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
+    let mut loads: Vec<(&agents::report::Series, f64)> = Vec::new();
     let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
     let period = sample_period(plan.sample_period, end, sampled);
+    let mut sites = Vec::new();
     for (agent, report) in plan.agents().zip(reports) {
         let prefix = agent.kind.table();
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
         }
+        if let Some(market) = &report.market {
+            m.markets.push((agent.name.clone(), (**market).clone()));
+        }
         // Agents with PEs (what reports a `busy_pes` series) count towards utilisation and the time series.
         let Some(busy) = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s) else { continue };
+        let site = Site::of(report);
         // What the provider reports: its PEs may have been drawn for this run.
         let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         m.sites.push((agent.name.clone(), pes));
+        if pes > 0.0 {
+            loads.push((busy, pes));
+        }
         let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
         // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
         let wasted: f64 = report
@@ -296,15 +371,26 @@ pub fn measure(
             for k in 0..=samples {
                 let t = k as f64 * period;
                 let b = busy.at(t);
+                let (price, requests, contention) = match &site {
+                    Some(s) => {
+                        let from = (t - period).max(0.0);
+                        (s.price.map_or(f64::NAN, |p| p.at(t)), s.requests_in(from, t), s.contention(from, t))
+                    }
+                    None => (f64::NAN, 0.0, 0.0),
+                };
                 m.samples.push(SampleRow {
                     t,
                     agent: agent.name.clone(),
                     busy_pes: b,
                     utilisation: b / pes,
                     queued: queued.map_or(0.0, |s| s.at(t)),
+                    price,
+                    requests,
+                    contention,
                 });
             }
         }
+        sites.extend(site);
     }
     for ((prefix, group), (busy, capacity, members)) in groups {
         if members > 1 {
@@ -317,6 +403,10 @@ pub fn measure(
         let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         let span = capacity_total * (end - first_submit) / end;
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
+    }
+    if loads.len() > 1 {
+        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        m.metrics.insert("load_deviation".into(), load_deviation(&loads, first_submit, end));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them, for the kinds the
     // scenario has.
@@ -332,6 +422,7 @@ pub fn measure(
         kind.derive_metrics(&mut m.metrics);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
+
     // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
     m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
     m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
@@ -345,11 +436,19 @@ pub fn measure(
             flows[id.index()].1 += t.amount;
         }
     }
-    for (agent, (received, paid)) in plan.agents().zip(flows) {
+    for (agent, &(received, paid)) in plan.agents().zip(&flows) {
         let table = agent.kind.table();
         m.metrics.insert(format!("{table}.{}.received", agent.name), received);
         m.metrics.insert(format!("{table}.{}.paid", agent.name), paid);
     }
+    let revenue: f64 = plan
+        .agents()
+        .zip(&flows)
+        .filter(|(a, _)| a.kind.name() == agents::provider::kind::KIND)
+        .map(|(_, (received, _))| received)
+        .sum();
+    let owned: Vec<(&str, &JobRecord)> = m.jobs.iter().map(|j| (j.owner.as_str(), &j.record)).collect();
+    market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);
     super::invariants::check(plan, names, reports, &m.ledger, end)?;
     m.names = names.to_vec();
     // An empty sum of floats is -0.0: written as 0.
@@ -400,6 +499,7 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
     put("response", mean(&|&(s, _, e)| e - s));
     put("slowdown", mean(&|&(s, b, e)| if e > b { (e - s) / (e - b) } else { 1.0 }));
     put("bounded_slowdown", mean(&|&(s, b, e)| ((e - s) / (e - b).max(SLOWDOWN_BOUND)).max(1.0)));
+    put("wait_over_runtime", mean(&|&(s, b, e)| if e > b { (b - s) / (e - b) } else { 0.0 }));
     put("cost", jobs.iter().map(|j| j.cost).sum());
     let makespan = done.iter().map(|d| d.2).fold(f64::NAN, f64::max);
     put("makespan", makespan);
@@ -410,6 +510,72 @@ fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64
             .filter(|j| j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d))
             .count();
         put("deadlines_met", met as f64);
+        put("deadlines_missed", (with_deadline.len() - met) as f64);
+    }
+}
+
+/// The time average over `[from, until)` of the standard deviation, across the providers, of their load (busy PEs
+/// over PEs; Garg 2010 §7.4.1's load deviation, Fig 7.7); 0 for an empty span.
+fn load_deviation(sites: &[(&agents::report::Series, f64)], from: f64, until: f64) -> f64 {
+    if until <= from {
+        return 0.0;
+    }
+    let mut times: Vec<f64> = sites.iter().flat_map(|(s, _)| s.points().iter().map(|p| p.0)).collect();
+    times.retain(|&t| from < t && t < until);
+    times.push(from);
+    times.push(until);
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let n = sites.len() as f64;
+    let mut area = 0.0;
+    for w in times.windows(2) {
+        let loads = sites.iter().map(|(s, pes)| s.at(w[0]) / pes);
+        let (sum, sum2) = loads.fold((0.0, 0.0), |(a, b), l| (a + l, b + l * l));
+        let mean = sum / n;
+        area += (sum2 / n - mean * mean).max(0.0).sqrt() * (w[1] - w[0]);
+    }
+    area / (until - from)
+}
+
+/// The success ratio by urgency group, and by valuation group (see [`URGENCY_GROUPS`], [`VALUATION_GROUPS`]): a job
+/// succeeds when it completes by its deadline. A group without jobs has a NaN success ratio.
+fn group_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+    if jobs.is_empty() || jobs.iter().any(|j| j.deadline.is_none()) {
+        return;
+    }
+    let urgency = |j: &JobRecord| {
+        let slack = j.deadline.unwrap_or(f64::INFINITY) - j.submit;
+        if j.runtime > 0.0 { slack / j.runtime - 1.0 } else { slack.signum() * f64::INFINITY }
+    };
+    put_groups("urgency", &URGENCY_GROUPS, jobs, urgency, out);
+    if jobs.iter().all(|j| j.budget.is_some()) {
+        let per_pe = |j: &JobRecord| j.budget.unwrap_or(0.0) / f64::from(j.pes.max(1));
+        put_groups("valuation", &VALUATION_GROUPS, jobs, per_pe, out);
+    }
+}
+
+/// Each group's total, jobs met and success ratio under `family.<group>.`, a job in the first group whose upper
+/// bound its `key` lies below.
+fn put_groups(
+    family: &str,
+    groups: &[(&str, f64)],
+    jobs: &[&JobRecord],
+    key: impl Fn(&JobRecord) -> f64,
+    out: &mut BTreeMap<String, f64>,
+) {
+    let mut counts = vec![(0.0, 0.0); groups.len()];
+    for j in jobs {
+        let k = key(j);
+        let g = groups.iter().position(|&(_, bound)| k < bound).unwrap_or(groups.len() - 1);
+        counts[g].0 += 1.0;
+        if j.outcome == JobOutcome::Completed && j.end.zip(j.deadline).is_some_and(|(e, d)| e <= d) {
+            counts[g].1 += 1.0;
+        }
+    }
+    for ((group, _), (total, met)) in groups.iter().zip(counts) {
+        out.insert(format!("{family}.{group}.total"), total);
+        out.insert(format!("{family}.{group}.met"), met);
+        out.insert(format!("{family}.{group}.success"), if total > 0.0 { met / total } else { f64::NAN });
     }
 }
 
@@ -454,6 +620,77 @@ mod tests {
     }
 
     #[test]
+    fn load_deviation_is_the_time_average_of_the_spread() {
+        // Two sites of 4 PEs over [0, 20): A busy 4 over [0, 10), B idle. Loads (1, 0), sd 0.5, then (0, 0): 0.25.
+        let t = |s| agents::sim::SimTime::new(s).unwrap();
+        let mut a = agents::report::Series::default();
+        a.set(t(0.0), 4.0);
+        a.set(t(10.0), 0.0);
+        let b = agents::report::Series::default();
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 0.0, 20.0), 0.25);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 10.0, 20.0), 0.0);
+        assert_eq!(load_deviation(&[(&a, 4.0), (&b, 4.0)], 5.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn success_ratios_by_urgency_and_valuation_group() {
+        // Runtimes of 100 s from t = 0: deadlines 110 (u = 0.1, very urgent), 300 (u = 2, very relaxed), 160 (u =
+        // 0.6, intermediate). The first completes by its deadline, the second after it, the third is dropped.
+        // Budgets per PE: 500 (very low), 40,000 (very high), 15,000 (medium).
+        let job = |id, deadline, budget, outcome, end| JobRecord {
+            id,
+            submit: 0.0,
+            start: Some(0.0),
+            end,
+            site: None,
+            pes: 1,
+            runtime: 100.0,
+            deadline: Some(deadline),
+            budget: Some(budget),
+            lease: None,
+            priority: 0,
+            outcome,
+            cost: 0.0,
+            reason: None,
+            parts: Vec::new(),
+        };
+        let jobs = [
+            job(1, 110.0, 500.0, JobOutcome::Completed, Some(100.0)),
+            job(2, 300.0, 40_000.0, JobOutcome::Completed, Some(350.0)),
+            job(3, 160.0, 15_000.0, JobOutcome::Dropped, Some(50.0)),
+        ];
+        let refs: Vec<&JobRecord> = jobs.iter().collect();
+        let mut out = BTreeMap::new();
+        group_metrics(&refs, &mut out);
+        let get = |k: &str| out[k];
+        assert_eq!((get("urgency.very_urgent.total"), get("urgency.very_urgent.success")), (1.0, 1.0));
+        assert_eq!((get("urgency.very_relaxed.total"), get("urgency.very_relaxed.met")), (1.0, 0.0));
+        assert_eq!((get("urgency.intermediate.total"), get("urgency.intermediate.success")), (1.0, 0.0));
+        assert!(get("urgency.urgent.success").is_nan());
+        assert_eq!(get("valuation.very_low.success"), 1.0);
+        assert_eq!(get("valuation.very_high.success"), 0.0);
+        assert_eq!(get("valuation.medium.total"), 1.0);
+        // Every name is one a target may give.
+        let declared: Vec<String> = ["urgency", "valuation"]
+            .iter()
+            .flat_map(|f| {
+                let groups = if *f == "urgency" { URGENCY_GROUPS } else { VALUATION_GROUPS };
+                groups.map(|(g, _)| GROUP_METRICS.map(|m| format!("{f}.{g}.{}", m.name)))
+            })
+            .flatten()
+            .collect();
+        assert_eq!(out.keys().cloned().collect::<std::collections::BTreeSet<_>>(), declared.into_iter().collect());
+        // Without budgets, urgency only; without deadlines, nothing.
+        let mut out = BTreeMap::new();
+        let no_budget = JobRecord { budget: None, ..jobs[0].clone() };
+        group_metrics(&[&no_budget], &mut out);
+        assert!(out.keys().all(|k| k.starts_with("urgency.")) && !out.is_empty());
+        let mut out = BTreeMap::new();
+        group_metrics(&[&JobRecord { deadline: None, ..jobs[0].clone() }], &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn a_name_declared_twice_has_one_unit_so_charts_can_look_units_up_by_name() {
         let registry = Registry::standard();
         let mut units: BTreeMap<&str, Unit> = BTreeMap::new();
@@ -488,6 +725,7 @@ mod tests {
             pes: 1,
             runtime: 1.0,
             deadline,
+            budget: None,
             lease: None,
             priority: 0,
             outcome,

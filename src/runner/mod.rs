@@ -3,6 +3,7 @@
 
 mod expect;
 mod invariants;
+pub mod market;
 pub mod metrics;
 pub mod outputs;
 pub mod run;

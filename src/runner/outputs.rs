@@ -12,6 +12,7 @@ use agents::registry::Unit;
 
 use super::RunOptions;
 use super::StudyResult;
+use super::market;
 use super::metrics::SampleRow;
 use super::run::RunResult;
 use crate::output::{Csv, Field, write_atomic};
@@ -104,13 +105,20 @@ const TIMESERIES: OutputFile = OutputFile {
         col("busy_pes", "count", "PEs busy (computing, in preemption overhead, or running a lease later cancelled)"),
         col("utilisation", "share, 0–1", "busy_pes / the provider's PEs"),
         col("queued", "count", "jobs waiting in its queue"),
+        col("price", "G$/(PE·s)", "the price it posts (its pricing strategy moves it; see `docs/market.md`)"),
+        col("requests", "count", "claims, submissions and reservations it received in the sample interval ending at t"),
+        col(
+            "contention",
+            "count",
+            "requests over its mean free PEs in that interval (at least one): its own contention index",
+        ),
     ],
 };
 
 const TIME_CHARTS: OutputFile = OutputFile {
-    path: "p<i>/utilisation.svg, p<i>/queued.svg",
-    about: "with `timeseries.csv` (and providers to sample): replication 0's utilisation and queue length over time as \
-            step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over \
+    path: "p<i>/utilisation.svg, p<i>/queued.svg, p<i>/price.svg, p<i>/contention.svg",
+    about: "with `timeseries.csv` (and providers to sample): replication 0's utilisation, queue length, posted price and \
+            contention index over time as step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over \
             the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run",
     columns: &[],
 };
@@ -295,11 +303,56 @@ const REPORT: OutputFile = OutputFile {
     columns: &[],
 };
 
+const PERIODS: OutputFile = OutputFile {
+    path: "p<i>/r<j>/periods.csv",
+    about: "with an induced-value market (`[markets.<name>]`): one row per market and trading period",
+    columns: &[
+        col("market", "", "the market"),
+        col("period", "", "the period, from 0"),
+        col("start", "s", "when it began"),
+        col("end", "s", "when it ended"),
+        col("trades", "count", "units traded"),
+        col("efficiency", "share, 0–1", "realised surplus Σ (v − c) over the equilibrium's (empty: no gain possible)"),
+        col("mean_price", "G$", "the mean transaction price (empty: no trade)"),
+        col("alpha", "%", "Smith's α: the root-mean-square deviation of its prices from P*, over P*"),
+        col("volatility", "ratio ≥ 0", "root mean square of successive price changes over P*"),
+        col("buyer_surplus", "G$", "Σ (v − p) over its trades"),
+        col("seller_surplus", "G$", "Σ (p − c) over its trades"),
+        col("extramarginal", "count", "trades of units the equilibrium does not trade"),
+        col("ce_price", "G$", "P*, the midpoint of the equilibrium price band"),
+    ],
+};
+
+const TRADES: OutputFile = OutputFile {
+    path: "p<i>/r<j>/trades.csv",
+    about: "with an induced-value market: one row per unit traded, in time order",
+    columns: &[
+        col("market", "", "the market"),
+        col("period", "", "the period, from 0"),
+        col("t", "s", "when"),
+        col("price", "G$", "the price: the one of the order that stood first"),
+        col("buyer", "", "the buyer, numbered from 0 in the order the scenario lists them"),
+        col("seller", "", "the seller, likewise"),
+        col("value", "G$", "the buyer's valuation of the unit"),
+        col("cost", "G$", "the seller's cost of the unit"),
+    ],
+};
+
+const PRICES_CHART: OutputFile = OutputFile {
+    path: "p<i>/prices.svg",
+    about: "with an induced-value market: replication 0's transaction prices over time, per market, with the \
+            competitive equilibrium's price band drawn; written with that run",
+    columns: &[],
+};
+
 /// Every file a study may write, in the order the glossary lists them.
-pub const FILES: [OutputFile; 15] = [
+pub const FILES: [OutputFile; 18] = [
     JOBS,
     TIMESERIES,
     TIME_CHARTS,
+    PERIODS,
+    TRADES,
+    PRICES_CHART,
     SCHEDULE,
     SCHEDULE_SWF,
     LEDGER,
@@ -367,6 +420,9 @@ pub fn write_run(
                 Field::Num(s.busy_pes),
                 Field::Num(s.utilisation),
                 Field::Num(s.queued),
+                Field::Num(s.price),
+                Field::Num(s.requests),
+                Field::Num(s.contention),
             ]);
         }
         table(dir, "timeseries", csv, &p.plan)?;
@@ -394,6 +450,16 @@ pub fn write_run(
     }
     if p.plan.outputs.timeseries && rep == 0 && !r.measured.samples.is_empty() {
         write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
+    }
+    let markets = &r.measured.markets;
+    if !markets.is_empty() {
+        write(&dir.join("periods.csv"), &market::periods_csv(&PERIODS.header(), markets).into_bytes())?;
+        write(&dir.join("trades.csv"), &market::trades_csv(&TRADES.header(), markets).into_bytes())?;
+        if rep == 0 {
+            let at = if p.label.is_empty() { String::new() } else { format!(", {}", p.label) };
+            let title = format!("{}{at}: transaction prices, replication 0 (seed {})", study.name, r.seed);
+            market::prices_chart(&title, markets, dir.parent().unwrap_or(dir))?;
+        }
     }
     write_json(&dir.join("summary.json"), &json!(r.measured.metrics))?;
     let run = json!({
@@ -450,7 +516,7 @@ enum Combine {
 }
 
 /// What is charted per point.
-const CHARTED: [Charted; 2] = [
+const CHARTED: [Charted; 4] = [
     Charted {
         name: "utilisation",
         what: "utilisation",
@@ -459,6 +525,20 @@ const CHARTED: [Charted; 2] = [
         value: |s| s.utilisation,
     },
     Charted { name: "queued", what: "jobs queued", unit: Unit::Count, combine: Combine::Sum, value: |s| s.queued },
+    Charted {
+        name: "price",
+        what: "posted price",
+        unit: Unit::Price,
+        combine: Combine::PeWeighted,
+        value: |s| s.price,
+    },
+    Charted {
+        name: "contention",
+        what: "contention index",
+        unit: Unit::Count,
+        combine: Combine::PeWeighted,
+        value: |s| s.contention,
+    },
 ];
 
 /// Providers drawn one line each; with more, a line per provider group.

@@ -9,7 +9,7 @@ use agents::registry::{AgentKind, CheckCx, GroupMembers, GroupSpec, RawGroup, Re
 use toml::Value;
 
 use super::error::{ScenarioError, Spans, did_you_mean};
-use super::raw::{RawExpect, RawOutputs, RawRuntime, RawScenario};
+use super::raw::{RawChart, RawExpect, RawOutputs, RawRuntime, RawScenario};
 use super::workload::{TraceCache, WorkloadPlan};
 use super::{Document, parse_value};
 use crate::runner::metrics;
@@ -68,6 +68,10 @@ pub struct Plan {
     pub horizon: Option<f64>,
     /// Sampling period of the time series.
     pub sample_period: Option<f64>,
+    /// The k of the contention index.
+    pub contention_k: usize,
+    /// Jobs left out of the job metrics, the first submitted (warm-up).
+    pub warm_up: usize,
     /// Agent runtime.
     pub runtime: RawRuntime,
     /// Agent groups in registration order (see [`Plan::agents`]).
@@ -114,6 +118,8 @@ pub struct Study {
     pub targets: Vec<Claim>,
     /// Sanity checks (`[[check]]`).
     pub checks: Vec<Claim>,
+    /// Charts for the report (`[[chart]]`).
+    pub charts: Vec<Chart>,
     /// Loaded with `--quick`: reduced sizes, so its verdicts are only indicative.
     pub quick: bool,
     /// What the user should know although the file is valid (records of a trace left out), once each.
@@ -226,7 +232,7 @@ impl Study {
         }
         // What does not determine a run is left out of the points (and of their hashes): the sweep itself, the
         // targets, the reduced sizes.
-        for key in ["sweep", "quick", "expect"] {
+        for key in ["sweep", "quick", "expect", "chart"] {
             doc.table.remove(key);
         }
         let mut traces = TraceCache::default();
@@ -308,6 +314,17 @@ impl Study {
         };
         let targets = claims("expect", base.expect)?;
         let checks = claims("check", base.check.into_iter().map(RawExpect::from).collect())?;
+        let charts = base
+            .chart
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                check_chart(c, &sweep, &points).map_err(|(k, m)| {
+                    let key = if k.is_empty() { format!("chart.{i}") } else { format!("chart.{i}.{k}") };
+                    ScenarioError::at_key(&spans, &key, m)
+                })
+            })
+            .collect::<Result<Vec<Chart>, ScenarioError>>()?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(Study {
             path: path.to_path_buf(),
@@ -318,6 +335,7 @@ impl Study {
             points,
             targets,
             checks,
+            charts,
             quick: opts.quick,
             warnings,
         })
@@ -397,6 +415,92 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Checks a target (or, with `target` false, a sanity check read as one) against the sweep; an error is (key under
 /// it, message, hint).
+/// A chart of the report, checked against the sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// What it draws.
+    pub kind: ChartKind,
+    /// The sweep points it shows.
+    pub at: BTreeMap<String, Value>,
+}
+
+/// What a chart draws.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChartKind {
+    /// Grouped bars: a group per metric (with its label), a bar per value of the first swept key.
+    Bars {
+        /// (metric, label).
+        metrics: Vec<(String, String)>,
+    },
+    /// A metric against a numeric swept key, with reference values at its values.
+    Lines {
+        /// The metric.
+        metric: String,
+        /// The swept key.
+        x: String,
+        /// Reference values and their legend (none when empty).
+        reference: Vec<f64>,
+        /// The reference's legend.
+        reference_label: String,
+    },
+    /// The standard deviation of the providers' utilisation over time.
+    LoadDeviation,
+}
+
+/// Checks a `[[chart]]`: one kind, metrics this scenario measures, swept keys; an error names the key within it.
+fn check_chart(c: &RawChart, sweep: &[(String, Vec<Value>)], points: &[Point]) -> Result<Chart, (String, String)> {
+    let is_metric = |m: &str| points.iter().any(|p| metrics::is_metric(&p.plan, m));
+    let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    for key in c.at.keys() {
+        if values_of(key).is_none() {
+            return Err((format!("at.{key}"), format!("`{key}` is not a sweep key")));
+        }
+    }
+    if sweep.is_empty() {
+        return Err((String::new(), "a chart compares sweep points: the scenario has no `[sweep]`".into()));
+    }
+    let kind = match (c.metrics.is_empty(), &c.metric, &c.over_time) {
+        (false, None, None) => {
+            if !c.labels.is_empty() && c.labels.len() != c.metrics.len() {
+                let m = format!("expected one label per metric ({}), found {}", c.metrics.len(), c.labels.len());
+                return Err(("labels".into(), m));
+            }
+            if let Some((i, m)) = c.metrics.iter().enumerate().find(|(_, m)| !is_metric(m)) {
+                return Err((format!("metrics.{i}"), format!("`{m}` is not a metric this scenario measures")));
+            }
+            let labels = c.labels.iter().chain(&c.metrics).cloned();
+            ChartKind::Bars { metrics: c.metrics.iter().cloned().zip(labels).collect() }
+        }
+        (true, Some(metric), None) => {
+            if !is_metric(metric) {
+                return Err(("metric".into(), format!("`{metric}` is not a metric this scenario measures")));
+            }
+            let x =
+                c.x.clone()
+                    .ok_or(("x".to_string(), "required with `metric`: the swept key of the x axis".to_string()))?;
+            let values = values_of(&x).ok_or(("x".to_string(), format!("`{x}` is not a sweep key")))?;
+            if values.iter().any(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).is_none()) {
+                return Err(("x".into(), format!("`{x}` takes values that are not numbers")));
+            }
+            if !c.reference.is_empty() && c.reference.len() != values.len() {
+                let m =
+                    format!("expected one value per value of `{x}` ({}), found {}", values.len(), c.reference.len());
+                return Err(("reference".into(), m));
+            }
+            let reference_label = c.reference_label.clone().unwrap_or_else(|| "reference".into());
+            ChartKind::Lines { metric: metric.clone(), x, reference: c.reference.clone(), reference_label }
+        }
+        (true, None, Some(what)) if what == "load-deviation" => ChartKind::LoadDeviation,
+        (true, None, Some(what)) => {
+            return Err(("over-time".into(), format!("expected \"load-deviation\", found \"{what}\"")));
+        }
+        _ => return Err((String::new(), "give exactly one of `metrics`, `metric` (with `x`) or `over-time`".into())),
+    };
+    Ok(Chart { title: c.title.clone(), kind, at: c.at.clone() })
+}
+
 fn check_claim(
     e: RawExpect,
     sweep: &[(String, Vec<Value>)],
@@ -732,6 +836,8 @@ impl Plan {
             replications: raw.replications.0,
             horizon,
             sample_period,
+            contention_k: raw.contention_k.map_or(1, |k| k.0 as usize),
+            warm_up: raw.warm_up.map_or(0, |n| n.0 as usize),
             runtime: raw.runtime,
             groups: plans,
             workloads,

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::workload::RawWorkload;
-use agents::registry::values::{Delay, NonNegative, Replications, Seconds};
+use agents::registry::values::{Delay, JobCount, NonNegative, PositiveInt, Replications, Seconds};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -35,6 +35,13 @@ pub struct RawScenario {
     /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
     /// is sampled less often.
     pub sample_period: Option<Seconds>,
+    /// The k of the contention index (`market.contention`): requests per free PE at the k cheapest providers, per
+    /// sample interval (default 1, the cheapest).
+    pub contention_k: Option<PositiveInt>,
+    /// Steady-state measurement: the job metrics (`jobs.`, `brokers.`, `classes.`, `leases.`, `urgency.`,
+    /// `valuation.`) leave out the first this many jobs submitted, a warm-up (Garg 2010 §7.4.2 discards the first
+    /// 5,000 applications and measures the next 5,000). Default 0.
+    pub warm_up: Option<JobCount>,
     /// How agents are executed: "actix" (every agent an actor; default) or "inline" (one thread, no actors).
     #[serde(default)]
     pub runtime: RawRuntime,
@@ -64,6 +71,40 @@ pub struct RawScenario {
     /// apart from the targets.
     #[serde(default)]
     pub check: Vec<RawCheck>,
+    /// Charts for the report of `gridmarket reproduce`, beside the chart of each target's metric.
+    #[serde(default)]
+    pub chart: Vec<RawChart>,
+}
+
+/// A chart: exactly one of `metrics` (grouped bars), `metric` with `x` (lines against a swept key) or `over-time`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawChart {
+    /// The title; the SVG file is named after the scenario and it.
+    pub title: String,
+    /// Grouped bars: one group per metric, one bar per value of the first swept key (mean ± 95% CI), e.g. the
+    /// success ratios of the urgency groups by policy.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    /// The groups' labels, one per metric (default: the metrics).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Lines: this metric against the swept key `x`, one line per combination of the other swept keys.
+    pub metric: Option<String>,
+    /// The swept key on the x axis, of numeric values.
+    pub x: Option<String>,
+    /// With `x`: reference values, one per value of `x` in sweep order (an analytic model's), drawn as a line.
+    #[serde(default)]
+    pub reference: Vec<f64>,
+    /// The reference line's legend (default "reference").
+    pub reference_label: Option<String>,
+    /// "load-deviation": the standard deviation of the providers' utilisation over time (from `timeseries.csv`,
+    /// mean ± 95% CI over the replications at each sample time), one line per value of the first swept key.
+    pub over_time: Option<String>,
+    /// The sweep points shown (sweep key → value); default every point.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub at: BTreeMap<String, toml::Value>,
 }
 
 /// The agent runtime.

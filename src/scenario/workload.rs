@@ -20,7 +20,7 @@ use agents::registry::values::{Delay, Fraction, JobCount, NonNegative, Positive,
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
-    /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3).
+    /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3, thunder).
     Lublin,
     /// DAS-2 model of Amini Salehi (2012) Table 4.2 (`cluster` absent: the external "Grid" rows; else that cluster's
     /// rows).
@@ -52,7 +52,9 @@ pub struct RawWorkload {
     /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`); with `jobs`, stop at
     /// whichever comes first.
     pub until: Option<Seconds>,
-    /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3".
+    /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3", or "thunder"
+    /// (calibrated to the LLNL Thunder log as Garg (2010) Table 7.1 gives it: mean 44 CPUs, runtimes of mean 2328.911 s
+    /// and standard deviation 7790.11 s, a mean inter-arrival time of 16.176 s before any `time-scale`).
     pub preset: Option<String>,
     /// Lublin: largest job [PEs] (default: the preset's; at most 2^20).
     pub max_nodes: Option<PositiveInt>,
@@ -84,6 +86,8 @@ pub struct RawWorkload {
     pub runtime: Option<Dist>,
     /// Poisson: PEs per job (default 1).
     pub pes: Option<PositiveInt>,
+    /// Poisson: PEs per job drawn uniformly from the integers in [low, high] (at most 2^20), instead of `pes`.
+    pub pes_range: Option<[u32; 2]>,
     /// Swf/gwf/csv: the trace or job list, relative to the scenario file; a gzip-compressed file (`.swf.gz`) is read
     /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` [s], `cpus` and `runtime`
     /// [s] are required; `estimate` [s], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
@@ -127,6 +131,11 @@ pub struct RawWorkload {
     pub data_size: Option<Dist>,
     /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (Garg's (2010) relaxed budget).
     pub budget_price: Option<Price>,
+    /// Budgets drawn from a distribution [G$], e.g. `{ kind = "uniform", low = 90000.0, high = 160000.0 }` (Garg
+    /// 2010 §7.4.1: the users' initial valuations, which a double-auction-inspired meta-broker reads as the job's
+    /// budget); kinds as `runtime`'s, of positive values. Not with `budget-price`.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub budget: Option<Dist>,
     /// Metabroker: the variation of the number of tasks, its standard deviation over its mean 5: a fraction in
     /// (0, 1], or `[low, high]` to draw each job's own uniformly from that range (Garg 2010 §3.5 and §4.3.1: "10-50%
     /// variations in the number of tasks (using Gaussian distribution)", i.e. `[0.1, 0.5]`). Default 0.3.
@@ -143,6 +152,12 @@ pub struct RawWorkload {
     /// Deadline of deadline-constrained requests: submit + factor × runtime (at most 1e6). Amini Salehi (2012) does not
     /// say how they were drawn; we assume 3 by default. With `local-fraction` only.
     pub dc_deadline_factor: Option<Positive>,
+    /// Budgets: the job's PE-seconds (PEs × runtime) times a price per PE-second drawn per job from this distribution
+    /// [G$ per PE-second], e.g. `{ kind = "uniform", low = 0.0, high = 10.0 }`: what its user values a PE-second at,
+    /// so that a price-driven broker drops the job once every price is above it. Kinds as `runtime`'s, of
+    /// non-negative values. Not with `budget-price`.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub budget_per_pe_second: Option<Dist>,
 }
 
 /// The urgency classes of `urgency`: the share of high urgency and each class's deadline ratio.
@@ -254,7 +269,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 16] = [
+const MODEL_KEYS: [(&str, &[Model]); 17] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -269,6 +284,7 @@ const MODEL_KEYS: [(&str, &[Model]); 16] = [
     ("class-rates", &[Model::Poisson]),
     ("runtime", &[Model::Poisson]),
     ("pes", &[Model::Poisson]),
+    ("pes-range", &[Model::Poisson]),
     ("file", &[Model::Swf, Model::Gwf, Model::Csv]),
     ("task-variation", &[Model::Metabroker]),
 ];
@@ -305,6 +321,15 @@ impl WorkloadPlan {
         for other in ["rate", "priority-fraction"] {
             if given(raw, "class-rates") && given(raw, other) {
                 return Err(bad("class-rates", format!("sets the rates and the classes: leave out `{other}`")));
+            }
+        }
+        if let Some([lo, hi]) = raw.pes_range {
+            if raw.pes.is_some() {
+                return Err(bad("pes-range", "draws what `pes` sets: give one of them".into()));
+            }
+            if !(1 <= lo && lo <= hi && hi <= MAX_NODES) {
+                let m = format!("expected [low, high] with 1 <= low <= high <= {MAX_NODES}, found [{lo}, {hi}]");
+                return Err(bad("pes-range", m));
             }
         }
         if let Some(rates) = &raw.class_rates
@@ -351,6 +376,28 @@ impl WorkloadPlan {
         }
         if let Some(v) = &raw.task_variation {
             task_variation(v).map_err(|m| ("task-variation".to_string(), m))?;
+        }
+        if let Some(d) = &raw.budget_per_pe_second {
+            let key = "budget-per-pe-second";
+            if raw.budget_price.is_some() || raw.budget.is_some() {
+                return Err(bad(key, "sets the budgets `budget-price` or `budget` sets: give one of them".into()));
+            }
+            d.sampler().map_err(|e| (key.to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return Err(bad(key, "may draw negative prices: use a distribution of non-negative values".into()));
+            }
+        }
+        if let Some(d) = &raw.budget {
+            if raw.budget_price.is_some() {
+                return Err(bad("budget", "draws the budgets `budget-price` sets: give one of them".into()));
+            }
+            d.sampler().map_err(|e| ("budget".to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return Err(bad(
+                    "budget",
+                    "may draw negative budgets: use a distribution of non-negative values".into(),
+                ));
+            }
         }
         if let Some(f) = raw.dc_deadline_factor
             && f.0 > MAX_DEADLINE_FACTOR
@@ -551,6 +598,20 @@ impl WorkloadPlan {
                 j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
             }
         }
+        if let Some(d) = &raw.budget {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut w.jobs {
+                j.budget = Some(sampler.sample(rng));
+            }
+        }
+        // Drawn last, so that the other draws stay as they were.
+        if let Some(d) = &raw.budget_per_pe_second {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut w.jobs {
+                j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
+            }
+        }
+        // Drawn after every other draw, so that adding it leaves them as they were.
         if let Some(d) = &raw.data_size {
             let sampler = d.sampler().map_err(err)?;
             for j in &mut w.jobs {
@@ -622,8 +683,11 @@ fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, (String, String)> {
         "typeless" => LublinParams::typeless(),
         "garg-ch5" => LublinParams::garg_ch5(),
         "salehi-ch3" => LublinParams::amini_salehi_ch3().map_err(at("preset"))?,
+        "thunder" => LublinParams::thunder().map_err(at("preset"))?,
         other => {
-            let m = format!("expected \"typed\", \"typeless\", \"garg-ch5\" or \"salehi-ch3\", found \"{other}\"");
+            let m = format!(
+                "expected \"typed\", \"typeless\", \"garg-ch5\", \"salehi-ch3\" or \"thunder\", found \"{other}\""
+            );
             return Err(("preset".into(), m));
         }
     };
@@ -691,6 +755,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "priority-fraction" => raw.priority_fraction.is_some(),
         "runtime" => raw.runtime.is_some(),
         "pes" => raw.pes.is_some(),
+        "pes-range" => raw.pes_range.is_some(),
         "file" => raw.file.is_some(),
         "task-variation" => raw.task_variation.is_some(),
         "clamp" => raw.clamp,
@@ -810,6 +875,9 @@ fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) 
             break;
         }
         let mut job = WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes);
+        if let Some([lo, hi]) = raw.pes_range {
+            job.pes = rng.random_range(lo..=hi);
+        }
         // Independent Poisson streams, one per class, merged: each arrival is of class i with probability λi / λ.
         if class_rates.len() > 1 {
             let mut u = rng.random::<f64>() * rate;
@@ -989,6 +1057,25 @@ mod tests {
     }
 
     #[test]
+    fn budgets_are_drawn_from_their_distribution() {
+        let w = generate(
+            "model = \"lublin\"\npreset = \"thunder\"\njobs = 500\ndeadline = [1, 3]\n\
+             budget = { kind = \"uniform\", low = 90000.0, high = 160000.0 }",
+        );
+        assert!(w.jobs.iter().all(|j| j.budget.is_some_and(|b| (90_000.0..160_000.0).contains(&b))));
+        let deadlines = |j: &WorkloadJob| j.deadline.map(|d| (d - j.submit) / j.runtime);
+        assert!(w.jobs.iter().all(|j| deadlines(j).is_some_and(|f| (1.0..=3.0 + 1e-9).contains(&f))));
+        let check = |table: &str| {
+            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).map(drop).unwrap_err().0
+        };
+        let both = "model = \"lublin\"\njobs = 5\nbudget-price = 4.5\nbudget = { kind = \"constant\", value = 1.0 }";
+        assert_eq!(check(both), "budget");
+        let negative = "model = \"lublin\"\njobs = 5\nbudget = { kind = \"uniform\", low = -1.0, high = 1.0 }";
+        assert_eq!(check(negative), "budget");
+    }
+
+    #[test]
     fn class_rates_give_each_class_its_rate() {
         let w = generate(
             "model = \"poisson\"\nclass-rates = [0.2, 0.6]\njobs = 40000\nruntime = { kind = \"constant\", value = 1.0 }",
@@ -1019,5 +1106,27 @@ mod tests {
         let share = |t: &[LeaseType], f: fn(&LeaseType) -> bool| t.iter().filter(|l| f(l)).count() as f64 / 2000.0;
         assert!((share(&more, |l| *l == LeaseType::Local) - 0.7).abs() < 0.04);
         assert!((share(&few, |l| *l == LeaseType::Cancellable) - 0.7 * 0.1 * 0.5).abs() < 0.02);
+    }
+
+    #[test]
+    fn budgets_per_pe_second_value_each_job_at_a_drawn_price() {
+        let w = generate(
+            "model = \"poisson\"\njobs = 400\nrate = 0.1\nruntime = { kind = \"constant\", value = 50.0 }\n\
+             budget-per-pe-second = { kind = \"uniform\", low = 2.0, high = 6.0 }",
+        );
+        let per = |j: &WorkloadJob| j.budget.unwrap() / (f64::from(j.pes) * j.runtime);
+        assert!(w.jobs.iter().all(|j| (2.0..6.0).contains(&per(j))));
+        let mean = w.jobs.iter().map(per).sum::<f64>() / w.jobs.len() as f64;
+        assert!((mean - 4.0).abs() < 0.2, "{mean}");
+        let check = |table: &str| {
+            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).map(drop).unwrap_err().0
+        };
+        let both = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
+                    budget-price = 4.5\nbudget-per-pe-second = { kind = \"constant\", value = 1.0 }";
+        assert_eq!(check(both), "budget-per-pe-second");
+        let negative = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
+                        budget-per-pe-second = { kind = \"uniform\", low = -1.0, high = 1.0 }";
+        assert_eq!(check(negative), "budget-per-pe-second");
     }
 }

@@ -47,6 +47,30 @@ const MIN_ACCEPTANCE: f64 = 1e-3;
 /// Seconds in a day, i.e. one full turn of the bucket cycle.
 const SECONDS_IN_DAY: f64 = SECONDS_IN_BUCKET * BUCKETS as f64;
 
+/// What Garg (2010) Table 7.1 says of the LLNL Thunder workload it replays (the log's second week).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceStatistics {
+    /// Largest job the model draws [PEs] (Thunder: 1,024 nodes of 4 CPUs; our choice, see [`LublinParams::thunder`]).
+    pub max_nodes: u32,
+    /// Mean size [PEs]: "Average CPU requirement 44 CPUs".
+    pub mean_nodes: f64,
+    /// "Average Job Runtime 2328.911 sec."
+    pub mean_runtime: f64,
+    /// "Standard Deviation for Job Runtime 7790.11 sec."
+    pub runtime_sd: f64,
+    /// "Mean Inter-Arrival Time 16.176 sec."
+    pub mean_interarrival: f64,
+}
+
+/// Garg (2010) Table 7.1.
+pub const THUNDER: TraceStatistics = TraceStatistics {
+    max_nodes: 1024,
+    mean_nodes: 44.0,
+    mean_runtime: 2328.911,
+    runtime_sd: 7790.11,
+    mean_interarrival: 16.176,
+};
+
 /// Parameters of one job class (batch, interactive or typeless) of `m_lublin99.c`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LublinClass {
@@ -232,6 +256,24 @@ impl LublinClass {
             .sum())
     }
 
+    /// Second moment of the runtime, s², over the size distribution (before integer truncation), as
+    /// [`mean_runtime`](Self::mean_runtime) with E[e^{2X}; X ≤ c].
+    pub fn runtime_second_moment(&self) -> Result<f64, WorkloadError> {
+        let c = TOO_MUCH_TIME;
+        let e1 = truncated_exp2_moment(self.a1, self.b1, c)?;
+        let e2 = truncated_exp2_moment(self.a2, self.b2, c)?;
+        let (f1, f2) = (gamma_p(self.a1, c / self.b1), gamma_p(self.a2, c / self.b2));
+        Ok(self
+            .size
+            .pmf()
+            .iter()
+            .map(|&(n, prob)| {
+                let p = self.hyper_gamma_p(n);
+                prob * (p * e1 + (1.0 - p) * e2) / (p * f1 + (1.0 - p) * f2)
+            })
+            .sum())
+    }
+
     /// Mean inter-arrival time, s: E[e^G | G ≤ 13] for G ~ Gamma(aarr·arar, barr).
     ///
     /// The bucket weights average 1 point per 1800 s, so the daily cycle moves arrivals
@@ -266,6 +308,24 @@ fn truncated_exp_moment(a: f64, b: f64, c: f64) -> Result<f64, WorkloadError> {
         ));
     }
     Ok((1.0 - b).powf(-a) * gamma_p(a, c * (1.0 - b) / b))
+}
+
+/// E[e^{2X}; X ≤ c] for X ~ Gamma(shape a ≥ 1, scale b): (1 − 2b)^(−a)·P(a, c(1 − 2b)/b) for b < 1/2, else (the
+/// integrand then grows with x: the first runtime gamma of batch jobs has b = 0.823) Simpson's rule over [0, c] on
+/// 4096 intervals, whose relative error is far below 1e-9 for the model's smooth integrands.
+fn truncated_exp2_moment(a: f64, b: f64, c: f64) -> Result<f64, WorkloadError> {
+    if 2.0 * b < 1.0 {
+        return Ok((1.0 - 2.0 * b).powf(-a) * gamma_p(a, c * (1.0 - 2.0 * b) / b));
+    }
+    if !(a >= 1.0 && b.is_finite()) {
+        return Err(WorkloadError::param("gamma shape", format!("second moments need shape >= 1, got {a}")));
+    }
+    const N: usize = 4096;
+    let h = c / N as f64;
+    let log_norm = super::math::ln_gamma(a) + a * b.ln();
+    let f = |x: f64| if x > 0.0 { ((a - 1.0) * x.ln() + x * (2.0 - 1.0 / b) - log_norm).exp() } else { 0.0 };
+    let inner: f64 = (1..N).map(|i| if i % 2 == 1 { 4.0 } else { 2.0 } * f(i as f64 * h)).sum();
+    Ok(h / 3.0 * (f(0.0) + inner + f(c)))
 }
 
 /// One arrival stream: a class and the type written to the queue field.
@@ -344,6 +404,25 @@ impl LublinParams {
             .scale_interarrival_to_mean(2.0 * super::WEEK / 3000.0)
     }
 
+    /// A workload like the one Garg (2010) §7.4.1 replays, the second week of the LLNL Thunder log (Table 7.1): batch
+    /// jobs calibrated to its mean of 44 CPUs, mean runtime of 2328.911 s with standard deviation 7790.11 s, and mean
+    /// inter-arrival time of 16.176 s (the log's own, before the thesis divides submit times by 1,000: our reading,
+    /// since Table 7.1 describes the trace and the division comes after it).
+    ///
+    /// Our calibration, the model's knobs in this order: sizes up to 1,024 (Thunder's nodes; UHI = 10, UMED fitted
+    /// for the mean of 44 — with 4,096, its CPUs, no UMED reaches a mean that low); the probability of the short
+    /// runtime gamma, pb, raised until the runtimes' coefficient of variation is Table 7.1's 3.345 (the model's
+    /// default gives 1.37; Thunder ran relatively more short jobs than the logs the model was fitted to); runtimes
+    /// then scaled to the mean and inter-arrival times stretched to theirs. The daily cycle stays the model's.
+    pub fn thunder() -> Result<Self, WorkloadError> {
+        LublinParams::single(LublinClass::BATCH, Some(JobType::Batch))
+            .with_max_nodes(THUNDER.max_nodes)
+            .fit_mean_nodes(THUNDER.mean_nodes)?
+            .fit_runtime_cv(THUNDER.runtime_sd / THUNDER.mean_runtime)?
+            .scale_runtime_to_mean(THUNDER.mean_runtime)?
+            .scale_interarrival_to_mean(THUNDER.mean_interarrival)
+    }
+
     /// Applies [`LublinClass::with_max_nodes`] to every stream.
     pub fn with_max_nodes(mut self, max_nodes: u32) -> Self {
         for s in &mut self.streams {
@@ -383,6 +462,56 @@ impl LublinParams {
             mean += w * s.class.mean_runtime()?;
         }
         Ok(mean * self.runtime_scale)
+    }
+
+    /// Standard deviation of the runtime over all streams, s, including `runtime_scale`.
+    pub fn runtime_sd(&self) -> Result<f64, WorkloadError> {
+        let shares = self.stream_shares()?;
+        let (mut mean, mut second) = (0.0, 0.0);
+        for (s, w) in self.streams.iter().zip(shares) {
+            mean += w * s.class.mean_runtime()?;
+            second += w * s.class.runtime_second_moment()?;
+        }
+        Ok((second - mean * mean).max(0.0).sqrt() * self.runtime_scale)
+    }
+
+    /// Raises the probability of the first (short) runtime gamma, the intercept pb of every stream by the same amount,
+    /// until the runtimes' coefficient of variation is `target`; an error when the target lies outside what pb can
+    /// reach (from its value now to every job short). The coefficient of variation does not depend on
+    /// `runtime_scale`.
+    pub fn fit_runtime_cv(mut self, target: f64) -> Result<Self, WorkloadError> {
+        let cv = |p: &LublinParams| -> Result<f64, WorkloadError> { Ok(p.runtime_sd()? / p.mean_runtime()?) };
+        let at = |p: &LublinParams, shift: f64| {
+            let mut q = p.clone();
+            for s in &mut q.streams {
+                s.class.pb += shift;
+            }
+            q
+        };
+        // Past this shift every job of every stream is short: p = pa·nodes + pb ≥ 1 for the largest size.
+        let all_short = self
+            .streams
+            .iter()
+            .map(|s| 1.0 - s.class.pa.min(0.0) * f64::from(s.class.size.max_size()) - s.class.pb)
+            .fold(0.0, f64::max);
+        let (low, high) = (cv(&self)?, cv(&at(&self, all_short))?);
+        if !(target.is_finite() && low <= target && target <= high) {
+            return Err(WorkloadError::param(
+                "runtime spread",
+                format!("a coefficient of variation of {target} is outside [{low:.3}, {high:.3}], what pb reaches"),
+            ));
+        }
+        let (mut lo, mut hi) = (0.0, all_short);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if cv(&at(&self, mid))? < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        self = at(&self, 0.5 * (lo + hi));
+        Ok(self)
     }
 
     /// Mean gap between consecutive jobs of the merged streams, s.
@@ -717,6 +846,53 @@ mod tests {
         // bands of 0.5 nodes and 25% keep false alarms rare.
         assert!((nodes - 4.0).abs() < 0.5, "{nodes}");
         assert!((runtime / 7200.0 - 1.0).abs() < 0.25, "{runtime}");
+    }
+
+    #[test]
+    fn thunder_matches_table_7_1() {
+        let p = LublinParams::thunder().unwrap();
+        // The calibrated means are exact; the spread is fitted to 1e-9.
+        assert!((p.mean_nodes().unwrap() - 44.0).abs() < 1e-6);
+        assert!((p.mean_runtime().unwrap() / THUNDER.mean_runtime - 1.0).abs() < 1e-9);
+        assert!((p.runtime_sd().unwrap() / THUNDER.runtime_sd - 1.0).abs() < 1e-6);
+        assert!((p.mean_interarrival().unwrap() / THUNDER.mean_interarrival - 1.0).abs() < 1e-9);
+        let pb = p.streams[0].class.pb;
+        assert!(pb > 1.0 && pb < 1.5, "pb = {pb}");
+        // A sample of 40,000 jobs. Sizes: sd ≈ 130, standard error 0.65, band 3 (about 4.5 SE). Runtimes have a
+        // coefficient of variation of 3.3 (SE of the mean 1.7%; band 8%), and heavy tails: the sample sd varies by
+        // some 10% between seeds (band 25%). Inter-arrivals are bursty (daily cycle, log-gamma gaps): band 10%.
+        let w = p.generate(Limit::Jobs(40_000), &mut Pcg64Mcg::seed_from_u64(7)).unwrap();
+        let n = w.jobs.len() as f64;
+        let nodes = w.jobs.iter().map(|j| f64::from(j.pes)).sum::<f64>() / n;
+        let runtime = w.jobs.iter().map(|j| j.runtime).sum::<f64>() / n;
+        let sd = (w.jobs.iter().map(|j| (j.runtime - runtime).powi(2)).sum::<f64>() / n).sqrt();
+        let gap = w.jobs.last().unwrap().submit / (n - 1.0);
+        assert!((nodes - 44.0).abs() < 3.0, "{nodes}");
+        assert!((runtime / THUNDER.mean_runtime - 1.0).abs() < 0.08, "{runtime}");
+        assert!((sd / THUNDER.runtime_sd - 1.0).abs() < 0.25, "{sd}");
+        assert!((gap / THUNDER.mean_interarrival - 1.0).abs() < 0.10, "{gap}");
+        assert!(w.jobs.iter().all(|j| j.pes <= 1024));
+        // A spread no pb reaches is refused.
+        let base = LublinParams::single(LublinClass::BATCH, None).with_max_nodes(1024);
+        assert!(base.clone().fit_runtime_cv(50.0).is_err());
+        assert!(base.fit_runtime_cv(0.1).is_err());
+    }
+
+    #[test]
+    fn second_moment_quadrature_matches_the_closed_form() {
+        // Where both apply (2b < 1), Simpson's rule and the closed form agree.
+        let (a, b, c): (f64, f64, f64) = (3.0, 0.3, 12.0);
+        let closed = (1.0 - 2.0 * b).powf(-a) * gamma_p(a, c * (1.0 - 2.0 * b) / b);
+        const N: usize = 4096;
+        let h = c / N as f64;
+        let f = |x: f64| if x > 0.0 { x.powf(a - 1.0) * (x * (2.0 - 1.0 / b)).exp() / (2.0 * b.powi(3)) } else { 0.0 };
+        let simpson = h / 3.0
+            * (f(0.0) + (1..N).map(|i| if i % 2 == 1 { 4.0 } else { 2.0 } * f(i as f64 * h)).sum::<f64>() + f(c));
+        assert!((simpson / closed - 1.0).abs() < 1e-9, "{simpson} vs {closed}");
+        // And the batch class's first gamma (b = 0.823) goes through the quadrature: finite and above E[e^X]².
+        let m2 = truncated_exp2_moment(6.57, 0.823, 12.0).unwrap();
+        let m1 = truncated_exp_moment(6.57, 0.823, 12.0).unwrap() / gamma_p(6.57, 12.0 / 0.823);
+        assert!(m2.is_finite() && m2 / gamma_p(6.57, 12.0 / 0.823) > m1 * m1);
     }
 
     #[test]

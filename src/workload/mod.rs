@@ -23,7 +23,7 @@ pub mod dist;
 mod error;
 pub mod gwf;
 pub mod lublin;
-mod math;
+pub(crate) mod math;
 pub mod models;
 mod parse;
 pub mod qos;

@@ -7,15 +7,19 @@
 //!
 //! Our choice, where the thesis is silent: the broker's valuation of a CPU-second is its job's budget spread over the
 //! CPUs and the lease time (`budget / (pes × lease)`), or the strategy's `valuation` for a job without a budget; it
-//! bids that times `shade` (1: truthful). It needs leases at least as long as the job's estimate on a reference PE,
-//! and, with a deadline, a slot or auction that can end the job by it.
+//! bids by its trader strategy (`crate::exchange::traders`): that value (truthful), `shade` times it (shaded), uniform
+//! in [0, value] (ZI-C) or in [0, ceiling] (ZI-U), or ZIP's adapted margin on it, which learns from the clearing prices
+//! the call markets it bid in announce (`Exchange::Cleared`). It needs leases at least as long as the job's estimate
+//! on a reference PE, and, with a deadline, a slot or auction that can end the job by it.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::{Submission, UserBroker};
+use crate::exchange::mechanism::Side;
 use crate::exchange::pick;
+use crate::exchange::traders::{Limits, Shout, Strategy, TraderStrategy, Unit};
 use crate::model::JobId;
 use crate::protocol::{
     AuctionInfo, BidRequest, Discovery, ExchangeMsg, Item, LeaseRequest, Offers, Quote, Refusal, TimerMsg, Trading,
@@ -26,6 +30,13 @@ use crate::sim::{AgentId, Ctx, SimTime};
 /// What a bidding broker knows of the open auctions: the list of its last discovery, and when the first of them ends.
 pub(super) type Known = Option<(Arc<[AuctionInfo]>, SimTime)>;
 
+/// A bidding broker's trader: its strategy, drawn at its first bid, and the value it last bid for.
+#[derive(Debug, Default)]
+pub(super) struct Bidder {
+    strategy: Option<Box<dyn TraderStrategy>>,
+    value: f64,
+}
+
 /// How a broker trades on an exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExchangeStrategy {
@@ -35,8 +46,12 @@ pub struct ExchangeStrategy {
     pub choice: AuctionChoice,
     /// Its value of a CPU-second for a job without a budget [G$].
     pub valuation: f64,
-    /// What it bids, as a fraction of its value (1: truthful).
+    /// What it bids, as a fraction of its value, when it shades its bids.
     pub shade: f64,
+    /// How it prices its bids.
+    pub bidding: Strategy,
+    /// The highest bid a zero-intelligence unconstrained bidder draws [G$ per CPU-second] (infinite for the others).
+    pub ceiling: f64,
     /// Leases or bids a job tries before it is dropped.
     pub attempts: u32,
     /// How long a job waits before it tries again [s].
@@ -100,6 +115,7 @@ impl UserBroker {
             }
             ExchangeMsg::Offers(offers) => self.on_offers(offers, ctx),
             ExchangeMsg::Lost { job, .. } => self.failed(*job, "lost its auction", ctx),
+            ExchangeMsg::Cleared { price, .. } => self.on_cleared(*price, ctx),
             ExchangeMsg::Refused(r) => self.on_refused(r, ctx),
             _ => tracing::error!(broker = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
         }
@@ -153,10 +169,12 @@ impl UserBroker {
         }
     }
 
-    /// Bids for the job `id` in one of the open `auctions` that fits it, at its value of a CPU-second times `shade`.
+    /// Bids for the job `id` in one of the open `auctions` that fits it, at the price its strategy sets on its value of
+    /// a CPU-second.
     fn bid(&mut self, id: JobId, auctions: &[AuctionInfo], ctx: &mut Ctx<'_>) {
         let Some((to, strategy)) = self.exchange() else { return };
-        let (choice, valuation, shade) = (strategy.choice, strategy.valuation, strategy.shade);
+        let (choice, valuation, bidding) = (strategy.choice, strategy.valuation, strategy.bidding);
+        let limits = Limits { floor: 0.0, ceiling: strategy.ceiling, shade: strategy.shade };
         let Some(token) = self.session else { return };
         let Some(t) = self.tracked(id) else { return };
         if t.record.outcome != JobOutcome::Pending {
@@ -179,11 +197,27 @@ impl UserBroker {
         };
         match auction {
             Some(a) => {
-                let value = job.budget.map_or(valuation, |b| b / (f64::from(job.pes) * a.lease));
-                let bid = BidRequest { token, auction: a.auction, quote: Quote::Buy { price: value * shade, job } };
+                let (auction, value) =
+                    (a.auction, job.budget.map_or(valuation, |b| b / (f64::from(job.pes) * a.lease)));
+                let trader = match &mut self.bidder.strategy {
+                    Some(t) => t,
+                    None => self.bidder.strategy.insert(bidding.build(limits, Side::Bid, 1, ctx.rng())),
+                };
+                let price = trader.shout(Side::Bid, Unit { index: 0, limit: value }, ctx.rng());
+                self.bidder.value = value;
+                let bid = BidRequest { token, auction, quote: Quote::Buy { price, job } };
                 ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
             }
             None => self.failed(id, "no open auction fits the job", ctx),
+        }
+    }
+
+    /// A call market it bid in cleared at `price`: an adaptive bidder learns from it (a trade at that price).
+    fn on_cleared(&mut self, price: f64, ctx: &mut Ctx<'_>) {
+        let value = self.bidder.value;
+        if let Some(trader) = &mut self.bidder.strategy {
+            let seen = Shout { side: Side::Ask, price, traded: Some(price) };
+            trader.observe(Side::Bid, Some(Unit { index: 0, limit: value }), &seen, ctx.rng());
         }
     }
 

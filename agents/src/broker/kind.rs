@@ -2,10 +2,11 @@
 //! directly, through a meta-broker, or to the cheapest provider it can claim (personalised).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use super::{AuctionChoice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
+use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
 use crate::exchange::kind::KIND as EXCHANGE;
+use crate::exchange::traders::Strategy;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
 use crate::metabroker::kind::KIND as METABROKER;
@@ -40,8 +41,14 @@ impl AgentKind for BrokerKind {
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
+            Policy::of(
+                "bidding",
+                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
+                "on an exchange; Gode and Sunder (1993), Cliff (1997)",
+            ),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
+            Policy::of("choose", &[Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest], "personalised"),
         ]
     }
 
@@ -95,6 +102,14 @@ pub struct RawBroker {
     /// situation with reduced users").
     #[schemars(with = "Option<String>")]
     pub on_refusal: Option<OnRefusal>,
+    /// Personalised mode: how a provider is chosen by its posted price (brokers follow the prices providers announce):
+    /// "cheapest-feasible" (the cheapest on which the job meets its deadline and budget; default), "cheapest" (the
+    /// cheapest, feasible or not) or "random-cheapest" (one of the `cheapest-k` cheapest feasible, at random).
+    #[schemars(with = "Option<String>")]
+    pub choose: Option<Choose>,
+    /// Personalised mode, `choose = "random-cheapest"`: how many of the cheapest feasible providers the choice is
+    /// among (default 3).
+    pub cheapest_k: Option<PositiveInt>,
     /// Exchange mode (Garg 2010 ch 8): the exchange the brokers trade on, for a lease or in an auction.
     pub exchange: Option<String>,
     /// Exchange mode: "lease" (the cheapest affordable commodity slot; default) or "bid" (in an auction).
@@ -106,8 +121,15 @@ pub struct RawBroker {
     /// Exchange mode: the value of a CPU-second to a user whose job has no budget [G$] (default 1); with a budget,
     /// the budget spread over the job's CPUs and lease.
     pub valuation: Option<Price>,
-    /// Exchange mode: the bid as a fraction of the value (default 1, truthful).
+    /// Exchange mode: the bid as a fraction of the value (default 1, truthful; `bidding = "shaded"` when given).
     pub shade: Option<Fraction>,
+    /// Exchange mode, bidding: how a bid is priced on the job's value of a CPU-second (see `docs/market.md`):
+    /// "truthful" (the value; default), "shaded" (`shade` × the value), "zi-c" (uniform in [0, value]), "zi-u" (uniform
+    /// in [0, `ceiling`]) or "zip" (an adaptive margin on the value, learnt from the call markets' clearing prices).
+    #[schemars(with = "Option<String>")]
+    pub bidding: Option<Strategy>,
+    /// Exchange mode, `bidding = "zi-u"`: the highest bid drawn [G$ per CPU-second].
+    pub ceiling: Option<Price>,
     /// Exchange mode: leases or bids a job tries before it is dropped (default 3).
     pub attempts: Option<PositiveInt>,
     /// Exchange mode: how long a job waits before it tries again [s] (default 60).
@@ -128,7 +150,12 @@ impl RawGroup for RawBroker {
 
 impl RawBroker {
     fn target(&self, cx: &CheckCx<'_>) -> Result<Target, Invalid> {
-        let claims = [("first-claim", self.first_claim.is_some()), ("on-refusal", self.on_refusal.is_some())];
+        let claims = [
+            ("first-claim", self.first_claim.is_some()),
+            ("on-refusal", self.on_refusal.is_some()),
+            ("choose", self.choose.is_some()),
+            ("cheapest-k", self.cheapest_k.is_some()),
+        ];
         if self.personalised.is_none()
             && let Some((key, _)) = claims.iter().find(|k| k.1)
         {
@@ -139,11 +166,30 @@ impl RawBroker {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
             }
             let names = cx.resolve("exchange", exchange, &[EXCHANGE])?;
+            let bidding =
+                self.bidding.unwrap_or(if self.shade.is_some() { Strategy::Shaded } else { Strategy::Truthful });
+            if self.bidding.is_some() && self.trade != Trade::Bid {
+                return Err(Invalid::at("bidding", "a key of brokers that bid").hint("add `trade = \"bid\"`"));
+            }
+            let ceiling = match (bidding, self.ceiling) {
+                (Strategy::ZiU, Some(c)) => c.0,
+                (Strategy::ZiU, None) => {
+                    return Err(Invalid::at(
+                        "ceiling",
+                        "zi-u bids are drawn up to a ceiling: expected a price, found none",
+                    ));
+                }
+                (_, Some(_)) => return Err(Invalid::at("ceiling", "a key of `bidding = \"zi-u\"`")),
+                // Only zero-intelligence unconstrained bids are drawn up to a ceiling.
+                (_, None) => f64::INFINITY,
+            };
             let strategy = ExchangeStrategy {
                 trade: self.trade,
                 choice: self.choice,
                 valuation: self.valuation.map_or(1.0, |v| v.0),
                 shade: self.shade.map_or(1.0, |s| s.0),
+                bidding,
+                ceiling,
                 attempts: self.attempts.map_or(3, |a| a.0),
                 retry: self.retry.map_or(60.0, |r| r.0),
             };
@@ -176,7 +222,16 @@ impl RawBroker {
                     first: self.first_claim.unwrap_or_default(),
                     refused: self.on_refusal.unwrap_or_default(),
                 };
-                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims })
+                let choice = match (self.choose.unwrap_or(Choose::CheapestFeasible), self.cheapest_k) {
+                    (Choose::RandomCheapest, k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
+                    (_, Some(_)) => {
+                        return Err(Invalid::at("cheapest-k", "a key of `choose = \"random-cheapest\"`")
+                            .hint("add `choose = \"random-cheapest\"` or remove `cheapest-k`"));
+                    }
+                    (Choose::CheapestFeasible, None) => Choice::CheapestFeasible,
+                    (Choose::Cheapest, None) => Choice::Cheapest,
+                };
+                Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims, choice })
             }
             (Some(_), Some(_)) => Err(Invalid::at("", "give either `submit-to` or `personalised`, not both")),
             (None, None) => {
@@ -201,6 +256,8 @@ pub enum Target {
         round: f64,
         /// When they claim, and where after a refusal.
         claims: Claims,
+        /// How they choose a provider by price.
+        choice: Choice,
     },
     /// On this exchange, with this strategy.
     Exchange(String, ExchangeStrategy),
@@ -226,7 +283,7 @@ impl GroupSpec for BrokerSpec {
         let submission = match &self.target {
             Target::Direct(to) => Submission::Direct { to: cx.id(to)? },
             Target::MetaBroker(to) => Submission::MetaBroker { to: cx.id(to)? },
-            Target::Personalised { providers, round, claims } => Submission::Personalised {
+            Target::Personalised { providers, round, claims, choice } => Submission::Personalised {
                 providers: providers
                     .iter()
                     .flat_map(Members::names)
@@ -234,10 +291,23 @@ impl GroupSpec for BrokerSpec {
                     .collect::<Result<_, _>>()?,
                 round: *round,
                 claims: *claims,
+                choice: *choice,
             },
             Target::Exchange(to, strategy) => Submission::Exchange { to: cx.id(to)?, strategy: strategy.clone() },
         };
         let jobs = cx.jobs.remove(member.name).unwrap_or_default();
         Ok(Box::new(UserBroker::new(jobs, submission)))
     }
+}
+
+/// A personalised broker's `choose`, as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Choose {
+    /// [`Choice::CheapestFeasible`].
+    CheapestFeasible,
+    /// [`Choice::Cheapest`].
+    Cheapest,
+    /// [`Choice::RandomCheapest`].
+    RandomCheapest,
 }

@@ -18,8 +18,10 @@
 
 mod exchange;
 pub mod kind;
+mod strategy;
 
 pub use exchange::{AuctionChoice, ExchangeStrategy, Trade};
+pub use strategy::Choice;
 
 use std::collections::BTreeMap;
 
@@ -60,6 +62,8 @@ pub enum Submission {
         round: f64,
         /// When it claims, and where after a refusal.
         claims: Claims,
+        /// How it chooses a provider by price.
+        choice: Choice,
     },
     /// On a market exchange (Garg 2010 ch 8): discover, then lease at a posted price or bid in an auction, and
     /// submit to the reserved slot of the ticket.
@@ -137,6 +141,8 @@ pub struct UserBroker {
     unsent: Vec<JobId>,
     /// Exchange mode, bidding: the open auctions it last discovered.
     known: exchange::Known,
+    /// Exchange mode, bidding: how it prices its bids.
+    bidder: exchange::Bidder,
 }
 
 impl UserBroker {
@@ -155,6 +161,7 @@ impl UserBroker {
                     pes: job.spec.pes,
                     runtime: job.spec.runtime,
                     deadline: job.spec.deadline.map(SimTime::secs),
+                    budget: job.spec.budget,
                     lease: job.spec.lease,
                     priority: job.spec.priority,
                     outcome: JobOutcome::Pending,
@@ -180,6 +187,7 @@ impl UserBroker {
             session: None,
             unsent: Vec::new(),
             known: None,
+            bidder: exchange::Bidder::default(),
         }
     }
 
@@ -250,10 +258,11 @@ impl UserBroker {
         self.claim(0..self.next, ctx);
     }
 
-    /// Personalised mode: one claim per pending job of `range` at its cheapest feasible provider that has not
-    /// refused it (all of them again once each has refused); a job with no feasible provider left is dropped.
+    /// Personalised mode: one claim per pending job of `range` at the provider its [`Choice`] picks among those that
+    /// have not refused it (all of them again once each has refused); a job with no feasible provider left is
+    /// dropped.
     fn claim(&mut self, range: std::ops::Range<usize>, ctx: &mut Ctx<'_>) {
-        let Submission::Personalised { providers, claims, .. } = &self.submission else { return };
+        let Submission::Personalised { providers, claims, choice, .. } = &self.submission else { return };
         let now = ctx.now();
         for t in self.jobs[range].iter_mut() {
             if t.record.outcome != JobOutcome::Pending || t.claiming {
@@ -272,20 +281,17 @@ impl UserBroker {
                 t.record.reason = Some("no provider can meet its deadline and budget any more".into());
                 continue;
             }
-            let cheapest = |refused: &[AgentId]| {
-                providers
-                    .iter()
-                    .filter(feasible)
-                    .filter(|p| !refused.contains(&p.id))
-                    .min_by(|a, b| a.price.total_cmp(&b.price).then(a.id.cmp(&b.id)))
-                    .map(|p| p.id)
+            let mut pick = |refused: &[AgentId]| {
+                let candidates: Vec<&ProviderInfo> =
+                    providers.iter().filter(|p| p.pes >= spec.pes && !refused.contains(&p.id)).collect();
+                choice.pick(&candidates, |p| feasible(&p), ctx.rng())
             };
             let choice = match claims.refused {
-                OnRefusal::Cheapest => cheapest(&[]),
+                OnRefusal::Cheapest => pick(&[]),
                 // Every feasible provider refused once: start over with all of them.
-                OnRefusal::NextCheapest => cheapest(&t.refused).or_else(|| {
+                OnRefusal::NextCheapest => pick(&t.refused).or_else(|| {
                     t.refused.clear();
-                    cheapest(&[])
+                    pick(&[])
                 }),
             };
             if let Some(p) = choice {
@@ -382,6 +388,7 @@ impl Agent<GridMarket> for UserBroker {
             Msg::Market(MarketMsg::SlaAccept { job, .. }) => self.on_sla_answer(env.from(), *job, true, ctx),
             Msg::Market(MarketMsg::SlaFail { job }) => self.on_sla_answer(env.from(), *job, false, ctx),
             Msg::Market(MarketMsg::Registered) => {}
+            Msg::Market(MarketMsg::PriceChange { price }) => self.on_price_change(env.from(), *price),
             Msg::Market(MarketMsg::RegisterRefused { reason }) => {
                 tracing::warn!(broker = ctx.name(), reason = reason.as_str(), "the meta-broker refused registration")
             }

@@ -21,7 +21,7 @@
 //! loses all its CPUs (the mechanism's other trades stand, at their price); a session token is the agent's own and
 //! acts only for it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -650,6 +650,16 @@ impl Exchange {
             }
         }
         let clearing = auction.mechanism.clear(&bids, &asks);
+        // A call market with trades tells its traders the price it cleared at (what auction-cleared providers post,
+        // and adaptive traders learn from).
+        if matches!(auction.item, Item::Market) && !clearing.trades.is_empty() {
+            let price = clearing.received() / clearing.trades.len() as f64;
+            let sellers = auction.sells.keys().filter_map(|slot| self.slots.get(slot).map(|s| s.provider));
+            let traders: BTreeSet<AgentId> = sellers.chain(auction.buys.keys().map(|k| k.0)).collect();
+            for trader in traders {
+                ctx.send(trader, ExchangeMsg::Cleared { auction: id, price });
+            }
+        }
         // Per application, its trades by slot.
         let mut matched: BTreeMap<(AgentId, JobId), BTreeMap<u64, Matched>> = BTreeMap::new();
         for t in &clearing.trades {

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod kind;
 pub mod mechanism;
+pub mod traders;
 
 use rand::{Rng, RngExt};
 

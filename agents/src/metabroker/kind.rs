@@ -1,13 +1,16 @@
-//! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (Garg 2010, ch3–4) scheduling the
-//! queued requests on its providers at the end of every interval.
+//! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (Garg 2010, ch3–4 and ch7) scheduling
+//! the queued requests on its providers at the end of every interval.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::agent::MetaBroker;
+use super::dam::agent::AuctionMetaBroker;
+use super::dam::{AuctionPolicy, BidTest, DamParams, Payment, SlotGeneration};
 use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
-use crate::registry::values::Interval;
+use crate::registry::limits::short;
+use crate::registry::values::{Fraction, Interval, Positive, Seconds};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
     serde_name, unknown_name,
@@ -42,6 +45,10 @@ impl AgentKind for MetaBrokerKind {
         ];
         vec![
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
+            Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
+            Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
+            Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
+            Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
         ]
@@ -70,6 +77,13 @@ impl AgentKind for MetaBrokerKind {
                 Unit::Count,
                 "generations over the rounds that ran the genetic algorithm",
             ),
+            Metric::new("too_wide", Unit::Count, "queue matching: applications refused as wider than every queue"),
+            Metric::new(
+                "refused_windows",
+                Unit::Count,
+                "queue matching: matched windows a provider could not hold (the application waited for the next round)",
+            ),
+            Metric::new("pending", Unit::Count, "queue matching: applications still unmatched at the end of the run"),
         ];
         METRICS
     }
@@ -88,8 +102,10 @@ impl AgentKind for MetaBrokerKind {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawMetaBroker {
     /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
-    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); or the name of a policy
-    /// added to the registry, which places one job at a time (see docs/writing-a-policy.md).
+    /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); matching applications to
+    /// providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) or its baselines "sjf",
+    /// "fcfs", "edf-fq", "hvfq" and "fair-share"; or the name of a policy added to the registry, which places one job
+    /// at a time (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
     pub policy: String,
     /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
@@ -107,25 +123,111 @@ pub struct RawMetaBroker {
     pub greedy: GreedyRank,
     /// The provider groups (or members) it schedules on; `["*"]` means every provider.
     pub providers: Vec<String>,
+    /// Queue-matching policies (dam and its baselines): "immediate" slots (the PEs free now, for the application's runtime; default) or "packaged"
+    /// ones (each queue's free slots over `horizon`), Garg 2010 §7.3.2.
+    #[schemars(with = "Option<String>")]
+    pub slots: Option<SlotGeneration>,
+    /// Packaged slots: how far ahead queues offer them [s] (default 86,400).
+    pub horizon: Option<Seconds>,
+    /// DAM: O_k, the asks' proportionality constant of Eq 7.1 (default 1; at most 1e12).
+    pub ask_scale: Option<Positive>,
+    /// DAM: H_i, the bids' proportionality constant of Eq 7.2 (default 1; at most 1e12).
+    pub bid_scale: Option<Positive>,
+    /// DAM: "always" (bids meet asks in priority order whatever their values, as asks and bids live on different
+    /// scales; default) or "literal" (a bid meets only an ask below it, Alg 7.1's `b_i > a_j`).
+    #[schemars(with = "Option<String>")]
+    pub bid_test: Option<BidTest>,
+    /// Queue-matching policies: what a match pays, "posted" (the provider's price; default) or "k-double-auction" (the price
+    /// plus `k` times what the user's valuation per PE-second exceeds it by; the thesis defines no payment).
+    #[schemars(with = "Option<String>")]
+    pub payment: Option<Payment>,
+    /// The k-double-auction payment: k in [0, 1] (default 0.5).
+    pub k: Option<Fraction>,
 }
 
 fn greedy() -> String {
     serde_name(&SchedulingPolicy::Greedy)
 }
 
+/// Largest O_k and H_i: asks and bids must stay finite.
+const MAX_SCALE: f64 = 1e12;
+
 impl RawMetaBroker {
-    /// The policy named by `policy`: one of the thesis's, or one of the registry's.
-    fn round_policy(&self, cx: &CheckCx<'_>) -> Result<RoundPolicy, Invalid> {
+    /// What `policy` names: one of the thesis's, or one of the registry's.
+    fn scheduler(&self, cx: &CheckCx<'_>) -> Result<Scheduler, Invalid> {
         let name = self.policy.as_str();
+        let batch = |policy| {
+            self.no_auction_keys()?;
+            Ok(Scheduler::Batch { policy, solver: self.solver, greedy: self.greedy })
+        };
         if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
-            return Ok(RoundPolicy::Thesis(policy));
+            return batch(RoundPolicy::Thesis(policy));
+        }
+        if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            return Ok(Scheduler::Auction { policy, params: self.dam_params()? });
         }
         if let Some(policy) = cx.registry.meta_policy(name) {
-            return Ok(RoundPolicy::Each(policy));
+            return batch(RoundPolicy::Each(policy));
         }
-        let thesis = SchedulingPolicy::ALL.iter().map(serde_name);
+        let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
         let known: Vec<String> = thesis.chain(cx.registry.meta_policies().iter().map(|p| p.name().into())).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
+    }
+
+    /// A key of the ch7 policies given to a ch3–4 one would be silently ignored: refused.
+    fn no_auction_keys(&self) -> Result<(), Invalid> {
+        let keys = [
+            ("slots", self.slots.is_some()),
+            ("horizon", self.horizon.is_some()),
+            ("ask-scale", self.ask_scale.is_some()),
+            ("bid-scale", self.bid_scale.is_some()),
+            ("bid-test", self.bid_test.is_some()),
+            ("payment", self.payment.is_some()),
+            ("k", self.k.is_some()),
+        ];
+        match keys.iter().find(|k| k.1) {
+            Some((key, _)) => Err(Invalid::at(
+                *key,
+                format!(
+                    "a key of the policies that match applications to queues (dam, sjf, fcfs, edf-fq, hvfq, \
+                     fair-share), but the policy is \"{}\"",
+                    self.policy
+                ),
+            )
+            .hint("set one of them as `policy`, or remove the key")),
+            None => Ok(()),
+        }
+    }
+
+    /// The ch7 settings, checked.
+    fn dam_params(&self) -> Result<DamParams, Invalid> {
+        let defaults = DamParams::default();
+        let slots = self.slots.unwrap_or_default();
+        if self.horizon.is_some() && slots != SlotGeneration::Packaged {
+            return Err(Invalid::at("horizon", "a key of packaged slots").hint("add `slots = \"packaged\"`"));
+        }
+        let payment = self.payment.unwrap_or_default();
+        if self.k.is_some() && payment != Payment::KDoubleAuction {
+            return Err(
+                Invalid::at("k", "a key of the k-double-auction payment").hint("add `payment = \"k-double-auction\"`")
+            );
+        }
+        for (key, scale) in [("ask-scale", self.ask_scale), ("bid-scale", self.bid_scale)] {
+            if let Some(s) = scale
+                && s.0 > MAX_SCALE
+            {
+                return Err(Invalid::at(key, format!("expected at most {}, found {}", short(MAX_SCALE), short(s.0))));
+            }
+        }
+        Ok(DamParams {
+            slots,
+            horizon: self.horizon.map_or(defaults.horizon, |h| h.0),
+            ask_scale: self.ask_scale.map_or(defaults.ask_scale, |s| s.0),
+            bid_scale: self.bid_scale.map_or(defaults.bid_scale, |s| s.0),
+            bid_test: self.bid_test.unwrap_or_default(),
+            payment,
+            k: self.k.map_or(defaults.k, |k| k.0),
+        })
     }
 }
 
@@ -139,11 +241,31 @@ impl RawGroup for RawMetaBroker {
         if providers.is_empty() {
             return Err(Invalid::at("providers", "expected at least one provider"));
         }
-        let policy = self.round_policy(cx)?;
+        let scheduler = self.scheduler(cx)?;
         let interval = self.interval.map_or(50.0, |i| i.0);
-        let (solver, greedy) = (self.solver, self.greedy);
-        Ok(Box::new(MetaBrokerSpec { providers, policy, interval, solver, greedy }))
+        Ok(Box::new(MetaBrokerSpec { providers, interval, scheduler }))
     }
+}
+
+/// What a meta-broker runs every interval.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scheduler {
+    /// A ch3–4 policy (or a registered one) over the sites' slots.
+    Batch {
+        /// The policy.
+        policy: RoundPolicy,
+        /// Solver of the MGN relaxation.
+        solver: MgnSolver,
+        /// What greedy ranks sites by.
+        greedy: GreedyRank,
+    },
+    /// A ch7 policy over the sites' queues.
+    Auction {
+        /// The policy.
+        policy: AuctionPolicy,
+        /// Its settings.
+        params: DamParams,
+    },
 }
 
 /// A checked meta-broker.
@@ -151,22 +273,23 @@ impl RawGroup for RawMetaBroker {
 pub struct MetaBrokerSpec {
     /// The providers of its market.
     pub providers: Vec<Members>,
-    /// Scheduling policy.
-    pub policy: RoundPolicy,
     /// Scheduling interval [s].
     pub interval: f64,
-    /// Solver of the MGN relaxation.
-    pub solver: MgnSolver,
-    /// What greedy ranks sites by.
-    pub greedy: GreedyRank,
+    /// What it runs every interval.
+    pub scheduler: Scheduler,
 }
 
 impl GroupSpec for MetaBrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.providers.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;
-        Ok(Box::new(
-            MetaBroker::new(self.policy, self.interval, members).with_solver(self.solver).with_greedy_rank(self.greedy),
-        ))
+        Ok(match self.scheduler {
+            Scheduler::Batch { policy, solver, greedy } => {
+                Box::new(MetaBroker::new(policy, self.interval, members).with_solver(solver).with_greedy_rank(greedy))
+            }
+            Scheduler::Auction { policy, params } => {
+                Box::new(AuctionMetaBroker::new(policy, params, self.interval, members))
+            }
+        })
     }
 }

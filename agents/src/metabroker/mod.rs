@@ -21,9 +21,12 @@
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
 //!
 //! Besides these, a meta-broker may run a registered [`MetaPolicy`] ([`mod@policy`]), which places one application
-//! at a time; [`RoundPolicy`] is either.
+//! at a time; [`RoundPolicy`] is either. Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
+//! match applications to the providers' queues instead of placing them on slots; they live in [`mod@dam`], with
+//! their own actor.
 
 pub mod agent;
+pub mod dam;
 pub mod energy;
 pub mod ga;
 pub mod greedy;

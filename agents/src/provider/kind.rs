@@ -9,11 +9,13 @@ use serde::Deserialize;
 
 use super::overhead::OverheadModel;
 use super::preemption::PreemptionPolicy;
+use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
 use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
+use crate::exchange::traders::Strategy;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
@@ -48,6 +50,22 @@ impl AgentKind for ProviderKind {
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
             Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
+            Policy::of(
+                "pricing.rule",
+                &[
+                    RuleName::Fixed,
+                    RuleName::Utilisation,
+                    RuleName::Demand,
+                    RuleName::AuctionCleared,
+                    RuleName::TimeOfDay,
+                ],
+                "how the posted price moves; see docs/market.md",
+            ),
+            Policy::of(
+                "asking",
+                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
+                "asks in an exchange's call markets; Gode and Sunder (1993), Cliff (1997)",
+            ),
         ]
     }
 
@@ -93,6 +111,37 @@ impl AgentKind for ProviderKind {
             Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
             Metric::new("completed", Unit::Count, "jobs that ran to completion"),
             Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
+            Metric::new("price", Unit::Price, "the price posted at the end of the run"),
+            Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
+            Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
+            Metric::new(
+                "price_settled",
+                Unit::Price,
+                "the mean price after the repricings of the second half of the run (undefined without repricing)",
+            ),
+            Metric::new(
+                "price_swing",
+                Unit::Ratio,
+                "over the repricings of the second half of the run, the mean absolute price change over the mean price \
+                 (0 for a settled price; undefined without repricing)",
+            ),
+            Metric::new(
+                "price_alternation",
+                Unit::Share,
+                "over the price changes of the second half of the run, the share that reverse the change before (near 1 \
+                 for a price oscillating at every repricing)",
+            ),
+            Metric::new(
+                "price_clamped",
+                Unit::Count,
+                "prices the pricing strategy proposed outside its bounds (or not a finite non-negative number), clamped",
+            ),
+            Metric::new(
+                "requests",
+                Unit::Count,
+                "claims, submissions and reservations received, granted or not (what the contention index counts)",
+            ),
+            Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
         ];
         METRICS
     }
@@ -200,6 +249,17 @@ pub struct RawProvider {
     /// On the exchange, selling in its call markets: the most CPUs of one ask; a free slot is advertised in lots of
     /// that size, each a slot of the catalogue, asked in a market chosen at random (default: the slot whole).
     pub ask_cpus: Option<PositiveInt>,
+    /// On the exchange, selling in its call markets: how an ask is priced on the provider's price (see
+    /// `docs/market.md`): "truthful" (its price; default), "shaded" (its price plus a tenth of the way to
+    /// `ask-ceiling`), "zi-c" (uniform in [price, ask-ceiling]), "zi-u" (uniform in [0, ask-ceiling]) or "zip" (an
+    /// adaptive margin on its price, learnt from the markets' clearing prices).
+    #[schemars(with = "Option<String>")]
+    pub asking: Option<Strategy>,
+    /// On the exchange, `asking` "shaded", "zi-c" or "zi-u": the highest ask [G$ per CPU-second].
+    pub ask_ceiling: Option<Price>,
+    /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
+    /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
+    pub pricing: Option<RawPricing>,
 }
 
 /// How a provider sells on an exchange, as written.
@@ -318,6 +378,8 @@ impl RawGroup for RawProvider {
             ("advertise-ahead", self.advertise_ahead.is_some()),
             ("auction-lease", self.auction_lease.is_some()),
             ("ask-cpus", self.ask_cpus.is_some()),
+            ("asking", self.asking.is_some()),
+            ("ask-ceiling", self.ask_ceiling.is_some()),
         ];
         let trading = match &self.exchange {
             None => match keys.iter().find(|k| k.1) {
@@ -326,10 +388,23 @@ impl RawGroup for RawProvider {
             },
             Some(name) => {
                 let exchange = cx.resolve("exchange", name, &[EXCHANGE])?.names().next().unwrap_or_default();
-                if self.ask_cpus.is_some() && self.sell != Some(RawSell::Market) {
-                    return Err(Invalid::at("ask-cpus", "a key of a provider that sells in call markets")
+                let market_keys = [("ask-cpus", self.ask_cpus.is_some()), ("asking", self.asking.is_some())];
+                if let Some((key, _)) = market_keys.iter().find(|k| k.1)
+                    && self.sell != Some(RawSell::Market)
+                {
+                    return Err(Invalid::at(*key, "a key of a provider that sells in call markets")
                         .hint("add `sell = \"market\"`"));
                 }
+                let ceiling = match (self.asking.unwrap_or(Strategy::Truthful), self.ask_ceiling) {
+                    (Strategy::Shaded | Strategy::ZiC | Strategy::ZiU, None) => {
+                        let m = "these asks are drawn up to a ceiling: expected a price, found none";
+                        return Err(Invalid::at("ask-ceiling", m));
+                    }
+                    (Strategy::Truthful | Strategy::Zip, Some(_)) => {
+                        return Err(Invalid::at("ask-ceiling", "a key of `asking` \"shaded\", \"zi-c\" or \"zi-u\""));
+                    }
+                    (_, c) => c.map_or(0.0, |c| c.0),
+                };
                 let sell = match self.sell.unwrap_or(RawSell::Lease) {
                     RawSell::Lease => Sell::Lease,
                     RawSell::Market => Sell::Market(self.ask_cpus.map(|c| c.0)),
@@ -339,10 +414,12 @@ impl RawGroup for RawProvider {
                 let interval = self.advertise_every.map_or(600.0, |s| s.0);
                 let horizon = self.advertise_ahead.map_or(86_400.0, |s| s.0);
                 let lease = self.auction_lease.map_or(3_600.0, |s| s.0);
-                Some(Trading { exchange, sell, interval, horizon, lease })
+                let asking = self.asking.map(|a| (a, ceiling));
+                Some(Trading { exchange, sell, interval, horizon, lease, asking })
             }
         };
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order }))
+        let pricing = self.pricing(config.price, &trading)?;
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order, pricing }))
     }
 }
 
@@ -367,6 +444,24 @@ impl RawProvider {
         }
         Ok(order)
     }
+
+    /// The pricing strategy, checked for the configured price and every price the group may draw.
+    fn pricing(&self, price: f64, trading: &Option<Trading>) -> Result<PricingConfig, Invalid> {
+        let Some(raw) = &self.pricing else { return Ok(PricingConfig::default()) };
+        let config = raw.check(price)?;
+        for [lo, hi] in self.price_range.iter() {
+            raw.check(*lo)?;
+            raw.check(*hi)?;
+        }
+        if config.rule == Rule::AuctionCleared && !trading.as_ref().is_some_and(|t| matches!(t.sell, Sell::Market(_))) {
+            return Err(Invalid::at(
+                "pricing.rule",
+                "posts the price the exchange's call markets clear at, but this provider asks in none",
+            )
+            .hint("add `exchange = \"...\"` and `sell = \"market\"`"));
+        }
+        Ok(config)
+    }
 }
 
 /// How a provider group sells on an exchange, the exchange by name.
@@ -382,6 +477,8 @@ pub struct Trading {
     pub horizon: f64,
     /// Lease time of the auctions it holds [s].
     pub lease: f64,
+    /// How it prices its asks in call markets, and their ceiling (none: truthful).
+    pub asking: Option<(Strategy, f64)>,
 }
 
 /// A checked provider group: the configuration, and what is drawn anew for each member and replication.
@@ -397,6 +494,8 @@ pub struct ProviderSpec {
     pub sla: SlaRule,
     /// The order of its FCFS or EASY queue, if not arrival.
     pub queue_order: Option<&'static dyn QueueOrder>,
+    /// How its price moves.
+    pub pricing: PricingConfig,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -435,27 +534,39 @@ impl ProviderSpec {
 
 impl GroupSpec for ProviderSpec {
     fn perpetual(&self) -> Option<String> {
-        let t = self.trading.as_ref()?;
-        Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval))
+        match (&self.trading, &self.pricing.rule) {
+            (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),
+            (None, Rule::Feedback(_) | Rule::Custom) => {
+                Some(format!("revises its price every {} s", self.pricing.interval))
+            }
+            (None, Rule::TimeOfDay(_)) => Some("revises its price at every change of its tariff".into()),
+            (None, Rule::Fixed | Rule::AuctionCleared) => None,
+        }
     }
 
     fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let config = self.draw(cx.seed, member.name);
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
-        let mut provider = Provider::new(config).with_sla(self.sla);
+        let mut provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
         if let Some(order) = self.queue_order {
             provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;
         }
         Ok(Box::new(match &self.trading {
             None => provider,
-            Some(t) => provider.selling_on(ExchangeTrading {
-                exchange: cx.id(&t.exchange)?,
-                sell: t.sell,
-                interval: t.interval,
-                horizon: t.horizon,
-                lease: t.lease,
-            }),
+            Some(t) => {
+                let provider = provider.selling_on(ExchangeTrading {
+                    exchange: cx.id(&t.exchange)?,
+                    sell: t.sell,
+                    interval: t.interval,
+                    horizon: t.horizon,
+                    lease: t.lease,
+                });
+                match t.asking {
+                    Some((strategy, ceiling)) => provider.asking(strategy, ceiling),
+                    None => provider,
+                }
+            }
         }))
     }
 }

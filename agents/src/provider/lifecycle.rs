@@ -32,6 +32,7 @@ impl Provider {
             }
             Err(reason) => {
                 self.rejected += 1;
+                self.pricing.refused();
                 ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
             }
         }

@@ -3,10 +3,12 @@
 //! Receives `Job::Submit` (from user brokers and gateways), `Job::SubmitReserved` (a job with a meta-broker's
 //! ticket), `Job::Cancel` (from a job's owner), `Market::SlaRequest` (from personalised brokers, Garg (2010) ch3),
 //! `Lease::Reserve`/`Release` (advance reservations), `Market::SlotsQuery` (a meta-broker's catalogue update),
+//! `Market::QueueQuery` and `Market::Matched` (a double-auction-inspired meta-broker's collection and matches, Garg
+//! (2010) ch7),
 //! `Lease::Migrate`/`Migrated`/`Resume` (lease migration through a gateway) and `Lease::Suspend`/`Resume` (from a
 //! lease's owner); sends `Job::Accepted`/`Rejected`/`Started`/`Completed`, `Lease::Cancelled`,
 //! `Market::SlaAccept`/`SlaFail`, `Lease::Reserved`/`ReserveRefused`, `Market::RegisterProvider` (at start, to every
-//! meta-broker) and `Market::ResourceUpdate`, `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of
+//! meta-broker), `Market::ResourceUpdate` and `Market::QueueInfo`, `Lease::Preempted`/`Resumed`/`DeadlineMissed` to the owners of
 //! preempted leases, and `Lease::Migrate` (a lease leaving) and `Migrated`/`MigrateRefused` (a lease arriving) to
 //! gateways.
 //!
@@ -28,6 +30,7 @@
 pub mod kind;
 pub mod overhead;
 pub mod preemption;
+pub mod pricing;
 pub mod profile;
 pub mod scheduler;
 mod trading;
@@ -127,13 +130,16 @@ struct LocalJob {
     work: f64,
     /// Its lease was paid when reserved (an exchange's contract): nothing more is billed.
     prepaid: bool,
+    /// The price its reservation was matched at [G$ per PE-second] (a meta-broker's clearing price); `None`: the
+    /// provider's own.
+    price: Option<f64>,
 }
 
 impl LocalJob {
     /// A job accepted here, not started yet, that computes for `runtime` seconds.
     fn new(spec: JobSpec, runtime: f64, reservation: Option<ReservationId>) -> LocalJob {
         let (start, end_timer, preempted, via, computed, overhead) = (None, None, false, None, 0.0, 0.0);
-        let prepaid = false;
+        let (prepaid, price) = (false, None);
         LocalJob {
             spec,
             runtime,
@@ -146,6 +152,7 @@ impl LocalJob {
             overhead,
             work: runtime,
             prepaid,
+            price,
         }
     }
 
@@ -193,11 +200,15 @@ pub struct Provider {
     arrivals: Vec<JobId>,
     /// Reservations an exchange made: their contracts were paid when reserved, so their jobs are not billed.
     prepaid: BTreeSet<u64>,
+    /// Reservations a meta-broker matched at a price of its own [G$ per PE-second], by reservation id.
+    matched_prices: BTreeMap<u64, f64>,
     /// How it sells on an exchange, and its standing there.
     exchange: Option<(ExchangeTrading, trading::Session)>,
     /// Which SLA claims it grants, and when it last granted one.
     sla: SlaRule,
     sla_granted: Option<SimTime>,
+    /// How its price moves, and the requests it saw.
+    pricing: pricing::Pricing,
 }
 
 /// What contention cost, for the metrics of Amini Salehi (2012) ch3.
@@ -240,7 +251,6 @@ impl Provider {
         // One queue pass per instant, once every event of the instant is in (see `end_of_instant`).
         scheduler.defer_passes();
         Provider {
-            config,
             scheduler,
             jobs: BTreeMap::new(),
             wakeup: None,
@@ -256,9 +266,12 @@ impl Provider {
             parked: BTreeMap::new(),
             arrivals: Vec::new(),
             prepaid: BTreeSet::new(),
+            matched_prices: BTreeMap::new(),
             exchange: None,
             sla: SlaRule::Capacity,
             sla_granted: None,
+            pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
+            config,
         }
     }
 
@@ -289,7 +302,8 @@ impl Provider {
     /// Bills `job`'s owner for `seconds` of computation on its PEs here, booked now; returns the amount (0, and
     /// nothing booked, for no money).
     fn bill(&mut self, job: &LocalJob, seconds: f64, ctx: &Ctx<'_>) -> f64 {
-        let amount = self.config.price * f64::from(job.spec.pes) * seconds;
+        let price = job.price.or(self.pricing.agreed(job.spec.id)).unwrap_or(self.config.price);
+        let amount = price * f64::from(job.spec.pes) * seconds;
         if amount == 0.0 || job.prepaid {
             return 0.0;
         }
@@ -311,6 +325,7 @@ impl Provider {
 impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
+        self.start_pricing(ctx);
         if let Some((trading, _)) = &self.exchange {
             ctx.send(trading.exchange, ExchangeMsg::Register { login: ctx.name().into() });
         }
@@ -332,6 +347,7 @@ impl Agent<GridMarket> for Provider {
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
+        self.on_request_seen(&env.msg, ctx.now());
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
@@ -349,6 +365,8 @@ impl Agent<GridMarket> for Provider {
             }
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
             Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::QueueQuery { horizon }) => self.on_queue_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::Matched(m)) => self.on_matched(env.from(), m, ctx),
             Msg::Market(MarketMsg::Registered) => {}
             Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
             Msg::Timer(TimerMsg::Advertise) => self.advertise(ctx),
@@ -357,6 +375,7 @@ impl Agent<GridMarket> for Provider {
             }
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
+            Msg::Timer(TimerMsg::Reprice) => self.on_reprice(ctx),
             other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }
@@ -394,6 +413,7 @@ impl Agent<GridMarket> for Provider {
         out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));
         out.series.push(("busy_pes", self.busy.clone()));
         out.series.push(("queued", self.queued.clone()));
+        self.report_pricing(now, out);
     }
 }
 

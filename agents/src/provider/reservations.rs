@@ -4,7 +4,9 @@
 use super::scheduler::{ReservationId, ReservationRequest, Started};
 use super::{LocalJob, Provider, ProviderConfig, SlaRule};
 use crate::model::JobId;
-use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, TimerMsg};
+use crate::protocol::{
+    JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, QueueMatch, QueueReport, QueueState, ResourceUpdate, TimerMsg,
+};
 use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
@@ -25,7 +27,10 @@ impl Provider {
                 ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
                 self.start(started, ctx);
             }
-            _ => ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id })),
+            _ => {
+                self.pricing.refused();
+                ctx.send(owner, Msg::Market(MarketMsg::SlaFail { job: id }))
+            }
         }
         self.after_event(ctx);
     }
@@ -34,6 +39,7 @@ impl Provider {
     /// from the slot's start; the reservation already holds its PEs, and must hold them long enough.
     pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: SimTime, ctx: &mut Ctx<'_>) {
         let prepaid = self.prepaid.remove(&reservation);
+        let price = self.matched_prices.remove(&reservation);
         let (id, owner) = (job.id, job.owner);
         let window = self.scheduler.reservations().find(|(r, _)| r.0 == reservation).map(|(_, w)| w);
         let refusal = match window {
@@ -54,7 +60,7 @@ impl Provider {
         self.waiting_now += 1;
         let runtime = self.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
-        self.jobs.insert(id, LocalJob { prepaid, ..LocalJob::new(job, runtime, reservation) });
+        self.jobs.insert(id, LocalJob { prepaid, price, ..LocalJob::new(job, runtime, reservation) });
         ctx.wake_in((start - ctx.now()).max(0.0), TimerMsg::SlotStart { job: id });
         self.after_event(ctx);
     }
@@ -83,7 +89,10 @@ impl Provider {
                 }
                 LeaseMsg::Reserved { request, reservation: r.0 }
             }
-            Err(e) => LeaseMsg::ReserveRefused { request, reason: e.to_string() },
+            Err(e) => {
+                self.pricing.refused();
+                LeaseMsg::ReserveRefused { request, reason: e.to_string() }
+            }
         };
         ctx.send(from, Msg::Lease(answer));
         self.after_event(ctx);
@@ -91,6 +100,7 @@ impl Provider {
 
     /// The holder gives a reservation back (or ends it early).
     pub(super) fn on_release(&mut self, reservation: u64, ctx: &mut Ctx<'_>) {
+        self.matched_prices.remove(&reservation);
         match self.scheduler.cancel_reservation(ctx.now(), ReservationId(reservation)) {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::warn!(provider = ctx.name(), reservation, "release refused: {e}"),
@@ -105,6 +115,43 @@ impl Provider {
         let slots = slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect();
         let ProviderConfig { pes: cpus, speed, price, .. } = self.config;
         Box::new(ResourceUpdate { cpus, speed, price, slots })
+    }
+
+    /// A double-auction-inspired meta-broker's collection (Garg 2010 §7.2): each queue's free PEs, load, waiting-time
+    /// estimate and initial valuation (the price), and its free slots over `horizon`.
+    pub(super) fn on_queue_query(&mut self, from: AgentId, horizon: f64, ctx: &mut Ctx<'_>) {
+        let queues = self
+            .scheduler
+            .partition_states(ctx.now(), horizon)
+            .into_iter()
+            .enumerate()
+            .map(|(k, p)| QueueState {
+                queue: k as u32,
+                pes: p.pes,
+                free: p.free,
+                load: p.load,
+                wait: p.backlog,
+                valuation: self.config.price,
+                slots: p.slots.into_iter().map(|s| (s.start, s.end, s.pes)).collect(),
+            })
+            .collect();
+        let report = QueueReport { speed: self.config.speed, queues };
+        ctx.send(from, Msg::Market(MarketMsg::QueueInfo(Box::new(report))));
+    }
+
+    /// A meta-broker's match (Garg 2010 Alg 7.1): holds the window in the queue's PEs, as an advance reservation
+    /// whose job is billed at the matched price; answers `Reserved` or `ReserveRefused`.
+    pub(super) fn on_matched(&mut self, from: AgentId, m: &QueueMatch, ctx: &mut Ctx<'_>) {
+        let req = ReservationRequest { start: m.start, end: m.end, pes: m.pes, partition: Some(m.queue as usize) };
+        let answer = match self.scheduler.reserve(ctx.now(), req) {
+            Ok(r) => {
+                self.matched_prices.insert(r.0, m.price);
+                LeaseMsg::Reserved { request: m.request, reservation: r.0 }
+            }
+            Err(e) => LeaseMsg::ReserveRefused { request: m.request, reason: e.to_string() },
+        };
+        ctx.send(from, Msg::Lease(answer));
+        self.after_event(ctx);
     }
 
     /// The meta-broker's periodic catalogue update: the maximal free rectangles of the availability profile.

@@ -4,6 +4,10 @@
 //! the reserve: forward auctions it holds for each slot, or asks in the exchange's call markets, each in one chosen
 //! at random (a free slot whole, or in lots of a given size, each a slot of the catalogue).
 //!
+//! In call markets it asks by its trader strategy (`crate::exchange::traders`; [`Provider::asking`]): its price
+//! (truthful, the default), or shaded, ZI-C (uniform in [price, ceiling]), ZI-U (uniform in [0, ceiling]) or ZIP
+//! (an adaptive margin on its price, learnt from the clearing prices the markets announce, `Exchange::Cleared`).
+//!
 //! Where the thesis is silent: a slot sold in an auction is not held until the exchange reserves it, so the next
 //! advertisement may offer the same CPUs again; the exchange then finds the reservation refused and retries or fails it
 //! (the oversubscription that §8.2 leaves to consumers and providers).
@@ -11,8 +15,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::Provider;
-use crate::exchange::mechanism::{MechanismKind, MechanismParams};
+use crate::exchange::mechanism::{MechanismKind, MechanismParams, Side};
 use crate::exchange::pick;
+use crate::exchange::traders::{Limits, Shout, Strategy, TraderStrategy, Unit};
 use crate::protocol::{
     Advertisement, AuctionInfo, AuctionRequest, BidRequest, Discovery, ExchangeMsg, Item, Offers, Quote, TimerMsg,
     Trading,
@@ -86,6 +91,10 @@ impl Provider {
             ExchangeMsg::Refused(r) => {
                 tracing::debug!(provider = ctx.name(), what = r.what.as_str(), reason = r.reason.as_str(), "refused")
             }
+            ExchangeMsg::Cleared { price, .. } => {
+                self.learn_from_clearing(*price, ctx);
+                self.on_cleared(*price, ctx)
+            }
             ExchangeMsg::AuctionHeld { .. } | ExchangeMsg::Offers(_) => {}
             _ => tracing::error!(provider = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
         }
@@ -136,23 +145,55 @@ impl Provider {
         ctx.wake_in(trading.interval, TimerMsg::Advertise);
     }
 
-    /// Offers each of its slots as an ask in one of the exchange's open call markets, chosen at random.
+    /// Asks in call markets by `strategy` (the default: truthful, at its price), zero-intelligence asks drawn up to
+    /// `ceiling` [G$ per CPU-second].
+    pub fn asking(mut self, strategy: Strategy, ceiling: f64) -> Provider {
+        if let Some((_, session)) = &mut self.exchange {
+            session.asking = Some((strategy, ceiling));
+        }
+        self
+    }
+
+    /// Offers each of its slots as an ask in one of the exchange's open call markets, chosen at random, at the price
+    /// its strategy sets on its own.
     fn ask_in_markets(&mut self, offers: &Offers, ctx: &mut Ctx<'_>) {
-        let Some((trading, session)) = &self.exchange else { return };
+        let cost = self.config.price;
+        let Some((trading, session)) = &mut self.exchange else { return };
         let Some(token) = session.token else { return };
-        let (to, price) = (trading.exchange, self.config.price);
+        let to = trading.exchange;
+        let (strategy, ceiling) = session.asking.unwrap_or((Strategy::Truthful, cost));
+        // A shaded ask goes a tenth of the way from its price to the ceiling.
+        let limits = Limits { floor: 0.0, ceiling: ceiling.max(cost), shade: 0.9 };
         for &slot in &session.slots.clone() {
             let market = |a: &AuctionInfo| matches!(a.item, Item::Market);
             let Some(auction) = pick(&offers.auctions, market, ctx.rng_stream(2)).map(|a| a.auction) else { return };
+            let trader = match &mut session.trader {
+                Some(t) => t,
+                None => session.trader.insert(strategy.build(limits, Side::Ask, 1, ctx.rng_stream(3))),
+            };
+            let price = trader.shout(Side::Ask, Unit { index: 0, limit: cost }, ctx.rng_stream(3));
             let bid = BidRequest { token, auction, quote: Quote::Sell { slot, price } };
             ctx.send(to, ExchangeMsg::Bid(Box::new(bid)));
         }
     }
+
+    /// A call market it asked in cleared at `price`: an adaptive seller learns from it (a trade at that price).
+    fn learn_from_clearing(&mut self, price: f64, ctx: &mut Ctx<'_>) {
+        let cost = self.config.price;
+        let Some((_, session)) = &mut self.exchange else { return };
+        if let Some(trader) = &mut session.trader {
+            let seen = Shout { side: Side::Bid, price, traded: Some(price) };
+            trader.observe(Side::Ask, Some(Unit { index: 0, limit: cost }), &seen, ctx.rng_stream(3));
+        }
+    }
 }
 
-/// A provider's standing on the exchange: its session token and the slots it advertised.
-#[derive(Clone, Debug, Default)]
+/// A provider's standing on the exchange: its session token, the slots it advertised, and how it prices its asks in
+/// call markets (the strategy and its ceiling; the trader, drawn at its first ask).
+#[derive(Debug, Default)]
 pub(super) struct Session {
     pub(super) token: Option<u64>,
     pub(super) slots: Vec<u64>,
+    asking: Option<(Strategy, f64)>,
+    trader: Option<Box<dyn TraderStrategy>>,
 }

@@ -116,6 +116,11 @@ pub enum Unit {
     Slowdown,
     /// A number of things (jobs, messages, rounds), or a number per thing; never negative.
     Count,
+    /// A ratio of two quantities that may exceed 1 (a wait over a runtime, a price swing over the price); never
+    /// negative.
+    Ratio,
+    /// A percentage, never negative (Smith's α: a root-mean-square deviation from a price over that price).
+    Percent,
     /// Energy [kWh].
     Energy,
     /// Power [W].
@@ -151,6 +156,8 @@ impl Unit {
             Unit::Share => "share, 0–1",
             Unit::Slowdown => "ratio ≥ 1",
             Unit::Count => "count",
+            Unit::Ratio => "ratio ≥ 0",
+            Unit::Percent => "%",
             Unit::Energy => "kWh",
             Unit::Power => "W",
             Unit::Carbon => "kg",
@@ -168,7 +175,7 @@ impl Unit {
     /// As an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
     pub fn axis(self) -> String {
         match self {
-            Unit::Share | Unit::Slowdown | Unit::Count | Unit::Relative => format!("({})", self.symbol()),
+            Unit::Share | Unit::Slowdown | Unit::Count | Unit::Ratio | Unit::Relative => format!("({})", self.symbol()),
             _ => format!("[{}]", self.symbol()),
         }
     }
@@ -483,6 +490,7 @@ impl Registry {
             .with(&crate::metabroker::energy::kind::EnergyMetaBrokerKind)
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
+            .with(&crate::market::kind::MarketKind)
             .with_queue_order(&ShortestJobFirst)
     }
 

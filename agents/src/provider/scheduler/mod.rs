@@ -135,6 +135,21 @@ pub struct ReservationRequest {
     pub partition: Option<usize>,
 }
 
+/// One partition's state, for a meta-broker's queue report (Garg 2010 ch7).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionState {
+    /// PEs of the partition.
+    pub pes: u32,
+    /// PEs free now.
+    pub free: u32,
+    /// Busy PEs over PEs.
+    pub load: f64,
+    /// Work committed per PE [s].
+    pub backlog: f64,
+    /// Free slots over the horizon asked for.
+    pub slots: Vec<Slot>,
+}
+
 /// Identifier of an accepted advance reservation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ReservationId(pub u64);
@@ -575,6 +590,55 @@ impl LocalScheduler {
             return Ok(0.0);
         }
         Ok(f64::from(capacity - free) / f64::from(capacity))
+    }
+
+    /// PEs free at `now` (of the cluster or of a partition), reservations included.
+    pub fn free_pes(&self, now: SimTime, partition: Option<usize>) -> Result<u32, Rejected> {
+        let now = now.max(self.now);
+        Ok(self.settled(now).cluster.profile(partition)?.free_at(now))
+    }
+
+    /// The work committed from `now` on, per PE [s], of the cluster or of a partition: the busy PE-seconds of its
+    /// profile ahead (running jobs to their estimated ends, held windows) plus the PE-seconds of the waiting jobs
+    /// that hold none, over its PEs. Garg's (2010) queue waiting time `w_k`, read as the wait of a job that needs
+    /// the whole queue; 0 for an idle one.
+    pub fn backlog(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
+        let now = now.max(self.now);
+        self.settled(now).backlog_settled(now, partition)
+    }
+
+    /// Every partition's state at `now` as a meta-broker reads it, from one view of the schedule: PEs, free PEs,
+    /// load, backlog ([`backlog`](Self::backlog)) and free slots over `[now, now + horizon)`.
+    pub fn partition_states(&self, now: SimTime, horizon: f64) -> Vec<PartitionState> {
+        let now = now.max(self.now);
+        let this = self.settled(now);
+        (0..this.cluster.parts.len())
+            .map(|k| {
+                let part = &this.cluster.parts[k];
+                let (pes, free) = (part.capacity(), part.free_at(now));
+                PartitionState {
+                    pes,
+                    free,
+                    load: if pes == 0 { 0.0 } else { f64::from(pes - free) / f64::from(pes) },
+                    backlog: this.backlog_settled(now, Some(k)).unwrap_or(0.0),
+                    slots: if horizon > 0.0 { part.free_slots(now, now + horizon) } else { Vec::new() },
+                }
+            })
+            .collect()
+    }
+
+    /// [`backlog`](Self::backlog) of a settled schedule.
+    fn backlog_settled(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
+        let profile = self.cluster.profile(partition)?;
+        let capacity = profile.capacity();
+        let (mut t, mut free, mut busy) = (now, profile.free_at(now), 0.0);
+        for b in profile.breakpoints_after(now) {
+            busy += f64::from(capacity - free) * (b - t);
+            (t, free) = (b, profile.free_at(b));
+        }
+        let waiting = self.queue.values().filter(|w| w.hold.is_none() && partition.is_none_or(|p| w.partition == p));
+        busy += waiting.map(|w| f64::from(w.job.pes) * w.job.estimate).sum::<f64>();
+        Ok(if capacity == 0 { 0.0 } else { busy / f64::from(capacity) })
     }
 
     /// Number of waiting jobs (of one partition, or all).

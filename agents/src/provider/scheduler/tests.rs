@@ -502,6 +502,43 @@ fn multi_partition_easy() {
     assert_eq!(s.submit(t(0.0), lost), Err(Rejected::NoSuchPartition(3)));
 }
 
+/// What a queue tells a meta-broker (Garg 2010 ch7), at t = 3 of the schedule above: P0 (2 PEs) runs J2 over [1,
+/// 11): backlog 2·8/2 = 8 s, no PE free. P1 (4 PEs) lends 2 PEs to J3 over [2, 7) and holds 4 for J4 over [7, 17):
+/// backlog (2·4 + 4·10)/4 = 12 s, 2 PEs free. P2 (6 PEs) runs J1 over [0, 20): 6·17/6 = 17 s. The cluster: (16 + 48
+/// + 102)/12.
+#[test]
+fn queue_state_for_a_meta_broker() {
+    let jobs = [job(1, 0.0, 6, 20.0, 20.0), job(2, 1.0, 2, 10.0, 10.0), job(3, 2.0, 2, 5.0, 5.0)];
+    let mut s = LocalScheduler::new(MultiPartitionEasy, 12);
+    for j in &jobs {
+        s.submit(t(j.submit), j.queued()).unwrap();
+    }
+    s.submit(t(3.0), job(4, 3.0, 4, 10.0, 10.0).queued()).unwrap();
+    let now = t(3.0);
+    let free: Vec<u32> = (0..3).map(|p| s.free_pes(now, Some(p)).unwrap()).collect();
+    assert_eq!(free, [0, 2, 0]);
+    let backlog: Vec<f64> = (0..3).map(|p| s.backlog(now, Some(p)).unwrap()).collect();
+    assert_eq!(backlog, [8.0, 12.0, 17.0]);
+    assert_eq!(s.backlog(now, None), Ok((16.0 + 48.0 + 102.0) / 12.0));
+    // The same in one view, with loads and, over a horizon, the slots.
+    let states = s.partition_states(now, 10.0);
+    let seen: Vec<(u32, u32, f64)> = states.iter().map(|p| (p.pes, p.free, p.backlog)).collect();
+    assert_eq!(seen, [(2, 0, 8.0), (4, 2, 12.0), (6, 0, 17.0)]);
+    assert_eq!(states[1].load, 0.5);
+    // P1 over [3, 13): 2 PEs free until J4 holds all 4 from 7: one free rectangle, [3, 7) × 2.
+    assert_eq!(states[1].slots, [Slot { start: t(3.0), end: t(7.0), pes: 2 }]);
+    assert!(s.partition_states(now, 0.0).iter().all(|p| p.slots.is_empty()));
+    assert_eq!(s.backlog(now, Some(3)), Err(Rejected::NoSuchPartition(3)));
+    let idle = LocalScheduler::new(MultiPartitionEasy, 12);
+    assert_eq!(idle.backlog(now, Some(2)), Ok(0.0));
+    // A waiting job that holds no window (FCFS) counts by its estimate: 2 PEs, J1 2×10 runs, J2 1×5 waits:
+    // (2·10 + 1·5)/2 = 12.5 s.
+    let mut f = LocalScheduler::new(Fcfs, 2);
+    f.submit(t(0.0), job(1, 0.0, 2, 10.0, 10.0).queued()).unwrap();
+    f.submit(t(0.0), job(2, 0.0, 1, 5.0, 5.0).queued()).unwrap();
+    assert_eq!(f.backlog(t(0.0), None), Ok(12.5));
+}
+
 /// 4 PEs. Reservation R1 = 3 PEs over [10,20). J1 2×15 cannot run beside it before 20.
 /// J2 1×5 and J3 1×20 fit beside everything (under EASY and conservative; FCFS keeps them
 /// behind J1). At 3, [5,12)×2 collides with R1 (and J3) and is refused; [5,10)×2 is

@@ -1,0 +1,286 @@
+//! Unit tests of DAM's valuation and matching and of the baselines, on hand-worked markets.
+
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64;
+
+use super::*;
+
+fn queue(site: usize, pes: u32, free: u32, load: f64, wait: f64, speed: f64) -> MarketQueue {
+    MarketQueue { site, queue: 0, pes, free, load, wait, valuation: 5.0, speed, slots: Vec::new() }
+}
+
+fn app(id: JobId, pes: u32, runtime: f64, deadline: f64, valuation: f64, submit: f64) -> Application {
+    Application { id, pes, runtime, deadline, valuation, submit }
+}
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} != {b}");
+}
+
+#[test]
+fn asks_rank_the_least_loaded_fastest_cheapest_queue_first() {
+    // c_max = 10, l_max = 0.5, Demand/Supply = 2, O = 1:
+    // a0 = 100 · (5/10) · (0.5/0.5) · 2 = 100; a1 = 50 · 1 · (0.25/0.5) · 2 = 50; a2 = 0 (idle).
+    let q = [
+        MarketQueue { valuation: 5.0, ..queue(0, 8, 4, 0.5, 100.0, 1.0) },
+        MarketQueue { valuation: 10.0, ..queue(0, 8, 6, 0.25, 50.0, 1.0) },
+        MarketQueue { valuation: 8.0, ..queue(1, 8, 8, 0.0, 0.0, 1.0) },
+    ];
+    let a = asks(&q, 2.0, 1.0);
+    close(a[0], 100.0);
+    close(a[1], 50.0);
+    close(a[2], 0.0);
+    // O scales every ask.
+    close(asks(&q, 2.0, 3.0)[1], 150.0);
+    // All idle and free of charge: 0/0 ratios count as 1, every ask is finite (0 here, no work committed).
+    let idle = vec![MarketQueue { valuation: 0.0, ..queue(0, 4, 4, 0.0, 0.0, 1.0) }; 2];
+    assert_eq!(asks(&idle, 1.0, 1.0), [0.0, 0.0]);
+    // A queue whose load is 0 while others' are not asks 0; more load, more ask.
+    let lighter = [queue(0, 8, 8, 0.25, 40.0, 1.0), queue(0, 8, 8, 0.5, 40.0, 1.0)];
+    let a = asks(&lighter, 1.0, 1.0);
+    assert!(a[0] < a[1], "{a:?}");
+}
+
+#[test]
+fn bids_favour_urgent_valuable_and_old_applications() {
+    // t = 100, v_max = 200, d_max = 500, st_min = 0, Demand/Supply = 2, H = 1.
+    // A: v 100, d 300, st 0: 0.5 · (400/200) · 2 · (101/101) = 2.
+    // B: v 50, d 150, st 50: 0.25 · (400/50) · 2 · (51/101) = 4 · 51/101.
+    // C: v 200, d 500, st 100: 1 · 1 · 2 · (1/101).
+    let apps =
+        [app(1, 1, 10.0, 300.0, 100.0, 0.0), app(2, 1, 10.0, 150.0, 50.0, 50.0), app(3, 1, 10.0, 500.0, 200.0, 100.0)];
+    let b = bids(&apps, 100.0, 2.0, 1.0);
+    close(b[0], 2.0);
+    close(b[1], 4.0 * 51.0 / 101.0);
+    close(b[2], 2.0 / 101.0);
+    // Of two applications alike but for their submission, the older bids more: (101 − 0)/101 against
+    // (101 − 90)/101, so 101/11 times more. The age factor prevents starvation.
+    let twins = [app(1, 1, 10.0, 300.0, 100.0, 0.0), app(2, 1, 10.0, 300.0, 100.0, 90.0)];
+    let b = bids(&twins, 100.0, 1.0, 1.0);
+    close(b[0] / b[1], 101.0 / 11.0);
+    // H scales every bid.
+    close(bids(&apps, 100.0, 2.0, 10.0)[0], 20.0);
+}
+
+#[test]
+fn bad_valuations_and_deadlines_give_documented_bids_never_nan() {
+    // d_i = t: the time to the deadline counts as 1 s, the most urgent bid. Zero and negative valuations count
+    // as 0; when every valuation is 0, v/v_max counts as 1. No deadline: a factor of 1.
+    let t = 100.0;
+    let apps =
+        [app(1, 1, 10.0, t, 100.0, 0.0), app(2, 1, 10.0, 600.0, -5.0, 0.0), app(3, 1, 10.0, f64::INFINITY, 100.0, 0.0)];
+    let b = bids(&apps, t, 1.0, 1.0);
+    close(b[0], 500.0); // (600 − 100) / max(0, 1)
+    close(b[1], 0.0);
+    close(b[2], 1.0);
+    let broke = [app(1, 1, 10.0, 200.0, 0.0, 0.0), app(2, 1, 10.0, 300.0, 0.0, 0.0)];
+    let b = bids(&broke, t, 1.0, 1.0);
+    close(b[0], 2.0);
+    close(b[1], 1.0);
+    // Past deadlines and an empty market too.
+    let late = [app(1, 1, 10.0, 50.0, 1.0, 0.0)];
+    assert!(bids(&late, t, 1.0, 1.0).iter().all(|b| b.is_finite()));
+    assert!(bids(&[], t, 1.0, 1.0).is_empty());
+    // No free processor anywhere: Supply counts as 1.
+    let full = [queue(0, 4, 0, 1.0, 10.0, 1.0)];
+    close(demand_supply(&broke, &full), 2.0);
+}
+
+/// The hand-worked market of Alg 7.1 at t = 100 (valuations c = 5 everywhere):
+/// Q0 (site 0, speed 1): 4 PEs, all free, idle; Q1 (site 0, speed 1): 8 PEs, all free, idle;
+/// Q2 (site 1, speed 2): 8 PEs, 4 free, load 0.5, 200 s of work per PE.
+/// X: 4 PEs × 100 s, deadline 400, v 1000; Y: 2 PEs × 300 s, deadline 300, v 1000; Z: 6 PEs × 50 s, deadline
+/// 1000, v 1800; all submitted at 100.
+fn hand_market() -> Market {
+    Market {
+        now: 100.0,
+        queues: vec![
+            queue(0, 4, 4, 0.0, 0.0, 1.0),
+            MarketQueue { queue: 1, ..queue(0, 8, 8, 0.0, 0.0, 1.0) },
+            queue(1, 8, 4, 0.5, 200.0, 2.0),
+        ],
+        apps: vec![
+            app(1, 4, 100.0, 400.0, 1000.0, 100.0),
+            app(2, 2, 300.0, 300.0, 1000.0, 100.0),
+            app(3, 6, 50.0, 1000.0, 1800.0, 100.0),
+        ],
+    }
+}
+
+fn placed(round: &Round) -> Vec<(usize, usize, f64, f64)> {
+    round.placements.iter().map(|p| (p.app, p.queue, p.start, p.end)).collect()
+}
+
+#[test]
+fn dam_matches_highest_bids_to_lowest_feasible_asks() {
+    // Demand/Supply = 12/16 = 0.75. Bids (d_max = 1000): X = (1000/1800)·(900/300)·0.75 = 1.25,
+    // Y = (1000/1800)·(900/200)·0.75 = 1.875, Z = 1·(900/900)·0.75 = 0.75. Asks: Q0 = Q1 = 0 (idle), Q2 =
+    // 200·1·(0.5/0.5)·0.75 = 150.
+    // Y first: Q0 and Q1 (speed 1) would finish it at 400 > 300: the next ask, Q2, finishes at 250. Q2 then has 2
+    // PEs free, load 0.75 and 200 + 2·150/8 = 237.5 s of work. X: Q0 (ask 0) finishes it at 200. Q0's load is
+    // now 1 = l_max, its ask 100·1·1·0.75 = 75. Z: Q1, still asking 0.
+    let m = hand_market();
+    let r = match_round(AuctionPolicy::Dam, &DamParams::default(), &m);
+    close(r.bids[0], 1.25);
+    close(r.bids[1], 1.875);
+    close(r.bids[2], 0.75);
+    assert_eq!(r.asks, [0.0, 0.0, 150.0]);
+    assert_eq!(placed(&r), [(1, 2, 100.0, 250.0), (0, 0, 100.0, 200.0), (2, 1, 100.0, 150.0)]);
+    let scores: Vec<(f64, f64)> = r.placements.iter().map(|p| p.scores.unwrap()).collect();
+    assert_eq!(scores, [(1.875, 150.0), (1.25, 0.0), (0.75, 0.0)]);
+    assert!(r.placements.iter().all(|p| p.price == 5.0));
+
+    // The literal test: Y's 1.875 meets only asks below it, and Q2's is 150: Y waits; X and Z bid above 0.
+    let literal = DamParams { bid_test: BidTest::Literal, ..DamParams::default() };
+    let r = match_round(AuctionPolicy::Dam, &literal, &m);
+    assert_eq!(placed(&r), [(0, 0, 100.0, 200.0), (2, 1, 100.0, 150.0)]);
+    // With H = 1000 Y's bid (1875) clears Q2's ask.
+    let scaled = DamParams { bid_scale: 1000.0, ..literal };
+    assert_eq!(match_round(AuctionPolicy::Dam, &scaled, &m).placements.len(), 3);
+}
+
+#[test]
+fn baselines_order_applications_and_choose_queues_by_their_rules() {
+    let m = hand_market();
+    let run = |p| placed(&match_round(p, &DamParams::default(), &m));
+    // FCFS: X, Y, Z by id (same submit time), each to the first queue with room: X → Q0; Y → Q1 (its deadline is
+    // not checked: it will finish at 400 > 300); Z → Q1.
+    assert_eq!(run(AuctionPolicy::Fcfs), [(0, 0, 100.0, 200.0), (1, 1, 100.0, 400.0), (2, 1, 100.0, 150.0)]);
+    // SJF: Z (50 s), X (100 s), Y (300 s): Z → Q1 (Q0 has 4 PEs), X → Q0, Y → Q1.
+    assert_eq!(run(AuctionPolicy::Sjf), [(2, 1, 100.0, 150.0), (0, 0, 100.0, 200.0), (1, 1, 100.0, 400.0)]);
+    // EDF-FQ: Y (300), X (400), Z (1000), each to the least waiting queue with room: Y → Q0 (0 s, the first of the
+    // two idle queues; 2·300/4 = 150 s of work after), X → Q1 (Q0 has 2 PEs left), Z: 6 PEs free nowhere.
+    assert_eq!(run(AuctionPolicy::EdfFq), [(1, 0, 100.0, 400.0), (0, 1, 100.0, 200.0)]);
+    // HVFQ: Z (1800) first, then X and Y (1000, by id): Z → Q1 (the only idle queue with 6 PEs; 37.5 s after);
+    // X → Q0 (0 s); Y → Q1 (37.5 s, against Q2's 200).
+    assert_eq!(run(AuctionPolicy::Hvfq), [(2, 1, 100.0, 150.0), (0, 0, 100.0, 200.0), (1, 1, 100.0, 400.0)]);
+    // FairShare: valuation per PE, Y 500, Z 300, X 250: Y → Q0, Z → Q1, X → Q2 (Q0 has 2 PEs, Q1 has 2).
+    assert_eq!(run(AuctionPolicy::FairShare), [(1, 0, 100.0, 400.0), (2, 1, 100.0, 150.0), (0, 2, 100.0, 150.0)]);
+    // The baselines have no bids or asks.
+    let r = match_round(AuctionPolicy::Fcfs, &DamParams::default(), &m);
+    assert!(r.bids.is_empty() && r.asks.is_empty() && r.placements.iter().all(|p| p.scores.is_none()));
+}
+
+#[test]
+fn packaged_slots_start_in_the_earliest_slot_that_fits() {
+    // At t = 0 a queue of 4 PEs has 1 PE free until 100, then 4 until the horizon (1000). A (1 PE × 50 s) takes the
+    // first slot now; B (2 PEs × 50 s) starts at 100; C (4 PEs × 5000 s) would fit the last slot, which reaches the
+    // horizon and so is open, but B took 2 of its PEs.
+    let q = MarketQueue { slots: vec![(0.0, 100.0, 1), (100.0, 1000.0, 4)], ..queue(0, 4, 1, 0.75, 75.0, 1.0) };
+    let apps = vec![app(1, 1, 50.0, 1e9, 1.0, 0.0), app(2, 2, 50.0, 1e9, 1.0, 0.0), app(3, 4, 5000.0, 1e9, 1.0, 0.0)];
+    let m = Market { now: 0.0, queues: vec![q], apps };
+    let packaged = DamParams { slots: SlotGeneration::Packaged, horizon: 1000.0, ..DamParams::default() };
+    let r = match_round(AuctionPolicy::Fcfs, &packaged, &m);
+    assert_eq!(placed(&r), [(0, 0, 0.0, 50.0), (1, 0, 100.0, 150.0)]);
+    // C first: it takes the open slot from 100, and B no longer fits.
+    let mut m2 = m.clone();
+    m2.apps.swap(1, 2);
+    m2.apps[1].id = 2;
+    m2.apps[2].id = 3;
+    let r = match_round(AuctionPolicy::Fcfs, &packaged, &m2);
+    assert_eq!(placed(&r), [(0, 0, 0.0, 50.0), (1, 0, 100.0, 5100.0)]);
+    // Immediate slots see only the PE free now: A alone.
+    assert_eq!(placed(&match_round(AuctionPolicy::Fcfs, &DamParams::default(), &m)), [(0, 0, 0.0, 50.0)]);
+}
+
+#[test]
+fn the_k_double_auction_price_lies_between_the_posted_price_and_the_users_value() {
+    // Posted price 5. A values its 2 PEs × 100 s at 10,000: 50 per PE-second; k = 0.5 → 5 + 0.5·45 = 27.5. B values
+    // 100: 0.5 per PE-second, below the posted price → 5.
+    let m = Market {
+        now: 0.0,
+        queues: vec![queue(0, 8, 8, 0.0, 0.0, 1.0)],
+        apps: vec![app(1, 2, 100.0, 1e9, 10_000.0, 0.0), app(2, 2, 100.0, 1e9, 100.0, 0.0)],
+    };
+    let kda = DamParams { payment: Payment::KDoubleAuction, ..DamParams::default() };
+    let prices: Vec<f64> = match_round(AuctionPolicy::Dam, &kda, &m).placements.iter().map(|p| p.price).collect();
+    assert_eq!(prices, [27.5, 5.0]);
+    let k1 = DamParams { k: 1.0, ..kda };
+    assert_eq!(match_round(AuctionPolicy::Dam, &k1, &m).placements[0].price, 50.0);
+}
+
+#[test]
+fn screen_refuses_applications_too_wide_or_too_late() {
+    // Widest queue: 8 PEs. At t = 100 the fastest 8-PE queue (Q2, speed 2) would finish 8 PEs × 500 s at 350.
+    let m = Market {
+        apps: vec![
+            app(1, 9, 10.0, 1e9, 1.0, 0.0),
+            app(2, 8, 500.0, 300.0, 1.0, 0.0),
+            app(3, 8, 500.0, 360.0, 1.0, 0.0),
+        ],
+        ..hand_market()
+    };
+    let refused = screen(&m);
+    assert_eq!(
+        refused,
+        [(0, Refusal::TooWide { pes: 9, largest: 8 }), (1, Refusal::Late { finish: 350.0, deadline: 300.0 })]
+    );
+    assert_eq!(refused[0].1.to_string(), "needs 9 PEs, more than any queue has (the largest has 8)");
+    // A finish exactly at the deadline misses it (Alg 7.1: waiting + execution < deadline).
+    let m = Market { apps: vec![app(1, 8, 500.0, 350.0, 1.0, 0.0)], ..hand_market() };
+    assert_eq!(screen(&m).len(), 1);
+    // No catalogue yet: nothing is refused.
+    assert!(screen(&Market { queues: Vec::new(), ..m }).is_empty());
+}
+
+#[test]
+fn random_markets_never_oversubscribe_nor_match_twice() {
+    let policies = [
+        AuctionPolicy::Dam,
+        AuctionPolicy::Sjf,
+        AuctionPolicy::Fcfs,
+        AuctionPolicy::EdfFq,
+        AuctionPolicy::Hvfq,
+        AuctionPolicy::FairShare,
+    ];
+    for seed in 0..40 {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let now = rng.random_range(0.0..1000.0);
+        let queues: Vec<MarketQueue> = (0..rng.random_range(1..8))
+            .map(|k| {
+                let pes = rng.random_range(1..64u32);
+                let free = rng.random_range(0..=pes);
+                let load = f64::from(pes - free) / f64::from(pes);
+                let mut q = queue(k / 3, pes, free, load, rng.random_range(0.0..500.0), rng.random_range(1.0..1.4));
+                q.valuation = rng.random_range(-1.0..10.0);
+                q
+            })
+            .collect();
+        let apps: Vec<Application> = (0..rng.random_range(0..40u64))
+            .map(|id| {
+                let runtime = rng.random_range(1.0..500.0);
+                let deadline = now + runtime * rng.random_range(-0.5..3.0);
+                app(
+                    id,
+                    rng.random_range(1..70),
+                    runtime,
+                    deadline,
+                    rng.random_range(-100.0..1e5),
+                    rng.random_range(0.0..now),
+                )
+            })
+            .collect();
+        let market = Market { now, queues, apps };
+        for policy in policies {
+            for bid_test in [BidTest::Always, BidTest::Literal] {
+                let params = DamParams { bid_test, ..DamParams::default() };
+                let r = match_round(policy, &params, &market);
+                assert!(r.bids.iter().chain(&r.asks).all(|v| v.is_finite() && *v >= 0.0), "{r:?}");
+                let mut used = vec![0u32; market.queues.len()];
+                let mut seen = std::collections::BTreeSet::new();
+                for p in &r.placements {
+                    assert!(seen.insert(p.app), "{policy:?} matched application {} twice", p.app);
+                    let a = &market.apps[p.app];
+                    used[p.queue] += a.pes;
+                    assert!(p.price.is_finite() && p.end > p.start);
+                    if policy == AuctionPolicy::Dam {
+                        assert!(p.end < a.deadline, "DAM matched a late application");
+                    }
+                }
+                for (u, q) in used.iter().zip(&market.queues) {
+                    assert!(*u <= q.free, "{policy:?}: {u} PEs placed in a queue with {} free", q.free);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,724 @@
+//! Pricing strategies: how a provider's posted price [G$ per PE-second] moves by its own rule, so that prices emerge
+//! from what the agents do instead of being constants.
+//!
+//! A strategy is one [`PriceRule`]: from what the provider saw over the last repricing interval (an
+//! [`Observation`]) it proposes the next price. The provider clamps the proposal to the rule's bounds, posts it
+//! (its `price` from then on: new claims and submissions are accepted at it, jobs already accepted keep the price
+//! they were accepted at), and announces a change to every user broker as `Market::PriceChange`, so that brokers
+//! that choose by price react. The rules ([`Rule`]):
+//!
+//! - **fixed**: the configured price, for ever (the default).
+//! - **utilisation**: p' = p · (1 + g · (x − x*)), where x is the utilisation over the last interval (busy
+//!   PE-seconds over PE-seconds; `signal = "queue"`: the mean number of jobs waiting per PE), x* the target and g
+//!   the gain. The price rises when the provider is busier than its target and falls when it is idler.
+//! - **demand**: the same update with x = D / S, the PE-seconds requested over the last interval (claims,
+//!   submissions and reservations, granted or not, each its PEs × estimate) over the PE-seconds it had to offer
+//!   (PEs × interval); the target x* defaults to 1, demand meeting supply.
+//! - **auction-cleared**: the price the exchange's last call market cleared at, whenever the provider hears of one
+//!   (`Exchange::Cleared`, for providers that ask in the exchange's call markets).
+//! - **time-of-day**: p' = p0 · f(h), where p0 is the configured price and f the factor of the schedule's entry in
+//!   force at hour h of the day (peak and off-peak tariffs).
+//!
+//! Bounds: every price is clamped to `[low, high]` (`bounds`; by default [p0 / 10, 10 · p0] for the feedback rules,
+//! [0, 10^6] for the others). A proposal that is not a finite non-negative number (a gain so high that the factor
+//! turns negative, say) is clamped too, NaN keeping the price as it was, and the first such proposal of a provider is
+//! reported as a warning; `price_clamped` counts every clamp.
+//!
+//! Stability of the feedback rules (the cobweb theorem in the form of a discrete tâtonnement): if the brokers' demand
+//! answers the price posted for an interval, x(p) near the price p* where x(p*) = x* is x* − k (p − p*) with k =
+//! −dx/dp > 0, so the deviation e = p − p* evolves as e' = (1 − g η) e with η = k p* (the elasticity of the signal to
+//! the price at p*). The price converges monotonically when g η < 1, in damped oscillations when 1 < g η < 2, and
+//! oscillates with a growing amplitude, until the bounds hold it, when g η > 2.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Provider;
+use crate::model::JobId;
+use crate::protocol::{JobMsg, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::registry::Invalid;
+use crate::registry::limits::{MAX_PRICE, short};
+use crate::registry::values::{Interval, Seconds};
+use crate::report::{Report, Series};
+use crate::sim::{Ctx, SimTime};
+
+/// Hours in a day, the unit of a time-of-day schedule.
+const HOURS: f64 = 24.0;
+
+/// What a provider saw over its last repricing interval, the input of a [`PriceRule`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Observation {
+    /// Now [s].
+    pub now: f64,
+    /// The price posted over the interval [G$ per PE-second].
+    pub price: f64,
+    /// The configured price p0 [G$ per PE-second].
+    pub base: f64,
+    /// Busy PE-seconds over PE-seconds, over the interval (0 to 1).
+    pub utilisation: f64,
+    /// Mean number of jobs waiting per PE over the interval.
+    pub queue: f64,
+    /// PE-seconds requested over the interval over the PE-seconds the provider had (PEs × interval).
+    pub demand: f64,
+    /// The last clearing price the exchange announced to the provider, if any [G$ per CPU-second].
+    pub cleared: Option<f64>,
+}
+
+/// A pricing strategy: the next price from what the provider saw. The provider clamps what it proposes (see the
+/// module's doc); a new strategy is one type implementing this trait and one variant of [`Rule`].
+pub trait PriceRule: fmt::Debug + Send {
+    /// The price to post from now on, before clamping.
+    fn next(&mut self, seen: &Observation) -> f64;
+}
+
+/// What a feedback rule reads as its signal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Signal {
+    /// Busy PE-seconds over PE-seconds.
+    #[default]
+    Utilisation,
+    /// Mean jobs waiting per PE.
+    Queue,
+}
+
+/// p' = p · (1 + gain · (x − target)): the update of the utilisation and demand rules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Feedback {
+    /// What x is.
+    pub signal: FeedbackSignal,
+    /// g, per unit of the signal.
+    pub gain: f64,
+    /// x*.
+    pub target: f64,
+}
+
+/// The signal of a [`Feedback`] rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedbackSignal {
+    /// Utilisation.
+    Utilisation,
+    /// Jobs waiting per PE.
+    Queue,
+    /// Demand over supply.
+    Demand,
+}
+
+impl PriceRule for Feedback {
+    fn next(&mut self, seen: &Observation) -> f64 {
+        let x = match self.signal {
+            FeedbackSignal::Utilisation => seen.utilisation,
+            FeedbackSignal::Queue => seen.queue,
+            FeedbackSignal::Demand => seen.demand,
+        };
+        seen.price * (1.0 + self.gain * (x - self.target))
+    }
+}
+
+/// The configured price, for ever.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fixed;
+
+impl PriceRule for Fixed {
+    fn next(&mut self, seen: &Observation) -> f64 {
+        seen.base
+    }
+}
+
+/// The exchange's last clearing price.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuctionCleared;
+
+impl PriceRule for AuctionCleared {
+    fn next(&mut self, seen: &Observation) -> f64 {
+        seen.cleared.unwrap_or(seen.price)
+    }
+}
+
+/// p0 times the factor of the hour of the day.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeOfDay {
+    /// (from hour, factor), hours ascending from 0.
+    pub schedule: Vec<(f64, f64)>,
+    /// The length of a day [s].
+    pub day: f64,
+}
+
+impl TimeOfDay {
+    /// The factor in force at `now` [s].
+    pub fn factor(&self, now: f64) -> f64 {
+        let hour = (now.rem_euclid(self.day)) / self.day * HOURS;
+        let i = self.schedule.partition_point(|&(from, _)| from <= hour);
+        self.schedule.get(i.saturating_sub(1)).map_or(1.0, |e| e.1)
+    }
+
+    /// How long after `now` the factor next changes [s].
+    pub fn next_change(&self, now: f64) -> f64 {
+        let into = now.rem_euclid(self.day);
+        let hour = into / self.day * HOURS;
+        let next = self.schedule.iter().map(|e| e.0).find(|&h| h > hour).unwrap_or(HOURS);
+        let wait = next / HOURS * self.day - into;
+        // Rounding may leave a change a hair in the past: go on to the next one instead of waking at once.
+        if wait > 1e-9 * self.day { wait } else { self.day / HOURS }
+    }
+}
+
+impl PriceRule for TimeOfDay {
+    fn next(&mut self, seen: &Observation) -> f64 {
+        seen.base * self.factor(seen.now)
+    }
+}
+
+/// A checked pricing strategy.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rule {
+    /// The configured price.
+    Fixed,
+    /// Feedback on utilisation, queue or demand.
+    Feedback(Feedback),
+    /// The exchange's clearing price.
+    AuctionCleared,
+    /// Peak and off-peak tariffs.
+    TimeOfDay(TimeOfDay),
+    /// A strategy written in code and given to the provider ([`Provider::with_price_rule`]), revised every interval.
+    Custom,
+}
+
+impl Rule {
+    /// The rule as a strategy.
+    pub fn build(&self) -> Box<dyn PriceRule> {
+        match self {
+            Rule::Fixed => Box::new(Fixed),
+            Rule::Feedback(f) => Box::new(*f),
+            Rule::AuctionCleared => Box::new(AuctionCleared),
+            Rule::TimeOfDay(t) => Box::new(t.clone()),
+            // The provider is given the strategy itself.
+            Rule::Custom => Box::new(Fixed),
+        }
+    }
+}
+
+/// A provider's pricing strategy, checked: the rule, when it reprices and its bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PricingConfig {
+    /// The rule.
+    pub rule: Rule,
+    /// Repricing interval [s] (feedback rules; a time-of-day rule reprices when its factor changes, auction-cleared
+    /// when a market clears).
+    pub interval: f64,
+    /// [low, high] [G$ per PE-second].
+    pub bounds: (f64, f64),
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        PricingConfig { rule: Rule::Fixed, interval: DEFAULT_INTERVAL, bounds: (0.0, MAX_PRICE) }
+    }
+}
+
+impl PricingConfig {
+    /// Whether the price may move at all.
+    pub fn dynamic(&self) -> bool {
+        self.rule != Rule::Fixed
+    }
+}
+
+/// Default repricing interval [s]: an hour.
+const DEFAULT_INTERVAL: f64 = 3_600.0;
+
+/// Which rule a scenario names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleName {
+    /// [`Fixed`].
+    Fixed,
+    /// [`Feedback`] on utilisation or queue length.
+    Utilisation,
+    /// [`Feedback`] on demand over supply.
+    Demand,
+    /// [`AuctionCleared`].
+    AuctionCleared,
+    /// [`TimeOfDay`].
+    TimeOfDay,
+}
+
+/// A provider's `pricing` table as written, e.g. `{ rule = "utilisation", gain = 0.5, target = 0.7 }`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawPricing {
+    /// "fixed" (the configured price; default), "utilisation" (p' = p · (1 + gain · (x − target)), x the utilisation
+    /// over the last interval, or with `signal = "queue"` the mean jobs waiting per PE), "demand" (the same with x =
+    /// PE-seconds requested over PE-seconds offered in the last interval), "auction-cleared" (the exchange's last
+    /// clearing price) or "time-of-day" (`price` × the factor of the hour, from `schedule`).
+    #[schemars(with = "String")]
+    pub rule: RuleName,
+    /// Utilisation and demand: the gain g (per unit of the signal; from 0 to 1000).
+    pub gain: Option<f64>,
+    /// Utilisation and demand: the target x* of the signal (utilisation from 0 to 1, default 0.7; demand from 0,
+    /// default 1; queue from 0, default 1).
+    pub target: Option<f64>,
+    /// Utilisation: "utilisation" (default) or "queue".
+    #[schemars(with = "Option<String>")]
+    pub signal: Option<Signal>,
+    /// Utilisation and demand: how often the price is revised [s] (default 3,600).
+    pub interval: Option<Interval>,
+    /// The lowest and highest price [G$ per PE-second] (default [price / 10, 10 × price] for utilisation and demand,
+    /// [0, 1e6] for the others); the configured price must lie within.
+    pub bounds: Option<[f64; 2]>,
+    /// Time-of-day: `[[hour, factor], ...]`, hours from 0 (the first entry) ascending below 24, each factor (≥ 0)
+    /// multiplying `price` from its hour until the next entry's.
+    pub schedule: Option<Vec<[f64; 2]>>,
+    /// Time-of-day: the length of a day [s] (default 86,400).
+    pub day: Option<Seconds>,
+}
+
+/// Highest gain of a feedback rule: a price multiplied by up to 1000 per unit of signal in one interval.
+const MAX_GAIN: f64 = 1_000.0;
+
+impl RawPricing {
+    /// The strategy for a provider whose configured price is `base`; errors name the key under `pricing.`.
+    pub fn check(&self, base: f64) -> Result<PricingConfig, Invalid> {
+        let at = |key: &str, message: String| Invalid::at(format!("pricing.{key}"), message);
+        let only = |key: &str, given: bool, rules: &str| match given {
+            true => Err(at(
+                key,
+                format!("a key of the {rules} rule(s), not of \"{}\"", crate::registry::serde_name(&self.rule)),
+            )),
+            false => Ok(()),
+        };
+        let feedback = matches!(self.rule, RuleName::Utilisation | RuleName::Demand);
+        let time_of_day = self.rule == RuleName::TimeOfDay;
+        if !feedback {
+            only("gain", self.gain.is_some(), "utilisation and demand")?;
+            only("target", self.target.is_some(), "utilisation and demand")?;
+            only("interval", self.interval.is_some(), "utilisation and demand")?;
+        }
+        if self.rule != RuleName::Utilisation {
+            only("signal", self.signal.is_some(), "utilisation")?;
+        }
+        if !time_of_day {
+            only("schedule", self.schedule.is_some(), "time-of-day")?;
+            only("day", self.day.is_some(), "time-of-day")?;
+        }
+        let default_bounds = if feedback { (base / 10.0, (10.0 * base).min(MAX_PRICE)) } else { (0.0, MAX_PRICE) };
+        let bounds = self.bounds.map_or(default_bounds, |[lo, hi]| (lo, hi));
+        let (lo, hi) = bounds;
+        if !(0.0 <= lo && lo <= hi && hi <= MAX_PRICE) {
+            let m = format!(
+                "expected [low, high] with 0 <= low <= high <= {}, found [{}, {}]",
+                short(MAX_PRICE),
+                short(lo),
+                short(hi)
+            );
+            return Err(at("bounds", m));
+        }
+        if self.rule != RuleName::TimeOfDay && !(lo <= base && base <= hi) {
+            return Err(at(
+                "bounds",
+                format!("the price ({}) lies outside [{}, {}]", short(base), short(lo), short(hi)),
+            ));
+        }
+        let rule = match self.rule {
+            RuleName::Fixed => Rule::Fixed,
+            RuleName::AuctionCleared => Rule::AuctionCleared,
+            RuleName::Utilisation | RuleName::Demand => {
+                if base <= 0.0 {
+                    let m = "moves the price by a fraction of itself, so it needs a positive `price`".to_string();
+                    return Err(Invalid::at("pricing.rule", m).hint("give the provider a `price` above 0"));
+                }
+                let Some(gain) = self.gain else {
+                    return Err(at("gain", "expected a gain (a number from 0 to 1000), found none".into()));
+                };
+                if !(0.0..=MAX_GAIN).contains(&gain) {
+                    return Err(at("gain", format!("expected a number from 0 to 1000, found {}", short(gain))));
+                }
+                let signal = match (self.rule, self.signal.unwrap_or_default()) {
+                    (RuleName::Demand, _) => FeedbackSignal::Demand,
+                    (_, Signal::Utilisation) => FeedbackSignal::Utilisation,
+                    (_, Signal::Queue) => FeedbackSignal::Queue,
+                };
+                let (default, max) = match signal {
+                    FeedbackSignal::Utilisation => (0.7, 1.0),
+                    FeedbackSignal::Queue | FeedbackSignal::Demand => (1.0, 1e6),
+                };
+                let target = self.target.unwrap_or(default);
+                if !(0.0..=max).contains(&target) {
+                    return Err(at(
+                        "target",
+                        format!("expected a number from 0 to {}, found {}", short(max), short(target)),
+                    ));
+                }
+                Rule::Feedback(Feedback { signal, gain, target })
+            }
+            RuleName::TimeOfDay => {
+                let Some(schedule) = &self.schedule else {
+                    return Err(at("schedule", "expected `[[hour, factor], ...]` from hour 0, found none".into()));
+                };
+                check_schedule(schedule).map_err(|m| at("schedule", m))?;
+                let schedule = schedule.iter().map(|&[h, f]| (h, f)).collect();
+                Rule::TimeOfDay(TimeOfDay { schedule, day: self.day.map_or(86_400.0, |d| d.0) })
+            }
+        };
+        Ok(PricingConfig { rule, interval: self.interval.map_or(DEFAULT_INTERVAL, |i| i.0), bounds })
+    }
+}
+
+/// A time-of-day schedule: hours from 0 ascending below 24, factors finite and non-negative.
+fn check_schedule(schedule: &[[f64; 2]]) -> Result<(), String> {
+    if schedule.first().map(|e| e[0]) != Some(0.0) {
+        return Err("expected a first entry at hour 0".into());
+    }
+    for (i, &[hour, factor]) in schedule.iter().enumerate() {
+        if !(0.0..HOURS).contains(&hour) || (i > 0 && hour <= schedule[i - 1][0]) {
+            return Err(format!("entry {i}: expected hours ascending from 0 to below 24, found {}", short(hour)));
+        }
+        if !(factor.is_finite() && factor >= 0.0) {
+            return Err(format!("entry {i}: expected a non-negative factor, found {}", short(factor)));
+        }
+    }
+    Ok(())
+}
+
+/// A provider's pricing and what it saw: the strategy, the requests of the current interval, the posted prices.
+#[derive(Debug)]
+pub(super) struct Pricing {
+    config: PricingConfig,
+    rule: Box<dyn PriceRule>,
+    /// The configured price p0.
+    base: f64,
+    /// When the current interval began.
+    since: SimTime,
+    /// PE-seconds requested in the current interval.
+    demand: f64,
+    /// The last clearing price heard of.
+    cleared: Option<f64>,
+    /// Requests received and refused, over the run.
+    requests: u64,
+    refused: u64,
+    /// Requests received, as a running count (for requests per interval).
+    requests_seen: Series,
+    /// The posted price over time.
+    posted: Series,
+    /// The price after each repricing, with when.
+    history: Vec<(f64, f64)>,
+    /// Proposals clamped, and whether a bad one (negative, NaN, infinite) was reported.
+    clamped: u64,
+    reported: bool,
+    /// The price each job was accepted at, while the price may move.
+    agreed: BTreeMap<JobId, f64>,
+}
+
+impl Pricing {
+    /// Pricing by `config` from the configured price `base`.
+    pub(super) fn new(config: PricingConfig, base: f64) -> Pricing {
+        let rule = config.rule.build();
+        Pricing {
+            config,
+            rule,
+            base,
+            since: SimTime::ZERO,
+            demand: 0.0,
+            cleared: None,
+            requests: 0,
+            refused: 0,
+            requests_seen: Series::default(),
+            posted: Series::default(),
+            history: Vec::new(),
+            clamped: 0,
+            reported: false,
+            agreed: BTreeMap::new(),
+        }
+    }
+
+    /// The price `job` was accepted at, if the price may have moved since.
+    pub(super) fn agreed(&self, job: JobId) -> Option<f64> {
+        self.agreed.get(&job).copied()
+    }
+
+    /// A claim was refused.
+    pub(super) fn refused(&mut self) {
+        self.refused += 1;
+    }
+
+    /// The price proposed, clamped to the bounds; a proposal that is no price at all is reported once.
+    fn clamp(&mut self, proposed: f64, current: f64, provider: &str) -> f64 {
+        let a_price = proposed.is_finite() && proposed >= 0.0;
+        if !a_price && !self.reported {
+            self.reported = true;
+            tracing::warn!(
+                provider,
+                proposed,
+                "the pricing rule proposed a price that is not a finite non-negative number: clamped to its bounds \
+                 (reported once)"
+            );
+        }
+        let (lo, hi) = self.config.bounds;
+        let price = if proposed.is_nan() { current.clamp(lo, hi) } else { proposed.clamp(lo, hi) };
+        if price != proposed {
+            self.clamped += 1;
+        }
+        price
+    }
+}
+
+impl Provider {
+    /// Sets the pricing strategy (the default: the configured price, fixed).
+    pub fn with_pricing(mut self, config: PricingConfig) -> Provider {
+        self.pricing = Pricing::new(config, self.config.price);
+        self
+    }
+
+    /// Prices by `rule`, a strategy written in code, revised every `interval` seconds within `bounds`.
+    pub fn with_price_rule(mut self, rule: Box<dyn PriceRule>, interval: f64, bounds: (f64, f64)) -> Provider {
+        self.pricing = Pricing::new(PricingConfig { rule: Rule::Custom, interval, bounds }, self.config.price);
+        self.pricing.rule = rule;
+        self
+    }
+
+    /// At start: the first price posted (announced if the tariff of the hour is not the configured price), and the
+    /// first repricing set.
+    pub(super) fn start_pricing(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        if let Rule::TimeOfDay(t) = &self.pricing.config.rule {
+            let price = self.pricing.base * t.factor(now.secs());
+            let price = self.pricing.clamp(price, self.config.price, ctx.name());
+            if price != self.config.price {
+                self.config.price = price;
+                self.announce(price, ctx);
+            }
+        }
+        self.pricing.posted.set(now, self.config.price);
+        self.pricing.history.push((now.secs(), self.config.price));
+        self.arm_repricing(ctx);
+    }
+
+    fn arm_repricing(&mut self, ctx: &mut Ctx<'_>) {
+        let delay = match &self.pricing.config.rule {
+            Rule::Feedback(_) | Rule::Custom => self.pricing.config.interval,
+            Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
+            Rule::Fixed | Rule::AuctionCleared => return,
+        };
+        ctx.wake_in(delay, TimerMsg::Reprice);
+    }
+
+    /// Counts a request (a claim, submission or reservation) and, while prices move, records the price its job is
+    /// accepted at.
+    pub(super) fn on_request_seen(&mut self, msg: &Msg, now: SimTime) {
+        let (job, pe_seconds) = match msg {
+            Msg::Job(JobMsg::Submit(job)) | Msg::Market(MarketMsg::SlaRequest(job)) => {
+                (Some(job.id), f64::from(job.pes) * self.planned_duration(job))
+            }
+            Msg::Job(JobMsg::SubmitReserved { job, .. }) => {
+                if self.pricing.config.dynamic() {
+                    self.pricing.agreed.insert(job.id, self.config.price);
+                }
+                return;
+            }
+            Msg::Lease(LeaseMsg::Reserve { start, end, pes, .. }) => (None, f64::from(*pes) * (*end - *start)),
+            _ => return,
+        };
+        let p = &mut self.pricing;
+        p.requests += 1;
+        p.requests_seen.set(now, p.requests as f64);
+        p.demand += pe_seconds;
+        if let Some(job) = job
+            && p.config.dynamic()
+        {
+            p.agreed.insert(job, self.config.price);
+        }
+    }
+
+    /// The exchange announced a clearing price: an auction-cleared provider posts it.
+    pub(super) fn on_cleared(&mut self, price: f64, ctx: &mut Ctx<'_>) {
+        self.pricing.cleared = Some(price);
+        if self.pricing.config.rule == Rule::AuctionCleared {
+            self.reprice(ctx);
+        }
+    }
+
+    /// The repricing timer: a new price from the last interval, and the next repricing.
+    pub(super) fn on_reprice(&mut self, ctx: &mut Ctx<'_>) {
+        self.reprice(ctx);
+        self.arm_repricing(ctx);
+    }
+
+    /// Asks the rule for the next price, posts it and announces a change to every user broker.
+    fn reprice(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let (from, to) = (self.pricing.since.secs(), now.secs());
+        let span = to - from;
+        let capacity = f64::from(self.config.pes) * span;
+        let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
+        let seen = Observation {
+            now: to,
+            price: self.config.price,
+            base: self.pricing.base,
+            utilisation: share(self.busy.integral_over(from, to), capacity),
+            queue: share(self.queued.integral_over(from, to), capacity),
+            demand: share(self.pricing.demand, capacity),
+            cleared: self.pricing.cleared,
+        };
+        let proposed = self.pricing.rule.next(&seen);
+        let price = self.pricing.clamp(proposed, self.config.price, ctx.name());
+        self.pricing.since = now;
+        self.pricing.demand = 0.0;
+        self.pricing.history.push((to, price));
+        if price != self.config.price {
+            self.config.price = price;
+            self.pricing.posted.set(now, price);
+            self.announce(price, ctx);
+        }
+    }
+
+    /// Tells every user broker the price posted from now on.
+    fn announce(&self, price: f64, ctx: &mut Ctx<'_>) {
+        for &broker in ctx.of_kind(crate::broker::kind::KIND).to_vec().iter() {
+            ctx.send(broker, MarketMsg::PriceChange { price });
+        }
+    }
+
+    /// The pricing metrics and series.
+    pub(super) fn report_pricing(&self, now: SimTime, out: &mut Report) {
+        let p = &self.pricing;
+        let end = now.secs();
+        let mean = if end > 0.0 { p.posted.integral(end) / end } else { self.config.price };
+        let (swing, alternation, settled) = swings(&p.history, end / 2.0);
+        out.metrics.extend([
+            ("price", self.config.price),
+            ("price_mean", mean),
+            ("price_changes", p.posted.points().len().saturating_sub(1) as f64),
+            ("price_settled", settled),
+            ("price_swing", swing),
+            ("price_alternation", alternation),
+            ("price_clamped", p.clamped as f64),
+            ("requests", p.requests as f64),
+            ("refused", p.refused as f64),
+        ]);
+        out.series.push(("price", p.posted.clone()));
+        out.series.push(("requests", p.requests_seen.clone()));
+    }
+}
+
+/// Of the prices after each repricing from `from` on: the mean absolute change over the mean price (its swing), the
+/// share of successive changes that reverse the one before (1 in a price that goes up and down at every
+/// repricing), and the mean price. NaN when there are too few.
+pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64, f64) {
+    let prices: Vec<f64> = history.iter().filter(|h| h.0 >= from).map(|h| h.1).collect();
+    let changes: Vec<f64> = prices.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean_price = prices.iter().sum::<f64>() / prices.len() as f64;
+    let swing = if changes.is_empty() || mean_price <= 0.0 {
+        f64::NAN
+    } else {
+        changes.iter().map(|c| c.abs()).sum::<f64>() / changes.len() as f64 / mean_price
+    };
+    let moves: Vec<f64> = changes.into_iter().filter(|c| *c != 0.0).collect();
+    let alternation = if moves.len() < 2 {
+        f64::NAN
+    } else {
+        moves.windows(2).filter(|w| w[0] * w[1] < 0.0).count() as f64 / (moves.len() - 1) as f64
+    };
+    (swing, alternation, mean_price)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(price: f64, utilisation: f64) -> Observation {
+        let (now, base, queue, demand, cleared) = (3600.0, 4.0, 0.0, 0.0, None);
+        Observation { now, price, base, utilisation, queue, demand, cleared }
+    }
+
+    fn raw(table: &str) -> RawPricing {
+        toml::from_str(table).expect("a pricing table")
+    }
+
+    #[test]
+    fn test_feedback_moves_the_price_by_the_gain_times_the_error() {
+        let mut rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 0.5, target: 0.6 };
+        // Busier than the target by 0.2: up by 10%; idler by 0.4: down by 20%.
+        assert!((rule.next(&seen(4.0, 0.8)) - 4.4).abs() < 1e-12);
+        assert!((rule.next(&seen(4.0, 0.2)) - 3.2).abs() < 1e-12);
+        assert_eq!(rule.next(&seen(4.0, 0.6)), 4.0);
+        let mut demand = Feedback { signal: FeedbackSignal::Demand, gain: 1.0, target: 1.0 };
+        assert!((demand.next(&Observation { demand: 1.5, ..seen(2.0, 0.0) }) - 3.0).abs() < 1e-12);
+        let mut queue = Feedback { signal: FeedbackSignal::Queue, gain: 0.1, target: 0.0 };
+        assert!((queue.next(&Observation { queue: 2.0, ..seen(2.0, 0.0) }) - 2.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn test_time_of_day_follows_the_schedule() {
+        let t = TimeOfDay { schedule: vec![(0.0, 0.5), (8.0, 1.5), (20.0, 1.0)], day: 86_400.0 };
+        assert_eq!(t.factor(0.0), 0.5);
+        assert_eq!(t.factor(8.0 * 3600.0 - 1.0), 0.5);
+        assert_eq!(t.factor(8.0 * 3600.0), 1.5);
+        assert_eq!(t.factor(21.0 * 3600.0), 1.0);
+        // The next day starts over.
+        assert_eq!(t.factor(86_400.0 + 9.0 * 3600.0), 1.5);
+        assert_eq!(t.next_change(0.0), 8.0 * 3600.0);
+        assert_eq!(t.next_change(9.0 * 3600.0), 11.0 * 3600.0);
+        assert_eq!(t.next_change(20.0 * 3600.0), 4.0 * 3600.0);
+        let mut rule = t;
+        assert_eq!(rule.next(&Observation { now: 9.0 * 3600.0, ..seen(1.0, 0.0) }), 6.0);
+    }
+
+    #[test]
+    fn test_fixed_and_auction_cleared() {
+        assert_eq!(Fixed.next(&seen(7.0, 1.0)), 4.0);
+        assert_eq!(AuctionCleared.next(&seen(7.0, 1.0)), 7.0, "no clearing yet: the price stays");
+        assert_eq!(AuctionCleared.next(&Observation { cleared: Some(2.5), ..seen(7.0, 1.0) }), 2.5);
+    }
+
+    #[test]
+    fn test_bad_proposals_are_clamped_and_counted() {
+        let config = raw("rule = \"utilisation\"\ngain = 100\nbounds = [1, 8]").check(4.0).unwrap();
+        let mut p = Pricing::new(config, 4.0);
+        assert_eq!(p.clamp(-3.0, 4.0, "rp"), 1.0);
+        assert!(p.reported);
+        assert_eq!(p.clamp(f64::INFINITY, 4.0, "rp"), 8.0);
+        assert_eq!(p.clamp(f64::NAN, 4.0, "rp"), 4.0, "NaN keeps the price");
+        assert_eq!(p.clamp(5.0, 4.0, "rp"), 5.0);
+        assert_eq!(p.clamped, 3);
+        // A gain of 100 on an idle provider proposes a negative price: the lower bound.
+        let proposed = p.rule.next(&seen(4.0, 0.0));
+        assert!(proposed < 0.0);
+        assert_eq!(p.clamp(proposed, 4.0, "rp"), 1.0);
+    }
+
+    #[test]
+    fn test_checks_name_the_key() {
+        let key = |table: &str, base: f64| raw(table).check(base).unwrap_err().key;
+        assert_eq!(key("rule = \"utilisation\"", 4.0), "pricing.gain");
+        assert_eq!(key("rule = \"utilisation\"\ngain = -1", 4.0), "pricing.gain");
+        assert_eq!(key("rule = \"utilisation\"\ngain = 1\ntarget = 2", 4.0), "pricing.target");
+        assert_eq!(key("rule = \"utilisation\"\ngain = 1", 0.0), "pricing.rule");
+        assert_eq!(key("rule = \"fixed\"\ngain = 1", 4.0), "pricing.gain");
+        assert_eq!(key("rule = \"demand\"\ngain = 1\nsignal = \"queue\"", 4.0), "pricing.signal");
+        assert_eq!(key("rule = \"demand\"\ngain = 1\nbounds = [5, 9]", 4.0), "pricing.bounds");
+        assert_eq!(key("rule = \"demand\"\ngain = 1\nbounds = [5, 1]", 4.0), "pricing.bounds");
+        assert_eq!(key("rule = \"time-of-day\"", 4.0), "pricing.schedule");
+        assert_eq!(key("rule = \"time-of-day\"\nschedule = [[1, 1]]", 4.0), "pricing.schedule");
+        assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, 1], [0, 2]]", 4.0), "pricing.schedule");
+        assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, -1]]", 4.0), "pricing.schedule");
+        let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0).unwrap();
+        assert_eq!(ok.bounds, (0.4, 40.0));
+        assert_eq!(ok.rule, Rule::Feedback(Feedback { signal: FeedbackSignal::Demand, gain: 0.5, target: 1.0 }));
+        assert!(toml::from_str::<RawPricing>("rule = \"fixed\"\nspeed = 1").is_err(), "unknown keys are refused");
+    }
+
+    #[test]
+    fn test_swings_measure_oscillation() {
+        let steady: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), 4.0 + 0.01 * f64::from(i))).collect();
+        let (swing, alternation, settled) = swings(&steady, 0.0);
+        assert!(swing < 0.01 && alternation == 0.0, "{swing} {alternation}");
+        assert!((settled - 4.045).abs() < 1e-12);
+        let zigzag: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i), if i % 2 == 0 { 2.0 } else { 6.0 })).collect();
+        let (swing, alternation, _) = swings(&zigzag, 0.0);
+        // |change| 4 over a mean of 4.
+        assert!((swing - 1.0).abs() < 0.15 && alternation == 1.0, "{swing} {alternation}");
+        assert!(swings(&zigzag, 100.0).0.is_nan());
+    }
+}
