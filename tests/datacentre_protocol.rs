@@ -118,7 +118,7 @@ fn test_one_cycle_maps_scales_up_and_books_energy_carbon_and_profit() {
         assert!(close(metric(&d, "energy_cost"), 0.05 * dirty_kwh));
         // Revenue: n · e at f_max · $0.40 per CPU-hour, whatever the frequency; profit (6.7).
         let revenue = 4.0 * 3600.0 / 3600.0 * 0.4;
-        assert!(close(metric(&d, "revenue"), revenue));
+        assert!(close(metric(&d, "earnings"), revenue));
         assert!(close(metric(&d, "profit"), revenue - 0.05 * dirty_kwh));
         assert!(close(metric(&d, "workload"), 4.0));
 

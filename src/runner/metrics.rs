@@ -390,7 +390,10 @@ pub fn measure(
                 });
             }
         }
-        sites.extend(site);
+        // The market's metrics are about providers' posted prices.
+        if agent.kind.name() == agents::provider::kind::KIND {
+            sites.extend(site);
+        }
     }
     for ((prefix, group), (busy, capacity, members)) in groups {
         if members > 1 {

@@ -48,9 +48,13 @@ const METRICS: &[Metric] = &[
     Metric::new("power", Unit::Power, "mean power drawn over the run, with cooling"),
     Metric::new("carbon", Unit::Carbon, "carbon dioxide emitted: energy with cooling × carbon emission rate"),
     Metric::new("energy_cost", Unit::Dollars, "what its energy cost: energy with cooling × electricity price"),
-    Metric::new("revenue", Unit::Dollars, "what users paid: CPUs × runtime at f_max × CPU price, and their data"),
+    Metric::new(
+        "earnings",
+        Unit::Dollars,
+        "revenue: what users paid, CPUs × runtime at f_max × CPU price, and their data",
+    ),
     Metric::new("data_cost", Unit::Dollars, "what moving the applications' data cost it"),
-    Metric::new("profit", Unit::Dollars, "revenue − energy cost − data cost"),
+    Metric::new("profit", Unit::Dollars, "earnings − energy cost − data cost"),
     Metric::new("cop", Unit::Count, "coefficient of performance of its cooling, as drawn for the run"),
     Metric::new("carbon_rate", Unit::CarbonRate, "carbon emission rate, as drawn for the run"),
     Metric::new("electricity_price", Unit::EnergyPrice, "electricity price, as drawn for the run"),
@@ -58,7 +62,7 @@ const METRICS: &[Metric] = &[
 
 /// Metrics summed over all data centres into run-wide ones of the same name.
 const SUMMED: &[&str] =
-    &["workload", "cpu_energy", "idle_energy", "energy", "carbon", "energy_cost", "revenue", "data_cost", "profit"];
+    &["workload", "cpu_energy", "idle_energy", "energy", "carbon", "energy_cost", "earnings", "data_cost", "profit"];
 
 /// Run-wide metrics per unit of workload (Garg 2010 §6.5, the averages the bounds of §6.4 are about).
 const DERIVED: &[Metric] = &[

@@ -453,7 +453,7 @@ impl Agent<GridMarket> for DataCentre {
             ("power", if span > 0.0 { energy * power::JOULES_PER_KWH / span } else { 0.0 }),
             ("carbon", t.costs.carbon + c.site.carbon_rate * idle_total),
             ("energy_cost", energy_cost),
-            ("revenue", t.costs.revenue + t.costs.data_revenue),
+            ("earnings", t.costs.revenue + t.costs.data_revenue),
             ("data_cost", t.costs.data_cost),
             ("profit", t.costs.profit - idle_cost),
             ("cop", c.site.cop),
