@@ -11,9 +11,9 @@ use gridmarket::runner::outputs::FILES;
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
-/// Scenarios that between them have every agent kind, typed leases, priority classes, deadlines, moving prices and
-/// an induced-value market.
-const SCENARIOS: [&str; 7] = [
+/// Scenarios that between them have every agent kind (data centres and the energy-aware meta-broker in hand-made),
+/// typed leases, priority classes, deadlines, moving prices and an induced-value market.
+const SCENARIOS: [&str; 8] = [
     "scenarios/quickstart.toml",
     "scenarios/exchange.toml",
     "scenarios/migration.toml",
@@ -21,6 +21,7 @@ const SCENARIOS: [&str; 7] = [
     "scenarios/queueing/priority.toml",
     "scenarios/market/herding-pricing.toml",
     "scenarios/market/gode-sunder.toml",
+    "scenarios/garg-ch6/hand-made.toml",
 ];
 
 fn declared(path: &str) -> Vec<&'static str> {

@@ -51,6 +51,8 @@ pub enum External {
     PenaltySink,
     /// The market operator's fees.
     Operator,
+    /// The network carrier data centres pay their data transfers to.
+    NetworkCarrier,
 }
 
 impl External {
@@ -60,6 +62,7 @@ impl External {
             External::ElectricitySupplier => "electricity-supplier",
             External::PenaltySink => "penalty-sink",
             External::Operator => "operator",
+            External::NetworkCarrier => "network-carrier",
         }
     }
 }
@@ -103,12 +106,22 @@ pub enum Reason {
     Energy,
     /// A market fee.
     Fee,
+    /// Data moved in or out of a data centre.
+    DataTransfer,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 7] =
-        [Reason::Usage, Reason::Refund, Reason::Penalty, Reason::Auction, Reason::Lease, Reason::Energy, Reason::Fee];
+    pub const ALL: [Reason; 8] = [
+        Reason::Usage,
+        Reason::Refund,
+        Reason::Penalty,
+        Reason::Auction,
+        Reason::Lease,
+        Reason::Energy,
+        Reason::Fee,
+        Reason::DataTransfer,
+    ];
 
     /// What the transfers of this reason are, for the glossary.
     pub fn about(self) -> &'static str {
@@ -120,6 +133,7 @@ impl Reason {
             Reason::Lease => "leases bought at a posted price",
             Reason::Energy => "energy bills",
             Reason::Fee => "market fees",
+            Reason::DataTransfer => "data transfers, paid by users to data centres and by data centres to the carrier",
         }
     }
 
@@ -133,6 +147,7 @@ impl Reason {
             Reason::Lease => "lease",
             Reason::Energy => "energy",
             Reason::Fee => "fee",
+            Reason::DataTransfer => "data_transfer",
         }
     }
 }

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod broker;
+pub mod datacenter;
 pub mod exchange;
 pub mod gateway;
 pub mod ledger;

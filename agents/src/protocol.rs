@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::datacenter::dvs::DvsPolicy;
+use crate::datacenter::power::{PowerModel, Site};
 use crate::exchange::mechanism::{MechanismKind, MechanismParams};
 pub use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::sim::{AgentId, SimTime};
@@ -103,6 +105,8 @@ pub struct JobSpec {
     pub memory_mb: Option<f64>,
     /// Priority class, 0 the highest (see the provider's `preemptive_priority`).
     pub priority: u8,
+    /// Data moved in and out [GB], which a data centre charges for (Garg 2010, ch6's DT_j), if any.
+    pub data: Option<f64>,
 }
 
 impl JobSpec {
@@ -119,6 +123,7 @@ impl JobSpec {
             lease: None,
             memory_mb: None,
             priority: 0,
+            data: None,
         }
     }
 }
@@ -813,7 +818,52 @@ impl ExchangeMsg {
     }
 }
 
-/// Energy sub-protocol: node power management (Amini Salehi 2012, ch6) and DVS (Garg 2010, ch5).
+/// What a data centre tells energy-aware meta-brokers about itself (Garg 2010 §6.1): its free time slots, carbon
+/// emission rate, COP, electricity and data-transfer prices, CPU power model, MIPS at f_max and frequency range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataCentreAdvert {
+    /// CPUs.
+    pub cpus: u32,
+    /// Speed of a CPU at f_max relative to the reference CPU that runtimes are given for (its MIPS rating,
+    /// normalised).
+    pub speed: f64,
+    /// The CPUs' power model P(f) = β + α f³ and frequency levels (f_min to f_max).
+    pub power: PowerModel,
+    /// COP, carbon emission rate and prices.
+    pub site: Site,
+    /// How it chooses the frequency of an application.
+    pub dvs: DvsPolicy,
+    /// Its free CPUs from now up to the time asked for, as slots `(start, end, cpus)` in time order, each a maximal
+    /// piece over which the count is constant (none at registration). After the last slot, every CPU is free.
+    pub slots: Vec<(SimTime, SimTime, u32)>,
+}
+
+/// An energy-aware meta-broker's assignment of an application to a data centre (Garg 2010 §6.3, the mapping phase).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assignment {
+    /// The meta-broker's number for this request, echoed in the answer.
+    pub request: u64,
+    /// The application: its CPUs, its runtime at f_max on a reference CPU, its deadline and data.
+    pub job: JobSpec,
+}
+
+/// A data centre's answer to an [`Assignment`]: the slot it holds for the application and the frequency its DVS
+/// policy chose (Garg 2010 §6.3.2, the scheduling phase).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Assigned {
+    /// The meta-broker's number of the request.
+    pub request: u64,
+    /// The data centre's reservation id: the user submits the application into it.
+    pub reservation: u64,
+    /// When the slot starts.
+    pub start: SimTime,
+    /// The CPUs' frequency while it runs [GHz].
+    pub frequency: f64,
+    /// Its runtime at that frequency [s].
+    pub duration: f64,
+}
+
+/// Energy sub-protocol: node power management (Amini Salehi 2012, ch6) and the data centres of Garg (2010) ch6.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyMsg {
@@ -827,6 +877,20 @@ pub enum EnergyMsg {
         /// How many nodes.
         nodes: u32,
     },
+    /// Data centre → every energy-aware meta-broker at its start (registration, no slots), and → the asking
+    /// meta-broker in answer to `Query`: what it is and its free slots.
+    Advert(Box<DataCentreAdvert>),
+    /// Energy-aware meta-broker → data centre, at the end of a scheduling interval with requests waiting: advertise
+    /// your free slots up to `until`. Answered by `Advert`.
+    Query {
+        /// The latest deadline of the requests waiting: slots after it cannot serve them.
+        until: SimTime,
+    },
+    /// Energy-aware meta-broker → data centre: hold a slot for this application, at the frequency the data centre's
+    /// DVS policy chooses. Answered by `Assigned`, or `Lease::ReserveRefused` with the same request number.
+    Assign(Box<Assignment>),
+    /// Data centre → meta-broker: the slot is held; the user gets a `Market::Ticket` for it.
+    Assigned(Box<Assigned>),
 }
 
 impl EnergyMsg {
@@ -834,6 +898,10 @@ impl EnergyMsg {
         match self {
             EnergyMsg::PowerOn { .. } => "energy.power_on",
             EnergyMsg::PowerOff { .. } => "energy.power_off",
+            EnergyMsg::Advert(_) => "energy.advert",
+            EnergyMsg::Query { .. } => "energy.query",
+            EnergyMsg::Assign(_) => "energy.assign",
+            EnergyMsg::Assigned(_) => "energy.assigned",
         }
     }
 }

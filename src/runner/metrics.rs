@@ -390,7 +390,10 @@ pub fn measure(
                 });
             }
         }
-        sites.extend(site);
+        // The market's metrics are about providers' posted prices.
+        if agent.kind.name() == agents::provider::kind::KIND {
+            sites.extend(site);
+        }
     }
     for ((prefix, group), (busy, capacity, members)) in groups {
         if members > 1 {
@@ -408,7 +411,8 @@ pub fn measure(
         let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         m.metrics.insert("load_deviation".into(), load_deviation(&loads, first_submit, end));
     }
-    // Run-wide sums of what each kind's members report, and what the kinds derive from them.
+    // Run-wide sums of what each kind's members report, and what the kinds derive from them, for the kinds the
+    // scenario has.
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
         for k in kind.summed_metrics() {
             let sum: f64 = plan

@@ -176,6 +176,7 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
                             lease: j.lease,
                             memory_mb: None,
                             priority: j.priority,
+                            data: j.data,
                         },
                     })
                 })

@@ -80,24 +80,10 @@ impl Document {
         if parts.iter().any(|p| p.is_empty()) {
             return Err(format!("`{key}` is not a dotted key"));
         }
-        let (last, path) = parts.split_last().ok_or("empty key")?;
-        let mut table = &mut self.table;
-        for (i, part) in path.iter().enumerate() {
-            if !add_tables && !table.contains_key(*part) {
-                let known: Vec<&str> = table.keys().map(String::as_str).collect();
-                let mut msg = format!("no key `{}` in the scenario", parts[..=i].join("."));
-                if let Some(m) = super::error::did_you_mean(part, known) {
-                    msg.push_str(&format!(" (did you mean `{m}`?)"));
-                }
-                return Err(msg);
-            }
-            table = match table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new())) {
-                Value::Table(t) => t,
-                _ => return Err(format!("`{}` is not a table", parts[..=i].join("."))),
-            };
+        if parts.last() == Some(&"*") {
+            return Err(format!("`{key}`: `*` stands for every table at its place, not for a key"));
         }
-        table.insert(last.to_string(), value);
-        Ok(())
+        assign_at(&mut self.table, &parts, 0, value, add_tables)
     }
 
     /// Deserialises the tree; a type, range or unknown-key error names the key and its place in the file.
@@ -135,6 +121,39 @@ impl Document {
         }
         err
     }
+}
+
+// Sets `parts[depth..]` under `table` to `value`; a part `*` stands for every table at its place (`datacentres.*.dvs`
+/// sets `dvs` in every data centre group), and must match at least one.
+fn assign_at(table: &mut Table, parts: &[&str], depth: usize, value: Value, add_tables: bool) -> Result<(), String> {
+    let (last, path) = parts.split_last().ok_or("empty key")?;
+    let mut table = table;
+    for (i, part) in path.iter().enumerate().skip(depth) {
+        if *part == "*" {
+            let children: Vec<&mut Table> = table.iter_mut().filter_map(|(_, v)| v.as_table_mut()).collect();
+            if children.is_empty() {
+                return Err(format!("no table in the scenario matches `{}`", parts[..=i].join(".")));
+            }
+            for child in children {
+                assign_at(child, parts, i + 1, value.clone(), add_tables)?;
+            }
+            return Ok(());
+        }
+        if !add_tables && !table.contains_key(*part) {
+            let known: Vec<&str> = table.keys().map(String::as_str).collect();
+            let mut msg = format!("no key `{}` in the scenario", parts[..=i].join("."));
+            if let Some(m) = super::error::did_you_mean(part, known) {
+                msg.push_str(&format!(" (did you mean `{m}`?)"));
+            }
+            return Err(msg);
+        }
+        table = match table.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new())) {
+            Value::Table(t) => t,
+            _ => return Err(format!("`{}` is not a table", parts[..=i].join("."))),
+        };
+    }
+    table.insert(last.to_string(), value);
+    Ok(())
 }
 
 /// serde's wording in a scenario's terms: "unknown key" rather than "unknown field", "unknown value" rather than
@@ -263,6 +282,22 @@ mod tests {
             "`providers.fast.pes` is not a table"
         );
         assert_eq!(d.add("providers..pes", Value::Integer(1)).unwrap_err(), "`providers..pes` is not a dotted key");
+    }
+
+    #[test]
+    fn a_star_sets_the_key_in_every_table_at_its_place() {
+        let text = "[providers.a]\npes = 4\n[providers.b]\npes = 8\n";
+        let mut d = Document::parse(Path::new("t.toml"), text, &Registry::standard()).unwrap();
+        d.set("providers.*.price", Value::Float(2.0)).unwrap();
+        assert_eq!(d.table["providers"]["a"]["price"].as_float(), Some(2.0));
+        assert_eq!(d.table["providers"]["b"]["price"].as_float(), Some(2.0));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(8));
+        assert_eq!(d.set("gateways.*.x", Value::Integer(1)).unwrap_err(), "no key `gateways` in the scenario");
+        assert_eq!(
+            d.set("providers.a.*.x", Value::Integer(1)).unwrap_err(),
+            "no table in the scenario matches `providers.a.*`"
+        );
+        assert!(d.set("providers.*", Value::Integer(1)).unwrap_err().contains("not for a key"));
     }
 
     #[test]

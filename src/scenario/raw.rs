@@ -54,7 +54,8 @@ pub struct RawScenario {
     /// What each run writes.
     #[serde(default)]
     pub outputs: RawOutputs,
-    /// Parameter sweep: dotted key → list of values; runs the cartesian product (at most 10,000 points).
+    /// Parameter sweep: dotted key → list of values; runs the cartesian product (at most 10,000 points). A `*` in a
+    /// key stands for every table at its place: `"datacentres.*.dvs"` sets `dvs` in every data centre group.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
 use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
-use crate::workload::qos::{self, DeadlineSlack};
+use crate::workload::qos::{self, DeadlineSlack, UrgencyMix};
 use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, csv, gwf, swf};
 use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
-use agents::registry::values::{Delay, Fraction, JobCount, Positive, PositiveInt, Price, Seconds};
+use agents::registry::values::{Delay, Fraction, JobCount, NonNegative, Positive, PositiveInt, Price, Seconds};
 
 /// Where a workload's jobs come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -118,6 +118,17 @@ pub struct RawWorkload {
     /// `[low, high]`: submit + U[low, high] × runtime (Garg 2010, §7.6).
     #[schemars(with = "Option<serde_json::Value>")]
     pub deadline: Option<toml::Value>,
+    /// Deadlines by urgency class (Garg 2010 §6.5, after Irwin et al.): `{ high-fraction = 0.4 }` makes each job high
+    /// urgency (HU) with that probability, else low urgency (LU), and gives it the deadline submit + ratio ×
+    /// runtime, the ratio drawn from a normal of the class (HU: mean `high-mean` 4, variance `high-variance` 2; LU:
+    /// mean `low-mean` 12, variance `low-variance` 6, our choice: the thesis gives the LU mean as 3 × the HU one and
+    /// no variance), redrawn until at least 1. A job of high urgency at one fraction is so at every larger one, with
+    /// the same ratio. Not with `deadline`.
+    pub urgency: Option<RawUrgency>,
+    /// Data each job moves in and out [GB], drawn per job from a distribution (e.g. `{ kind = "uniform", low = 0.0,
+    /// high = 10000.0 }`, Garg (2010) §6.6.2's U[0, 10] TB), which a data centre charges for.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub data_size: Option<Dist>,
     /// Budgets: twice the job's cost at this mean price [G$ per PE-second; at most 1e6] (Garg's (2010) relaxed budget).
     pub budget_price: Option<Price>,
     /// Budgets drawn from a distribution [G$], e.g. `{ kind = "uniform", low = 90000.0, high = 160000.0 }` (Garg
@@ -147,6 +158,39 @@ pub struct RawWorkload {
     /// non-negative values. Not with `budget-price`.
     #[schemars(with = "Option<serde_json::Value>")]
     pub budget_per_pe_second: Option<Dist>,
+}
+
+/// The urgency classes of `urgency`: the share of high urgency and each class's deadline ratio.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawUrgency {
+    /// Probability that a job is of high urgency (Garg (2010) sweeps 0 to 1).
+    pub high_fraction: Fraction,
+    /// Mean deadline ratio of high urgency (default 4).
+    pub high_mean: Option<Positive>,
+    /// Variance of the ratio of high urgency (default 2).
+    pub high_variance: Option<NonNegative>,
+    /// Mean deadline ratio of low urgency (default 12).
+    pub low_mean: Option<Positive>,
+    /// Variance of the ratio of low urgency (default 6).
+    pub low_variance: Option<NonNegative>,
+}
+
+impl RawUrgency {
+    /// The classes' mix.
+    fn mix(&self) -> UrgencyMix {
+        let ratio = |mean: Option<Positive>, variance: Option<NonNegative>, m: f64, v: f64| Dist::TruncatedNormal {
+            mean: mean.map_or(m, |x| x.0),
+            sd: variance.map_or(v, |x| x.0).sqrt(),
+            low: Some(qos::MIN_DEADLINE_RATIO),
+            high: None,
+        };
+        UrgencyMix {
+            high_fraction: self.high_fraction.0,
+            high_ratio: ratio(self.high_mean, self.high_variance, 4.0, 2.0),
+            low_ratio: ratio(self.low_mean, self.low_variance, 12.0, 6.0),
+        }
+    }
 }
 
 /// The trace files of a study, by path: each is checked once, whatever the number of sweep points naming it.
@@ -314,6 +358,21 @@ impl WorkloadPlan {
         }
         if let Some(d) = &raw.deadline {
             deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
+        }
+        if let Some(u) = &raw.urgency {
+            if raw.deadline.is_some() {
+                return Err(bad("urgency", "gives the deadlines: leave out `deadline`".into()));
+            }
+            u.mix().sampler().map_err(|e| ("urgency".to_string(), e.to_string()))?;
+        }
+        if let Some(d) = &raw.data_size {
+            d.sampler().map_err(|e| ("data-size".to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return Err(bad(
+                    "data-size",
+                    "may draw negative sizes: use a distribution of non-negative values, e.g. `uniform` from 0".into(),
+                ));
+            }
         }
         if let Some(v) = &raw.task_variation {
             task_variation(v).map_err(|m| ("task-variation".to_string(), m))?;
@@ -522,6 +581,9 @@ impl WorkloadPlan {
             Some(DeadlineRule::Factor(lo, hi)) => qos::assign_uniform_deadlines(&mut w, lo, hi, rng).map_err(err)?,
             _ => {}
         }
+        if let Some(u) = &raw.urgency {
+            assign_urgency(&mut w, &u.mix(), rng).map_err(err)?;
+        }
         if let Some(high) = raw.priority_fraction {
             use rand::RngExt;
             for j in &mut w.jobs {
@@ -547,6 +609,13 @@ impl WorkloadPlan {
             let sampler = d.sampler().map_err(err)?;
             for j in &mut w.jobs {
                 j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
+            }
+        }
+        // Drawn after every other draw, so that adding it leaves them as they were.
+        if let Some(d) = &raw.data_size {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut w.jobs {
+                j.data = Some(sampler.sample(rng).max(0.0));
             }
         }
         // Whatever the draws, the simulation gets times it can hold (the means were checked when loading).
@@ -694,6 +763,8 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "local-fraction" => raw.local_fraction.is_some(),
         "best-effort-fraction" => raw.best_effort_fraction.is_some(),
         "dc-deadline-factor" => raw.dc_deadline_factor.is_some(),
+        "urgency" => raw.urgency.is_some(),
+        "data-size" => raw.data_size.is_some(),
         _ => false,
     }
 }
@@ -831,6 +902,29 @@ fn poisson_rate(raw: &RawWorkload) -> f64 {
     }
 }
 
+/// Garg (2010) §6.5: each job's urgency class and deadline. Every job draws a uniform number, which makes it of high
+/// urgency below the mix's fraction, and a seed for its ratio, whatever its class: so the points of a sweep over the
+/// fraction share their draws (a job of high urgency at one fraction is so at every larger one, with the same ratio).
+fn assign_urgency(
+    w: &mut Workload,
+    mix: &UrgencyMix,
+    rng: &mut agents::sim::rng::SimRng,
+) -> Result<(), crate::workload::WorkloadError> {
+    use crate::workload::{Urgency, UrgencyClass};
+    use rand::{RngExt, SeedableRng};
+    let (high, low) = (mix.high_ratio.sampler()?, mix.low_ratio.sampler()?);
+    for j in &mut w.jobs {
+        let u: f64 = rng.random();
+        let mut own = agents::sim::rng::SimRng::seed_from_u64(rng.random());
+        let (class, ratio) =
+            if u < mix.high_fraction { (UrgencyClass::High, &high) } else { (UrgencyClass::Low, &low) };
+        let urgency = Urgency { class, deadline_ratio: ratio.sample(&mut own) };
+        j.deadline = Some(urgency.deadline(j.submit, j.runtime));
+        j.urgency = Some(urgency);
+    }
+    Ok(())
+}
+
 /// Amini Salehi (2012) ch 3 (§3.3.2): "we generated these types uniformly and assigned them to the generated
 /// workloads": local with probability `local`, else external, best effort or deadline-constrained by
 /// `best-effort-fraction`, each class split evenly between its two types.
@@ -929,6 +1023,37 @@ mod tests {
         // With `estimate = "exact"` the scaled runtime is the estimate.
         let exact = generate("model = \"swf\"\nfile = \"small.swf\"\nruntime-scale = 2\nestimate = \"exact\"");
         assert_eq!((exact.jobs[0].runtime, exact.jobs[0].requested_time), (7200.0, None));
+    }
+
+    #[test]
+    fn urgency_classes_give_deadlines_and_nest_across_fractions() {
+        let table = |f: f64| {
+            format!(
+                "model = \"poisson\"\njobs = 4000\nrate = 1\nruntime = {{ kind = \"constant\", value = 100.0 }}\nurgency = {{ high-fraction = {f} }}\ndata-size = {{ kind = \"uniform\", low = 0.0, high = 10000.0 }}"
+            )
+        };
+        let (some, more) = (generate(&table(0.2)), generate(&table(0.6)));
+        let ratio = |j: &WorkloadJob| (j.deadline.unwrap() - j.submit) / j.runtime;
+        let mean = |w: &Workload, high: bool| {
+            let is_high = |j: &&WorkloadJob| j.urgency.unwrap().class == crate::workload::UrgencyClass::High;
+            let of: Vec<f64> = w.jobs.iter().filter(|j| is_high(j) == high).map(ratio).collect();
+            (of.len() as f64 / w.jobs.len() as f64, of.iter().sum::<f64>() / of.len() as f64)
+        };
+        // HU ratios N(4, 2) and LU N(12, 6), truncated at 1: the shares and means of each class.
+        let (share, hu) = mean(&some, true);
+        assert!((share - 0.2).abs() < 0.03 && (hu - 4.0).abs() < 0.15, "{share} {hu}");
+        let (_, lu) = mean(&some, false);
+        assert!((lu - 12.0).abs() < 0.2, "{lu}");
+        for (a, b) in some.jobs.iter().zip(&more.jobs) {
+            assert_eq!(a.submit, b.submit);
+            assert!(ratio(a) >= 1.0);
+            // High urgency at 20% stays so, with its ratio, at 60%.
+            if a.urgency.unwrap().class == crate::workload::UrgencyClass::High {
+                assert_eq!(a.deadline, b.deadline);
+            }
+            assert_eq!(a.data, b.data);
+            assert!((0.0..=10000.0).contains(&a.data.unwrap()));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefus
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::traders::Strategy;
 use crate::gateway::kind::KIND as GATEWAY;
+use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
@@ -82,7 +83,8 @@ pub struct RawBroker {
     pub split: Deal,
     /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
     pub submit_to: Option<String>,
-    /// Meta-brokered mode (Garg 2010, ch3): requests go to this meta-broker, jobs to the slots of its tickets.
+    /// Meta-brokered mode (Garg 2010, ch3 and ch6): requests go to this meta-broker (or energy-aware meta-broker), jobs
+    /// to the slots of its tickets.
     pub metabroker: Option<String>,
     /// Personalised mode (Garg 2010, ch3): each broker claims the cheapest feasible provider among these groups every
     /// round; `["*"]` means every provider.
@@ -197,7 +199,7 @@ impl RawBroker {
             if self.submit_to.is_some() || self.personalised.is_some() {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised` or `metabroker`"));
             }
-            let names = cx.resolve("metabroker", mb, &[METABROKER])?;
+            let names = cx.resolve("metabroker", mb, &[METABROKER, ENERGY_METABROKER])?;
             return Ok(Target::MetaBroker(names.names().next().unwrap_or_default()));
         }
         match (&self.submit_to, &self.personalised) {

@@ -27,6 +27,7 @@
 
 pub mod agent;
 pub mod dam;
+pub mod energy;
 pub mod ga;
 pub mod greedy;
 pub mod kind;

@@ -121,6 +121,28 @@ pub enum Unit {
     Ratio,
     /// A percentage, never negative (Smith's α: a root-mean-square deviation from a price over that price).
     Percent,
+    /// Energy [kWh].
+    Energy,
+    /// Power [W].
+    Power,
+    /// Carbon dioxide emitted [kg].
+    Carbon,
+    /// US dollars, which a profit may be below zero of [USD].
+    Dollars,
+    /// Work: CPUs × hours at the highest frequency [CPU·h].
+    CpuHours,
+    /// Carbon per unit of work [kg/(CPU·h)].
+    CarbonPerWork,
+    /// Energy per unit of work [kWh/(CPU·h)].
+    EnergyPerWork,
+    /// Dollars per unit of work, which may be below zero [USD/(CPU·h)].
+    DollarsPerWork,
+    /// A difference relative to a reference, (x − ref) / ref; any sign.
+    Relative,
+    /// A carbon emission rate [kg/kWh].
+    CarbonRate,
+    /// A price of energy [USD/kWh].
+    EnergyPrice,
 }
 
 impl Unit {
@@ -136,13 +158,24 @@ impl Unit {
             Unit::Count => "count",
             Unit::Ratio => "ratio ≥ 0",
             Unit::Percent => "%",
+            Unit::Energy => "kWh",
+            Unit::Power => "W",
+            Unit::Carbon => "kg",
+            Unit::Dollars => "USD",
+            Unit::CpuHours => "CPU·h",
+            Unit::CarbonPerWork => "kg/(CPU·h)",
+            Unit::EnergyPerWork => "kWh/(CPU·h)",
+            Unit::DollarsPerWork => "USD/(CPU·h)",
+            Unit::Relative => "relative difference",
+            Unit::CarbonRate => "kg/kWh",
+            Unit::EnergyPrice => "USD/kWh",
         }
     }
 
     /// As an axis shows it after the name: `[s]`, `[G$]`, `(share, 0–1)`.
     pub fn axis(self) -> String {
         match self {
-            Unit::Share | Unit::Slowdown | Unit::Count | Unit::Ratio => format!("({})", self.symbol()),
+            Unit::Share | Unit::Slowdown | Unit::Count | Unit::Ratio | Unit::Relative => format!("({})", self.symbol()),
             _ => format!("[{}]", self.symbol()),
         }
     }
@@ -152,6 +185,7 @@ impl Unit {
         match self {
             Unit::Share => (0.0, 1.0),
             Unit::Slowdown => (1.0, f64::INFINITY),
+            Unit::Dollars | Unit::DollarsPerWork | Unit::Relative => (f64::NEG_INFINITY, f64::INFINITY),
             _ => (0.0, f64::INFINITY),
         }
     }
@@ -450,8 +484,10 @@ impl Registry {
     pub fn standard() -> Registry {
         Registry { kinds: Vec::new(), queue_orders: Vec::new(), meta_policies: Vec::new() }
             .with(&crate::provider::kind::ProviderKind)
+            .with(&crate::datacenter::kind::DataCentreKind)
             .with(&crate::gateway::kind::GatewayKind)
             .with(&crate::metabroker::kind::MetaBrokerKind)
+            .with(&crate::metabroker::energy::kind::EnergyMetaBrokerKind)
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
             .with(&crate::market::kind::MarketKind)

@@ -1,0 +1,449 @@
+//! The mapping phase of Garg (2010) §6.3.1: which data centre each application of a scheduling cycle goes to, as a
+//! pure function of the data centres' advertisements and the applications.
+//!
+//! The scheduling phase inside a data centre (the slot and the frequency) is the data centre's own DVS policy
+//! ([`crate::datacenter::dvs`]), which the meta-broker runs on each advertised slot list to know, before it
+//! assigns an application, what the application would emit and earn there (CO2E_ij (6.6) and Prof_ij (6.9)).
+//!
+//! Policies ([`MappingPolicy`]); applications are ordered by earliest deadline first (EDF), ties by arrival:
+//! - GMCE (greedy minimum carbon emission): data centres by r^CO2 · (COP + 1)/COP · P(f_max), ascending; each
+//!   application to the first where it meets its deadline.
+//! - GMP (greedy maximum profit): likewise, data centres by p^e · (COP + 1)/COP · P(f_max).
+//! - MCE-MCE (Min-Min on carbon): every application's minimum-carbon data centre among those that meet its deadline
+//!   (an application with none is rejected); of these pairs the one of least carbon is mapped, the data centre's
+//!   slots updated, and so on.
+//! - MP-MP: likewise with the maximum profit at both steps; MCE-MP: minimum carbon at the first step, maximum
+//!   profit at the second.
+//! - EDF-EST: each application to the data centre where it starts earliest (the neutral mapping of §6.5.1 that
+//!   compares the DVS policies).
+//!
+//! Ties between data centres go to the one listed first, between applications to the earlier deadline, then the
+//! earlier arrival.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::datacenter::CPU_BOUNDNESS;
+use crate::datacenter::dvs::{self, DvsPolicy, Placement};
+use crate::datacenter::power::{Costs, PowerModel, Site, carbon_key, energy_cost_key};
+use crate::model::JobId;
+use crate::protocol::DataCentreAdvert;
+use crate::provider::profile::Profile;
+use crate::sim::SimTime;
+
+/// An energy-aware meta-broker's mapping policy; deserialises from "gmce", "mce-mce", "gmp", "mp-mp", "mce-mp" and
+/// "edf-est".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingPolicy {
+    /// Greedy minimum carbon emission.
+    Gmce,
+    /// Min-Min on carbon emission, both steps.
+    MceMce,
+    /// Greedy maximum profit.
+    Gmp,
+    /// Max-Max on profit, both steps.
+    MpMp,
+    /// Minimum carbon emission per application, then the pair of maximum profit.
+    MceMp,
+    /// Earliest deadline first to the earliest start time.
+    EdfEst,
+}
+
+impl MappingPolicy {
+    /// Every policy, as `gridmarket list` gives them.
+    pub const ALL: [MappingPolicy; 6] = [
+        MappingPolicy::Gmce,
+        MappingPolicy::MceMce,
+        MappingPolicy::Gmp,
+        MappingPolicy::MpMp,
+        MappingPolicy::MceMp,
+        MappingPolicy::EdfEst,
+    ];
+}
+
+/// A data centre as the meta-broker sees it in one cycle: its advertisement, its free CPUs as a profile rebuilt
+/// from the advertised slots, updated as applications are mapped to it.
+#[derive(Clone, Debug)]
+pub struct DcView {
+    /// CPUs.
+    pub cpus: u32,
+    /// Speed at f_max relative to the reference CPU.
+    pub speed: f64,
+    /// Power model and frequency levels.
+    pub power: PowerModel,
+    /// COP, carbon rate, prices.
+    pub site: Site,
+    /// Its DVS policy.
+    pub dvs: DvsPolicy,
+    /// Free CPUs over time.
+    pub profile: Profile,
+}
+
+impl DcView {
+    /// The view of an advertisement whose slots cover `[now, until)`: the free CPUs at each instant are the most of
+    /// any slot covering it (none where no slot does), every CPU after `until`.
+    pub fn new(advert: &DataCentreAdvert, now: SimTime, until: SimTime) -> DcView {
+        let cpus = advert.cpus;
+        let mut profile = Profile::new(cpus);
+        // Slots open and close at these times; at each, the free CPUs are the widest open slot's.
+        let mut changes: BTreeMap<SimTime, Vec<(bool, u32)>> = BTreeMap::new();
+        changes.entry(now).or_default();
+        for &(start, end, n) in &advert.slots {
+            changes.entry(start.max(now)).or_default().push((true, n));
+            changes.entry(end.min(until)).or_default().push((false, n));
+        }
+        let mut open: BTreeMap<u32, usize> = BTreeMap::new();
+        let times: Vec<SimTime> = changes.keys().copied().filter(|&t| t < until).collect();
+        for (k, &t) in times.iter().enumerate() {
+            for &(opens, n) in &changes[&t] {
+                let count = open.entry(n).or_default();
+                if opens {
+                    *count += 1;
+                } else {
+                    *count = count.saturating_sub(1);
+                    if *count == 0 {
+                        open.remove(&n);
+                    }
+                }
+            }
+            let free = open.keys().next_back().copied().unwrap_or(0).min(cpus);
+            let next = times.get(k + 1).copied().unwrap_or(until);
+            if free < cpus && next > t {
+                profile.allocate(t, next, cpus - free);
+            }
+        }
+        let (speed, power, site, dvs) = (advert.speed, advert.power.clone(), advert.site, advert.dvs);
+        DcView { cpus, speed, power, site, dvs, profile }
+    }
+}
+
+/// An application of the cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct App {
+    /// Its id.
+    pub id: JobId,
+    /// CPUs.
+    pub pes: u32,
+    /// Runtime on the reference CPU at f_max, as planned [s].
+    pub runtime: f64,
+    /// Deadline.
+    pub deadline: SimTime,
+    /// Data moved [GB].
+    pub data: f64,
+}
+
+/// Where one application goes, how it runs there, and what that costs and earns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choice {
+    /// The application, an index into the cycle's applications.
+    pub app: usize,
+    /// The data centre, an index into the views.
+    pub dc: usize,
+    /// Its slot and frequency.
+    pub placement: Placement,
+    /// Eqs (6.3)–(6.9) at that frequency.
+    pub costs: Costs,
+}
+
+/// How `app` would run on `dc` from `now` under the data centre's DVS policy; `None` if it cannot meet its
+/// deadline there.
+pub fn evaluate(app: &App, dc: &DcView, now: SimTime) -> Option<(Placement, Costs)> {
+    if app.pes == 0 || app.pes > dc.cpus {
+        return None;
+    }
+    let runtime = app.runtime / dc.speed;
+    let earliest = |d: f64| Some(dc.profile.earliest_fit(now, app.pes, d));
+    let p = dvs::place(dc.dvs, &dc.power, runtime, CPU_BOUNDNESS, app.deadline, earliest)?;
+    Some((p, Costs::at(&dc.power, &dc.site, p.frequency, app.pes, runtime, CPU_BOUNDNESS, app.data)))
+}
+
+/// Maps the cycle's applications to the data centres by `policy`, in the order it maps them; each data centre's
+/// view is updated with the slots taken. Applications not in the result are rejected.
+pub fn map(policy: MappingPolicy, apps: &[App], dcs: &mut [DcView], now: SimTime) -> Vec<Choice> {
+    // EDF, ties by arrival (the input order).
+    let mut edf: Vec<usize> = (0..apps.len()).collect();
+    edf.sort_by_key(|&j| (apps[j].deadline, j));
+    match policy {
+        MappingPolicy::Gmce => greedy(apps, &edf, dcs, now, carbon_key),
+        MappingPolicy::Gmp => greedy(apps, &edf, dcs, now, energy_cost_key),
+        MappingPolicy::EdfEst => earliest_start(apps, &edf, dcs, now),
+        MappingPolicy::MceMce => min_min(apps, &edf, dcs, now, Criterion::Carbon, Criterion::Carbon),
+        MappingPolicy::MpMp => min_min(apps, &edf, dcs, now, Criterion::Profit, Criterion::Profit),
+        MappingPolicy::MceMp => min_min(apps, &edf, dcs, now, Criterion::Carbon, Criterion::Profit),
+    }
+}
+
+fn take(dcs: &mut [DcView], choice: &Choice, pes: u32) {
+    let p = &choice.placement;
+    dcs[choice.dc].profile.allocate(p.start, p.end(), pes);
+}
+
+/// GMCE and GMP: every application to the first data centre in `key` order where it meets its deadline.
+fn greedy(
+    apps: &[App],
+    edf: &[usize],
+    dcs: &mut [DcView],
+    now: SimTime,
+    key: fn(&PowerModel, &Site) -> f64,
+) -> Vec<Choice> {
+    let mut order: Vec<usize> = (0..dcs.len()).collect();
+    order.sort_by(|&a, &b| {
+        key(&dcs[a].power, &dcs[a].site).total_cmp(&key(&dcs[b].power, &dcs[b].site)).then(a.cmp(&b))
+    });
+    let mut out = Vec::new();
+    for &j in edf {
+        let found = order.iter().find_map(|&i| evaluate(&apps[j], &dcs[i], now).map(|e| (i, e)));
+        if let Some((dc, (placement, costs))) = found {
+            let choice = Choice { app: j, dc, placement, costs };
+            take(dcs, &choice, apps[j].pes);
+            out.push(choice);
+        }
+    }
+    out
+}
+
+/// EDF-EST: every application to the data centre where its slot starts earliest.
+fn earliest_start(apps: &[App], edf: &[usize], dcs: &mut [DcView], now: SimTime) -> Vec<Choice> {
+    let mut out = Vec::new();
+    for &j in edf {
+        let best = (0..dcs.len())
+            .filter_map(|i| evaluate(&apps[j], &dcs[i], now).map(|e| (i, e)))
+            .min_by(|a, b| a.1.0.start.cmp(&b.1.0.start).then(a.0.cmp(&b.0)));
+        if let Some((dc, (placement, costs))) = best {
+            let choice = Choice { app: j, dc, placement, costs };
+            take(dcs, &choice, apps[j].pes);
+            out.push(choice);
+        }
+    }
+    out
+}
+
+/// What a Min-Min step minimises.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Criterion {
+    /// CO2E_ij.
+    Carbon,
+    /// −Prof_ij.
+    Profit,
+}
+
+impl Criterion {
+    fn key(self, c: &Costs) -> f64 {
+        match self {
+            Criterion::Carbon => c.carbon,
+            Criterion::Profit => -c.profit,
+        }
+    }
+}
+
+/// A heap entry: the key of the second step, the application's EDF rank, the application, and the version of its
+/// best pair the entry was made for (an entry of an older version is stale).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Entry(f64, usize, usize, u32);
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1)).then(self.2.cmp(&other.2)).then(self.3.cmp(&other.3))
+    }
+}
+
+/// The Min-Min family (MCE-MCE, MP-MP, MCE-MP), computed lazily but exactly.
+///
+/// Each application belongs to the group of its best data centre by the first criterion; each group keeps its
+/// applications in a heap by the second criterion at that data centre, and the pair mapped is the best of the groups'
+/// tops. Mapping an application only takes CPUs from one data centre, and a pair there changes only if its slot lost
+/// CPUs (a slot that keeps its CPUs is still the earliest, and the frequencies below it still miss the deadline);
+/// then it can only get worse (a later slot or a higher frequency: more carbon, less profit). So a heap's keys are
+/// bounds of the truth, and a top whose slot kept its CPUs is exact: only a top that lost them is evaluated again,
+/// with the application's other pairs, and joins the group of its new best data centre (or, with none left, is
+/// rejected).
+fn min_min(
+    apps: &[App],
+    edf: &[usize],
+    dcs: &mut [DcView],
+    now: SimTime,
+    first: Criterion,
+    second: Criterion,
+) -> Vec<Choice> {
+    let mut rank = vec![0; apps.len()];
+    for (r, &j) in edf.iter().enumerate() {
+        rank[j] = r;
+    }
+    let mut pairs: Vec<Vec<Option<(Placement, Costs)>>> =
+        apps.iter().map(|a| dcs.iter().map(|dc| evaluate(a, dc, now)).collect()).collect();
+    let mut groups: Vec<BinaryHeap<Reverse<Entry>>> = vec![BinaryHeap::new(); dcs.len()];
+    // The version of each application's entry in its group; an entry of another version is stale, as is a mapped
+    // or rejected application's (`live`).
+    let mut version = vec![0u32; apps.len()];
+    let mut live = vec![true; apps.len()];
+    let best_of = |row: &[Option<(Placement, Costs)>]| {
+        row.iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.map(|(_, c)| (i, first.key(&c))))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .map(|(i, _)| i)
+    };
+    let join = |k: usize, row: &[Option<(Placement, Costs)>], v: u32, groups: &mut [BinaryHeap<Reverse<Entry>>]| {
+        let i = best_of(row)?;
+        let costs = row[i].expect("the best pair exists").1;
+        groups[i].push(Reverse(Entry(second.key(&costs), rank[k], k, v)));
+        Some(i)
+    };
+    for k in 0..apps.len() {
+        live[k] = join(k, &pairs[k], 0, &mut groups).is_some();
+    }
+    let mut out = Vec::new();
+    loop {
+        // Each group's exact top.
+        let mut best: Option<(Entry, usize)> = None;
+        for i in 0..dcs.len() {
+            while let Some(&Reverse(e @ Entry(_, _, k, v))) = groups[i].peek() {
+                if !live[k] || v != version[k] {
+                    groups[i].pop();
+                    continue;
+                }
+                let (p, _) = pairs[k][i].expect("an application's group is a feasible pair");
+                if dcs[i].profile.min_free(p.start, p.end()) >= apps[k].pes {
+                    if best.is_none_or(|(b, _)| e < b) {
+                        best = Some((e, i));
+                    }
+                    break;
+                }
+                // Its slot lost CPUs: evaluate it again, with its other pairs that lost theirs.
+                groups[i].pop();
+                for (d, pair) in pairs[k].iter_mut().enumerate() {
+                    if let Some((p, _)) = pair
+                        && dcs[d].profile.min_free(p.start, p.end()) < apps[k].pes
+                    {
+                        *pair = evaluate(&apps[k], &dcs[d], now);
+                    }
+                }
+                version[k] += 1;
+                live[k] = join(k, &pairs[k], version[k], &mut groups).is_some();
+            }
+        }
+        let Some((Entry(_, _, k, _), dc)) = best else { break };
+        let (placement, costs) = pairs[k][dc].expect("the best pair exists");
+        let choice = Choice { app: k, dc, placement, costs };
+        take(dcs, &choice, apps[k].pes);
+        live[k] = false;
+        out.push(choice);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datacenter::power::PowerModel;
+
+    fn t(secs: f64) -> SimTime {
+        SimTime::new(secs).unwrap()
+    }
+
+    /// A data centre of `cpus` CPUs with New York's power model, all free, at COP 1.
+    fn dc(cpus: u32, carbon_rate: f64, electricity_price: f64, dvs: DvsPolicy) -> DcView {
+        let site =
+            Site { cop: 1.0, carbon_rate, electricity_price, transfer_price: 0.0, cpu_price: 0.4, data_price: 0.0 };
+        let power = PowerModel::new(65.0, 7.5, 0.675, 1.8, 5).unwrap();
+        DcView { cpus, speed: 1.0, power, site, dvs, profile: Profile::new(cpus) }
+    }
+
+    fn app(id: JobId, pes: u32, runtime: f64, deadline: f64) -> App {
+        App { id, pes, runtime, deadline: t(deadline), data: 0.0 }
+    }
+
+    fn mapped(choices: &[Choice]) -> Vec<(usize, usize)> {
+        choices.iter().map(|c| (c.app, c.dc)).collect()
+    }
+
+    #[test]
+    fn greedy_policies_fill_the_cleanest_or_cheapest_data_centre_first() {
+        // dc 0 is clean and dear, dc 1 dirty and cheap; each holds one 4-CPU application at a time.
+        let views = || vec![dc(4, 0.1, 0.3, DvsPolicy::None), dc(4, 0.9, 0.05, DvsPolicy::None)];
+        // Three applications of 1,000 s due at 1,500 s, in EDF order 1, 0, 2.
+        let apps = [app(10, 4, 1000.0, 1500.0), app(11, 4, 1000.0, 1400.0), app(12, 4, 1000.0, 1500.0)];
+        let mut dcs = views();
+        let gmce = map(MappingPolicy::Gmce, &apps, &mut dcs, SimTime::ZERO);
+        // The first two fill both data centres, the third meets its deadline nowhere.
+        assert_eq!(mapped(&gmce), [(1, 0), (0, 1)]);
+        let gmp = map(MappingPolicy::Gmp, &apps, &mut views(), SimTime::ZERO);
+        assert_eq!(mapped(&gmp), [(1, 1), (0, 0)]);
+        assert_eq!(dcs[0].profile.free_at(t(500.0)), 0);
+        assert_eq!(dcs[0].profile.free_at(t(1000.0)), 4);
+    }
+
+    #[test]
+    fn min_min_maps_the_least_carbon_pair_first_and_updates_the_slots() {
+        // One clean 4-CPU data centre and a dirty 8-CPU one.
+        let views = || vec![dc(4, 0.1, 0.3, DvsPolicy::None), dc(8, 0.9, 0.05, DvsPolicy::None)];
+        // App 1 is small (little carbon anywhere), app 0 large: both prefer dc 0, the pair of least carbon (app 1
+        // there) goes first, so app 0 must go to dc 1 to meet its deadline.
+        let apps = [app(1, 4, 4000.0, 4050.0), app(2, 2, 100.0, 3000.0)];
+        let mce = map(MappingPolicy::MceMce, &apps, &mut views(), SimTime::ZERO);
+        assert_eq!(mapped(&mce), [(1, 0), (0, 1)]);
+        // MP-MP: the most profitable pair first, app 0 at the cheap dc 1; app 1 there too (8 CPUs hold both).
+        let mp = map(MappingPolicy::MpMp, &apps, &mut views(), SimTime::ZERO);
+        assert_eq!(mapped(&mp), [(0, 1), (1, 1)]);
+        // MCE-MP: each to its cleanest feasible data centre, the most profitable of those pairs first: app 0 takes dc
+        // 0 until 4,000 s, past app 1's deadline there.
+        let mce_mp = map(MappingPolicy::MceMp, &apps, &mut views(), SimTime::ZERO);
+        assert_eq!(mapped(&mce_mp), [(0, 0), (1, 1)]);
+    }
+
+    #[test]
+    fn edf_est_goes_where_the_slot_starts_earliest() {
+        let mut views = vec![dc(4, 0.1, 0.1, DvsPolicy::Ours), dc(4, 0.1, 0.1, DvsPolicy::Ours)];
+        views[0].profile.allocate(t(0.0), t(100.0), 4);
+        let apps = [app(1, 4, 100.0, 10_000.0), app(2, 4, 100.0, 10_000.0)];
+        let est = map(MappingPolicy::EdfEst, &apps, &mut views, SimTime::ZERO);
+        // App 0 starts at once on dc 1; then dc 0 frees first (at 100 s, dc 1 at ~118 s at 1.519 GHz).
+        assert_eq!(mapped(&est), [(0, 1), (1, 0)]);
+        assert_eq!(est[1].placement.start, t(100.0));
+        assert_eq!(est[0].placement.frequency, views[1].power.levels[3]);
+    }
+
+    #[test]
+    fn a_view_rebuilt_from_maximal_slots_is_the_advertised_profile() {
+        let mut real = Profile::new(10);
+        real.allocate(t(0.0), t(50.0), 10);
+        real.allocate(t(50.0), t(80.0), 3);
+        real.allocate(t(60.0), t(200.0), 5);
+        let (now, until) = (t(10.0), t(150.0));
+        let slots = real.free_slots(now, until).into_iter().map(|s| (s.start, s.end, s.pes)).collect();
+        let advert = DataCentreAdvert {
+            cpus: 10,
+            speed: 1.0,
+            power: PowerModel::new(1.0, 1.0, 1.0, 2.0, 2).unwrap(),
+            site: Site {
+                cop: 1.0,
+                carbon_rate: 0.0,
+                electricity_price: 0.0,
+                transfer_price: 0.0,
+                cpu_price: 0.0,
+                data_price: 0.0,
+            },
+            dvs: DvsPolicy::None,
+            slots,
+        };
+        let view = DcView::new(&advert, now, until);
+        for s in [10.0, 49.0, 50.0, 59.0, 60.0, 79.0, 80.0, 149.0] {
+            assert_eq!(view.profile.free_at(t(s)), real.free_at(t(s)), "at {s}");
+        }
+        // Within the advertised window (after it the view has every CPU free).
+        for (pes, d) in [(5, 10.0), (7, 5.0), (3, 60.0), (2, 100.0)] {
+            assert_eq!(view.profile.earliest_fit(now, pes, d), real.earliest_fit(now, pes, d), "{pes} × {d}");
+        }
+    }
+}
