@@ -493,11 +493,11 @@ mod tests {
 
     #[test]
     fn drawn_rates_stay_in_their_ranges() {
-        let spec = check(&format!(
-            "cpus = 4\nbeta = 1\nalpha = 1\nf-max = 2\nefficiency = {{ mean = 0.4, sd = 0.2 }}\n\
-             carbon-rate = {{ mean = 0.2, sd = 0.4 }}\nelectricity-price = 0.1\n\
-             transfer-price = {{ mean = 0.068, sd = 0.2, low = 0, high = 0.17 }}"
-        ))
+        let spec = check(
+            "cpus = 4\nbeta = 1\nalpha = 1\nf-max = 2\nefficiency = { mean = 0.4, sd = 0.2 }\n\
+             carbon-rate = { mean = 0.2, sd = 0.4 }\nelectricity-price = 0.1\n\
+             transfer-price = { mean = 0.068, sd = 0.2, low = 0, high = 0.17 }",
+        )
         .unwrap();
         for seed in 0..200 {
             let c = spec.draw(seed, "x").unwrap();
