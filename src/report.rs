@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use agents::datacenter::kind::KIND as DATACENTRE;
 use agents::market::kind::KIND as MARKET;
 use agents::provider::kind::KIND as PROVIDER;
 
@@ -31,6 +32,16 @@ const HEADLINE: [(&str, &str); 11] = [
     ("events_per_job", "messages per job"),
 ];
 
+/// `label` with its money in the study's currency: data centres bill in US dollars (Garg 2010 ch6's prices), the
+/// rest of the market in G$.
+fn in_currency(study: &Study, label: &str) -> String {
+    if study.points[0].plan.agents().any(|a| a.kind.name() == DATACENTRE) {
+        label.replace("G$", "USD")
+    } else {
+        label.to_string()
+    }
+}
+
 /// The readable summary, mean ± 95% CI half-width: a column per sweep point when there are a few, else a row per
 /// point (with a column per swept key) so that wide sweeps stay readable.
 pub fn summary_table(study: &Study, result: &StudyResult) -> String {
@@ -38,7 +49,7 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     let mut shown: Vec<(String, String)> = HEADLINE
         .iter()
         .filter(|(metric, _)| result.summaries.iter().any(|s| s.contains_key(*metric)))
-        .map(|(metric, label)| (label.to_string(), metric.to_string()))
+        .map(|(metric, label)| (in_currency(study, label), metric.to_string()))
         .collect();
     // Without any job (an induced-value market alone), the job rows say nothing.
     let jobs = result.summaries.iter().any(|s| s.get("jobs.total").is_some_and(|t| t.mean > 0.0));
@@ -311,7 +322,7 @@ fn charts(study: &Study, result: &StudyResult) -> Vec<(String, String)> {
             |point: usize| result.summaries[point].get(metric).map_or((f64::NAN, f64::NAN), |s| (s.mean, s.ci95));
         let title = format!("{} — {}", study.name, metric);
         let registry = &study.points[0].plan.registry;
-        let y_label = axis_label(registry, metric);
+        let y_label = in_currency(study, &axis_label(registry, metric));
         let bands = target_bands(study, metric, key, &x_of);
         let chart = Chart {
             title: &title,

@@ -429,7 +429,7 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     let jobs = read_string(&out.join("p0/r0/jobs.csv"));
     assert!(
         jobs.starts_with(
-            "id,source_id,owner,group,submit,start,end,site,pes,runtime,elapsed,deadline,outcome,cost,wait,response,reason\n"
+            "id,source_id,owner,group,submit,start,end,site,pes,runtime,elapsed,deadline,outcome,cost,energy,carbon,wait,response,reason\n"
         ),
         "{jobs}"
     );

@@ -20,6 +20,11 @@ fn family() -> Vec<PathBuf> {
 }
 
 fn run(study: &Study, name: &str) -> StudyResult {
+    run_reading(study, name, |_| ())
+}
+
+/// Runs `study`, lets `read` look at its output directory, then removes it.
+fn run_reading(study: &Study, name: &str, read: impl FnOnce(&Path)) -> StudyResult {
     let out = std::env::temp_dir().join(format!("gridmarket-garg-ch6-{name}-{}", std::process::id()));
     let opts = RunOptions {
         out: out.clone(),
@@ -31,6 +36,7 @@ fn run(study: &Study, name: &str) -> StudyResult {
         command: String::new(),
     };
     let result = run_study(study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
+    read(&out);
     let _ = std::fs::remove_dir_all(&out);
     assert!(result.unfinished.is_empty(), "{name}: {:?}", result.unfinished);
     result
@@ -63,8 +69,25 @@ fn test_every_file_of_the_family_loads_with_targets_and_checks() {
 #[test]
 fn test_the_hand_made_case_gives_its_hand_computed_numbers() {
     let study = Study::load(Path::new("scenarios/garg-ch6/hand-made.toml"), &LoadOptions::default()).unwrap();
-    let result = run(&study, "hand-made");
+    let mut jobs = String::new();
+    let result = run_reading(&study, "hand-made", |out| {
+        jobs = std::fs::read_to_string(out.join("p0/r0/jobs.csv")).unwrap();
+    });
     assert_checks_pass("hand-made", &result);
+    // Each application's energy and carbon, in jobs.csv: 132.592 W × 2 for cooling at COP 1, 0.083 kg/kWh.
+    let header: Vec<&str> = jobs.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (outcome, energy, carbon) = (column("outcome"), column("energy"), column("carbon"));
+    let rows: Vec<Vec<&str>> = jobs.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let kwh = |cpus: f64, seconds: f64| 2.0 * 132.592 * cpus * seconds / 3.6e6;
+    let expected = [kwh(100.0, 3600.0 * 3.2 / 2.2), kwh(150.0, 1800.0 * 3.2 / 2.2)];
+    for (row, want) in rows.iter().zip(expected) {
+        assert_eq!(row[outcome], "completed", "{row:?}");
+        let (e, c): (f64, f64) = (row[energy].parse().unwrap(), row[carbon].parse().unwrap());
+        assert!((e - want).abs() < 1e-9 * want, "{e} kWh, expected {want}");
+        assert!((c - 0.083 * want).abs() < 1e-9 * want, "{c} kg, expected {}", 0.083 * want);
+    }
+    assert_eq!((rows[2][outcome], rows[2][energy], rows[2][carbon]), ("rejected", "", ""));
 }
 
 #[test]

@@ -70,6 +70,17 @@ pub struct JobRecord {
     pub parts: Vec<JobId>,
 }
 
+impl JobRecord {
+    /// The ids it ran under: its parts and its own (the first part when a meta-broker split it).
+    pub fn ran_as(&self) -> Vec<JobId> {
+        let mut ids = self.parts.clone();
+        if !ids.contains(&self.id) {
+            ids.push(self.id);
+        }
+        ids
+    }
+}
+
 /// A piecewise-constant quantity: `(t, v)` means the value is `v` from `t` until the next point.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Series {
@@ -143,6 +154,19 @@ pub struct Report {
     pub series: Vec<(&'static str, Series)>,
     /// An induced-value market's equilibrium, periods and trades.
     pub market: Option<Box<crate::market::MarketRecord>>,
+    /// What the jobs it ran consumed, for an agent that meters energy.
+    pub metered: Vec<Metered>,
+}
+
+/// The energy a job consumed where it ran and the carbon that energy emitted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Metered {
+    /// The job (or the part of one) that ran.
+    pub job: JobId,
+    /// Energy with cooling [kWh].
+    pub energy: f64,
+    /// Carbon dioxide emitted [kg].
+    pub carbon: f64,
 }
 
 #[cfg(test)]

@@ -84,12 +84,7 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
                 return Err(format!("{who}: job {} {what}", job.id));
             }
             if job.outcome == JobOutcome::Completed {
-                // The job's own id is its first part when it was split.
-                let mut ids = job.parts.clone();
-                if !ids.contains(&job.id) {
-                    ids.push(job.id);
-                }
-                let billed = ids.iter().filter_map(|&id| billed.get(&(owner, id))).fold(0.0, |a, b| a + b);
+                let billed = job.ran_as().iter().filter_map(|&id| billed.get(&(owner, id))).fold(0.0, |a, b| a + b);
                 // The same amounts, summed in another order, may differ in the last bits.
                 if (billed - job.cost).abs() > 1e-9 * billed.abs().max(1.0) {
                     let what = format!("job {} recorded a cost of {} but the ledger bills {billed}", job.id, job.cost);

@@ -212,6 +212,8 @@ pub struct JobRow {
     pub source_id: Option<u64>,
     /// The runtime estimate it was submitted with [s].
     pub estimate: Option<f64>,
+    /// The energy (with cooling) [kWh] and carbon [kg] of its runs, where the agents that ran it meter them.
+    pub metered: Option<(f64, f64)>,
     /// The record.
     pub record: JobRecord,
 }
@@ -283,6 +285,11 @@ pub fn measure(
     let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
+    let mut metered: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    for m in reports.iter().flat_map(|r| &r.metered) {
+        let sum = metered.entry(m.job).or_default();
+        *sum = (sum.0 + m.energy, sum.1 + m.carbon);
+    }
     let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
     for (agent, report) in plan.agents().zip(reports) {
         for r in &report.jobs {
@@ -296,6 +303,12 @@ pub fn measure(
                 site: r.site.map(name),
                 source_id: source.map(|s| s.id),
                 estimate: source.map(|s| s.estimate),
+                metered: r
+                    .ran_as()
+                    .iter()
+                    .filter_map(|id| metered.get(id))
+                    .copied()
+                    .reduce(|a, b| (a.0 + b.0, a.1 + b.1)),
                 record: r.clone(),
             });
         }

@@ -32,7 +32,7 @@ use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::model::JobId;
 use crate::protocol::{Assigned, Assignment, DataCentreAdvert, EnergyMsg, JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
 use crate::provider::scheduler::{LocalScheduler, ReservationId, ReservationRequest, SchedulerPolicy};
-use crate::report::{Report, Series};
+use crate::report::{Metered, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 pub use dvs::{DvsPolicy, Placement};
 pub use meter::{EnergyMeter, IdlePower};
@@ -114,6 +114,8 @@ pub struct DataCentre {
     book: Book,
     busy: Series,
     totals: Totals,
+    /// Each completed application's energy and carbon.
+    metered: Vec<Metered>,
     violations: Vec<(f64, String)>,
     /// Its own id, known from its start: the payer of the idle energy billed at the end.
     me: AgentId,
@@ -137,6 +139,7 @@ impl DataCentre {
             book: Book::default(),
             busy: Series::default(),
             totals: Totals::default(),
+            metered: Vec::new(),
             violations: Vec::new(),
             me: AgentId::ENV,
             starting: Vec::new(),
@@ -290,6 +293,7 @@ impl DataCentre {
         t.work_at_frequency += work * job.frequency / c.power.f_max();
         t.cpu_joules += watts * f64::from(job.spec.pes) * job.duration;
         add(&mut t.costs, &costs);
+        self.metered.push(Metered { job: id, energy: costs.energy, carbon: costs.carbon });
         let (me, user) = (Account::Agent(ctx.me()), Account::Agent(job.spec.owner));
         let bills = [
             (user, me, costs.revenue, Reason::Usage),
@@ -462,6 +466,7 @@ impl Agent<GridMarket> for DataCentre {
         ]);
         out.transfers.extend_from_slice(book.transfers());
         out.violations.extend(self.violations.iter().cloned());
+        out.metered.extend_from_slice(&self.metered);
         out.violations.extend(self.energy_check(now).map(|what| (span, what)));
         out.series.push(("busy_pes", self.busy.clone()));
     }
