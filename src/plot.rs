@@ -218,7 +218,7 @@ fn bar_ends(mean: f64, ci: f64, bounds: (f64, f64)) -> Vec<f64> {
     }
 }
 
-/// A linear axis from `lo` to `hi` with tick positions and their label format.
+/// An axis from `lo` to `hi` with tick positions and their label format.
 #[derive(Debug, Clone, PartialEq)]
 struct Scale {
     lo: f64,
@@ -226,6 +226,8 @@ struct Scale {
     ticks: Vec<f64>,
     /// Decimals for tick labels; `None` for scientific notation (huge or tiny values).
     decimals: Option<usize>,
+    /// Logarithmic: equal ratios take equal lengths.
+    log: bool,
 }
 
 impl Scale {
@@ -242,13 +244,34 @@ impl Scale {
         let count = ((hi - lo) / step).round();
         // Fails only near the limits of f64 (overflowing range, subnormal step); then label just the ends.
         if !(lo.is_finite() && hi.is_finite() && step > 0.0 && (1.0..=20.0).contains(&count)) {
-            return Scale { lo: min, hi: max, ticks: vec![min, max], decimals: None };
+            return Scale { lo: min, hi: max, ticks: vec![min, max], decimals: None, log: false };
         }
         let ticks = (0..=count as usize).map(|i| lo + i as f64 * step).collect();
         let magnitude = lo.abs().max(hi.abs());
         // The 1e-9 keeps log10(0.01) = -1.9999999999999996 from asking for a third decimal.
         let decimals = (step >= 1e-4 && magnitude < 1e7).then(|| (-step.log10() - 1e-9).ceil().max(0.0) as usize);
-        Scale { lo, hi, ticks, decimals }
+        Scale { lo, hi, ticks, decimals, log: false }
+    }
+
+    /// A logarithmic axis ticked at `values`, when they are a geometric sweep (10, 100, 1,000, 10,000; 0.1, 0.01 …):
+    /// at least three distinct positive values whose successive ratios are equal, within 1%, spanning two decades or
+    /// more. On a linear axis such a sweep crowds all but its largest values into one corner.
+    fn geometric(values: &[f64]) -> Option<Scale> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        if v.len() < 3 || v[0] <= 0.0 {
+            return None;
+        }
+        let ratio = v[1] / v[0];
+        let even = v.windows(2).all(|w| ((w[1] / w[0]) / ratio - 1.0).abs() < 0.01);
+        if !(even && ratio > 1.0 && v[v.len() - 1] / v[0] >= 100.0) {
+            return None;
+        }
+        // Half a step of margin at each end, as a linear axis leaves room around its outer points.
+        let margin = ratio.sqrt();
+        let (lo, hi) = (v[0] / margin, v[v.len() - 1] * margin);
+        Some(Scale { lo, hi, ticks: v, decimals: None, log: true })
     }
 
     /// A value axis for `extent` that does not pad a lone value past the values the quantity can take: a count that
@@ -264,8 +287,11 @@ impl Scale {
         Scale::new(extent)
     }
 
-    /// Maps `v` linearly so that `lo` goes to `from` and `hi` to `to`.
+    /// Maps `v` linearly (or its logarithm, on a log axis) so that `lo` goes to `from` and `hi` to `to`.
     fn map(&self, v: f64, from: f64, to: f64) -> f64 {
+        if self.log {
+            return from + (v / self.lo).ln() / (self.hi / self.lo).ln() * (to - from);
+        }
         let span = self.hi - self.lo;
         let t = if span.is_finite() {
             (v - self.lo) / span
@@ -277,6 +303,10 @@ impl Scale {
     }
 
     fn label(&self, v: f64) -> String {
+        if self.log {
+            // A swept value as written: the shortest decimal that reads back as it.
+            return format!("{v}");
+        }
         let text = match self.decimals {
             Some(d) => format!("{v:.d$}"),
             None => format!("{v:.2e}"),
@@ -411,7 +441,10 @@ fn write_line_chart(svg: &mut String, chart: &Chart, series: &[Series]) -> fmt::
     let finite = |p: &&(f64, f64, f64)| p.0.is_finite() && p.1.is_finite();
     let all = || series.iter().flat_map(|s| s.points.iter().filter(finite));
     let bounds = chart.y_bounds;
-    let x = Scale::new(Extent::over(all().map(|p| p.0)));
+    let xs: Vec<f64> = all().map(|p| p.0).collect();
+    let x = Scale::geometric(&xs).unwrap_or_else(|| Scale::new(Extent::over(xs.into_iter())));
+    let logged = format!("{} (log scale)", chart.x_label);
+    let chart = &Chart { x_label: if x.log { &logged } else { chart.x_label }, ..chart.clone() };
     let y = Scale::bounded(
         Extent::over(all().flat_map(|&(_, m, ci)| bar_ends(m, ci, bounds))).with_bands(chart.bands),
         bounds,
@@ -1154,5 +1187,26 @@ mod tests {
         let s = scale(f64::INFINITY, f64::NEG_INFINITY);
         assert_eq!((s.lo, s.hi), (0.0, 1.0));
         assert_eq!(scale(0.0, 3e9).label(2e9), "2.00e9");
+    }
+
+    #[test]
+    fn a_geometric_sweep_gets_a_log_axis_with_equal_steps() {
+        let x = Scale::geometric(&[0.1, 0.0001, 0.01, 0.001, 0.01]).expect("a geometric sweep");
+        let px: Vec<f64> = x.ticks.iter().map(|&t| x.map(t, 0.0, 700.0)).collect();
+        assert_eq!(x.ticks, [0.0001, 0.001, 0.01, 0.1]);
+        for w in px.windows(3) {
+            assert!(((w[2] - w[1]) - (w[1] - w[0])).abs() < 1e-9, "{px:?}");
+        }
+        assert!(px[0] > 0.0 && px[3] < 700.0, "a margin at both ends: {px:?}");
+        assert_eq!(x.label(0.0001), "0.0001");
+        // Not a geometric sweep over two decades: too few values, uneven ratios, a short span, a value not positive.
+        for values in [&[1.0, 10.0][..], &[1.0, 10.0, 50.0, 100.0], &[1.0, 2.0, 4.0], &[0.0, 1.0, 10.0, 100.0]] {
+            assert_eq!(Scale::geometric(values), None, "{values:?}");
+        }
+        let series =
+            [Series { label: "gmp".into(), points: vec![(10.0, 1.0, 0.1), (100.0, 2.0, 0.1), (1000.0, 3.0, 0.1)] }];
+        let svg = line_chart(&Chart::new("t", "rate", "y"), &series);
+        well_formed(&svg);
+        assert!(svg.contains("rate (log scale)") && svg.contains(">1000<"), "{svg}");
     }
 }
