@@ -174,7 +174,8 @@ pub struct RawMetaBroker {
     pub delta: Option<Delta>,
     /// Trade-off policies: how an application's time to compute (ETC) varies across sites, around its runtime over
     /// the site's speed: `{ variation = "high", cov = 0.9 }` (the CVB gamma method; default), `{ variation = "low",
-    /// sd = 20 }` (uniform with this standard deviation [s]) or `{ variation = "exact" }`.
+    /// sd = 20 }` (uniform with this standard deviation [s]) or `{ variation = "exact" }`; `cov` and `sd` default to
+    /// those values.
     #[schemars(with = "Option<serde_json::Value>")]
     pub etc: Option<EtcModel>,
     /// DAM: O_k, the asks' proportionality constant of Eq 7.1 (default 1; at most 1e12).

@@ -19,16 +19,26 @@ use serde::{Deserialize, Serialize};
 pub enum EtcModel {
     /// High variation (HI): CVB gamma with this coefficient of variation (0.9 in the thesis).
     High {
-        /// Coefficient of variation V (from 0.01 to 10).
+        /// Coefficient of variation V (default 0.9; from 0.01 to 10).
+        #[serde(default = "cov")]
         cov: f64,
     },
     /// Low variation (LO): uniform with this standard deviation [s] (20 in the thesis).
     Low {
-        /// Standard deviation [s] (from 0 to 1e6).
+        /// Standard deviation [s] (default 20; from 0 to 1e6).
+        #[serde(default = "sd")]
         sd: f64,
     },
     /// None: ETC is the runtime over the site's speed.
     Exact,
+}
+
+fn cov() -> f64 {
+    0.9
+}
+
+fn sd() -> f64 {
+    20.0
 }
 
 impl EtcModel {

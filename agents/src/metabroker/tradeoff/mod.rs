@@ -267,7 +267,7 @@ impl TradeoffMetaBroker {
             let request = self.next_request;
             self.next_request += 1;
             ctx.send(provider, Msg::Lease(LeaseMsg::Reserve { request, start, end, pes: w.spec.pes }));
-            let runtime = (p.finish - p.start) * self.catalogue[&provider].0.speed;
+            let runtime = runtime_within(p.start, p.finish, self.catalogue[&provider].0.speed);
             let reserving = Reserving { job: id, provider, start, finish: p.finish, cost: p.cost, runtime };
             self.reserving.insert(request, reserving);
         }
@@ -340,6 +340,16 @@ impl TradeoffMetaBroker {
             .collect();
         lower_bounds(&requests, &resources)
     }
+}
+
+/// The reference-PE runtime that lasts `finish − start` on a PE of `speed`, at most: the provider ends the job at
+/// start + runtime / speed, which rounding may put a hair past the window, into the next reservation.
+fn runtime_within(start: f64, finish: f64, speed: f64) -> f64 {
+    let mut runtime = (finish - start) * speed;
+    while runtime > 0.0 && start + runtime / speed > finish {
+        runtime = runtime.next_down();
+    }
+    runtime
 }
 
 /// A placement's instant in a message; placements lie at or after the round's time.
@@ -426,5 +436,16 @@ mod tests {
         // From a later instant the profile starts there.
         assert_eq!(profile(&slots, t(5.0))[0], seg(5.0, 10.0, 4));
         assert!(profile(&[], t(0.0)).is_empty());
+    }
+
+    #[test]
+    fn a_ticketed_runtime_never_outlasts_its_window() {
+        // 13724.712592953512 + 60.0 / 1.33 rounds past the window that ETC × speed would give.
+        for (start, etc, speed) in [(13_724.712_592_953_512, 45.113, 1.33), (0.1, 0.3, 1.14), (50.0, 20.0, 2.0)] {
+            let finish = start + etc;
+            let r = runtime_within(start, finish, speed);
+            assert!(start + r / speed <= finish);
+            assert!((r - etc * speed).abs() <= 1e-9 * etc * speed);
+        }
     }
 }
