@@ -358,21 +358,47 @@ fn at(secs: f64) -> SimTime {
 }
 
 /// A site's free profile from its maximal free rectangles: at every instant the most PEs any rectangle covering
-/// it offers (the rectangles of a profile overlap; their upper envelope is the profile), from `now` on.
+/// it offers (the rectangles of a profile overlap; their upper envelope is the profile), from `now` on. A sweep over
+/// the rectangles' edges with the PEs of the open ones counted: O(k log k) for k rectangles.
 pub fn profile(slots: &[(SimTime, SimTime, u32)], now: SimTime) -> Vec<Segment> {
-    let mut times: Vec<SimTime> = slots.iter().flat_map(|s| [s.0.max(now), s.1.max(now)]).collect();
-    times.sort();
-    times.dedup();
+    // Edges in time order, closings before openings at one instant.
+    let mut edges: Vec<(SimTime, bool, u32)> = Vec::with_capacity(2 * slots.len());
+    for &(start, end, pes) in slots.iter().filter(|s| s.1 > now) {
+        edges.push((start.max(now), true, pes));
+        edges.push((end, false, pes));
+    }
+    edges.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut open: BTreeMap<u32, usize> = BTreeMap::new();
     let mut segments: Vec<Segment> = Vec::new();
-    for w in times.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        let free = slots.iter().filter(|s| s.0 <= a && s.1 >= b).map(|s| s.2).max().unwrap_or(0);
+    let mut k = 0;
+    while k < edges.len() {
+        let at = edges[k].0;
+        while k < edges.len() && edges[k].0 == at {
+            let (_, opening, pes) = edges[k];
+            if opening {
+                *open.entry(pes).or_default() += 1;
+            } else if let Some(n) = open.get_mut(&pes) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&pes);
+                }
+            }
+            k += 1;
+        }
+        let free = open.keys().next_back().copied().unwrap_or(0);
+        if let Some(last) = segments.last_mut()
+            && last.end.is_infinite()
+        {
+            last.end = at.secs();
+        }
         match segments.last_mut() {
-            Some(last) if last.free == free && last.end == a.secs() => last.end = b.secs(),
+            Some(last) if last.free == free && last.end == at.secs() => last.end = f64::INFINITY,
             _ if free == 0 => {}
-            _ => segments.push(Segment { start: a.secs(), end: b.secs(), free }),
+            _ => segments.push(Segment { start: at.secs(), end: f64::INFINITY, free }),
         }
     }
+    // Every rectangle closes, so the last open segment was closed at the last edge.
+    segments.retain(|s| s.end > s.start);
     segments
 }
 
