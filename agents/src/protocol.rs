@@ -340,6 +340,10 @@ pub struct Ticket {
     pub cost: f64,
     /// The cost was paid when the slot was reserved (an exchange's contract): the provider bills nothing more.
     pub prepaid: bool,
+    /// The runtime on the reference PE to submit this part with [s], when the meta-broker knows the application's
+    /// time on this provider (an ETC matrix, Garg 2010 ch5); none: the job's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<f64>,
 }
 
 impl Ticket {

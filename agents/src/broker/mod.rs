@@ -355,7 +355,11 @@ impl UserBroker {
         if ticket.prepaid {
             t.record.cost += ticket.cost;
         }
-        let job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
+        let mut job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
+        // The meta-broker's ETC on this provider, as a reference-PE runtime (Garg 2010 ch5).
+        if let Some(runtime) = ticket.runtime {
+            (job.runtime, job.estimate) = (runtime, runtime);
+        }
         let (reservation, start) = (ticket.reservation, ticket.start);
         ctx.send(ticket.provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
     }

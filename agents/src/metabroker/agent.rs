@@ -255,7 +255,7 @@ impl MetaBroker {
         };
         self.tickets += 1;
         self.quoted += cost;
-        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost, prepaid: false };
+        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost, prepaid: false, runtime: None };
         ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 

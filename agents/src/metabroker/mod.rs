@@ -23,7 +23,9 @@
 //! Besides these, a meta-broker may run a registered [`MetaPolicy`] ([`mod@policy`]), which places one application
 //! at a time; [`RoundPolicy`] is either. Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
 //! match applications to the providers' queues instead of placing them on slots; they live in [`mod@dam`], with
-//! their own actor.
+//! their own actor. Chapter 5's time/cost trade-off heuristics (MinCTT, MaxCTT, SuffCTT and greedy on φ) place
+//! rigid applications on the providers' advance-reservation slots; they live in [`mod@tradeoff`], with their own
+//! actor.
 
 pub mod agent;
 pub mod dam;
@@ -35,6 +37,7 @@ pub mod lp;
 pub mod mincost;
 pub mod model;
 pub mod policy;
+pub mod tradeoff;
 mod transport;
 
 #[cfg(test)]

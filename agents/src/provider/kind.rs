@@ -16,6 +16,7 @@ use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, Provider
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
+use crate::metabroker::tradeoff::prices::WeibullPrice;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
@@ -196,6 +197,10 @@ pub struct RawProvider {
     pub speed_range: Option<[f64; 2]>,
     /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1; from 0.001 to 1000).
     pub speed: Option<Speed>,
+    /// The price drawn per replication from one Weibull sample shared by `of` sites, this one at `rank` by speed
+    /// (Garg 2010 §5.4): `{ shape = 0.4, scale = 0.8, rank = 0, of = 10, consistent = true }`; consistent: the
+    /// slowest the cheapest; false: assigned at random. Instead of `price` and `price-range`; one provider per group.
+    pub price_weibull: Option<WeibullPrice>,
     /// Price [G$ per PE-second] (default 0; at most 1e6).
     pub price: Option<Price>,
     /// Local scheduler: "fcfs", "easy", "conservative" or "multi-partition-easy" (default "easy").
@@ -367,7 +372,20 @@ impl RawGroup for RawProvider {
         }
         let check = config.overhead.check(config.vm_memory_mb);
         check.map_err(|(key, message)| Invalid::at(format!("overhead.{key}"), message))?;
+        if let Some(w) = &self.price_weibull {
+            w.check().map_err(|(key, m)| Invalid::at(format!("price-weibull.{key}"), m))?;
+            let other = [("price", self.price.is_some()), ("price-range", self.price_range.is_some())];
+            if let Some((key, _)) = other.iter().find(|k| k.1) {
+                return Err(Invalid::at("price-weibull", format!("a drawn price, but `{key}` sets one too"))
+                    .hint(format!("remove `{key}`")));
+            }
+            if self.count.0 > 1 {
+                let m = format!("one site of a joint sample, but the group has {} providers", self.count.0);
+                return Err(Invalid::at("price-weibull", m).hint("give each site its own table and rank"));
+            }
+        }
         let draws = Draws {
+            price_weibull: self.price_weibull,
             pes_max: self.pes_max.map(|m| m.0),
             price_range: self.price_range.map(|[l, h]| (l, h)),
             speed_range: self.speed_range.map(|[l, h]| (l, h)),
@@ -505,6 +523,8 @@ pub struct Draws {
     pub pes_max: Option<u32>,
     /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
     pub price_range: Option<(f64, f64)>,
+    /// Price: this site's place in a joint Weibull sample.
+    pub price_weibull: Option<WeibullPrice>,
     /// Speed uniform in [low, high].
     pub speed_range: Option<(f64, f64)>,
 }
@@ -527,6 +547,10 @@ impl ProviderSpec {
         // Drawn last, so that adding it leaves the other draws as they were.
         if let Some((lo, hi)) = self.draws.speed_range {
             config.speed = rng.random_range(lo..=hi);
+        }
+        // From a stream of its own, shared by the sites of the sample.
+        if let Some(w) = self.draws.price_weibull {
+            config.price = w.draw(seed, MAX_PRICE);
         }
         config
     }

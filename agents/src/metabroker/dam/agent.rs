@@ -238,7 +238,8 @@ impl AuctionMetaBroker {
         let Some(p) = self.pending.remove(&job) else { return };
         self.tickets += 1;
         self.quoted += cost;
-        let ticket = Ticket { job, part: job, cpus: pes, provider, reservation, start, cost, prepaid: false };
+        let ticket =
+            Ticket { job, part: job, cpus: pes, provider, reservation, start, cost, prepaid: false, runtime: None };
         ctx.send(p.spec.owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 
