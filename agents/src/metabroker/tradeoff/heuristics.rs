@@ -538,6 +538,84 @@ mod tests {
         assert_eq!(q.earliest(1, 15.0, 8.0), Some(8.0));
     }
 
+    /// The rounds without the incremental update: every option recomputed from the profiles before each choice.
+    fn rescanning(h: Heuristic, requests: &[Request], resources: &[Resource]) -> Vec<(usize, usize, f64)> {
+        let mut profiles: Vec<Profile> = resources.iter().map(|r| Profile { segments: r.free.clone() }).collect();
+        let mut left: Vec<usize> = (0..requests.len()).collect();
+        left.sort_by(|&a, &b| requests[a].arrival.total_cmp(&requests[b].arrival).then(a.cmp(&b)));
+        let mut out = Vec::new();
+        let m = resources.len() as f64;
+        loop {
+            let mut best: Option<(f64, usize, usize, f64, f64)> = None; // key, k, site, start, finish
+            for (k, &i) in left.iter().enumerate() {
+                let q = &requests[i];
+                let cost = costs(q, resources);
+                let (gamma, beta) = (cost.iter().sum::<f64>() / m, q.etc.iter().sum::<f64>() / m);
+                let mut phis: Vec<(f64, usize, f64)> = Vec::new();
+                for j in 0..resources.len() {
+                    if let Some(start) = profiles[j].earliest(q.cpus, q.etc[j], 0.0) {
+                        phis.push((phi(q.delta, cost[j], gamma, start + q.etc[j] - q.arrival, beta), j, start));
+                    }
+                }
+                let Some(&(f, j, start)) = phis.iter().min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))) else {
+                    continue;
+                };
+                let second = phis.iter().filter(|o| o.1 != j).map(|o| o.0).min_by(f64::total_cmp);
+                let key = match h {
+                    Heuristic::MinCtt => f,
+                    Heuristic::MaxCtt => -f,
+                    Heuristic::SuffCtt => -second.map_or(f64::INFINITY, |s| s - f),
+                    Heuristic::Greedy => k as f64,
+                };
+                if best.is_none_or(|b| less(key, b.0)) {
+                    best = Some((key, k, j, start, start + q.etc[j]));
+                }
+            }
+            let Some((_, k, j, start, finish)) = best else { break };
+            let i = left.remove(k);
+            profiles[j].take(requests[i].cpus, start, finish);
+            out.push((i, j, start));
+        }
+        out
+    }
+
+    #[test]
+    fn incremental_updates_allocate_as_a_full_rescan_does() {
+        use rand::{RngExt, SeedableRng};
+        for seed in 0..200 {
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+            let resources: Vec<Resource> = (0..rng.random_range(1..5))
+                .map(|_| {
+                    let cpus = rng.random_range(2..16u32);
+                    let mut t = 0.0;
+                    let free = (0..rng.random_range(1..6))
+                        .map(|_| {
+                            let end = t + rng.random_range(1.0..50.0);
+                            let s = Segment { start: t, end, free: rng.random_range(0..=cpus) };
+                            t = end + if rng.random::<f64>() < 0.2 { 5.0 } else { 0.0 };
+                            s
+                        })
+                        .chain(std::iter::once(Segment { start: 1000.0, end: 1e6, free: cpus }))
+                        .collect();
+                    Resource { cpus, price: rng.random_range(0.01..3.0), free }
+                })
+                .collect();
+            let m = resources.len();
+            let requests: Vec<Request> = (0..rng.random_range(1..14))
+                .map(|_| Request {
+                    arrival: rng.random_range(0.0..10.0),
+                    cpus: rng.random_range(1..12),
+                    etc: (0..m).map(|_| rng.random_range(1.0..40.0)).collect(),
+                    delta: rng.random(),
+                })
+                .collect();
+            for h in Heuristic::ALL {
+                let o = allocate(h, &requests, &resources, 0.0).unwrap();
+                assert_eq!(trace(&o), rescanning(h, &requests, &resources), "seed {seed}, {h}");
+            }
+        }
+    }
+
     #[test]
     fn bad_input_is_refused_with_a_reason() {
         let ok = vec![open(4, 1.0)];
