@@ -78,20 +78,22 @@ pub struct RawGateway {
     pub count: GroupSize,
     /// The provider groups (or members) of this gateway's grid.
     pub providers: Vec<String>,
+    /// Allocation and dispatch in one key, as Amini Salehi (2012) ch4 names its policies: "pap-rtdp", "pap-rnd",
+    /// "lrf-rnd", "bcf-rnd", any other "<allocation>-<dispatch>", or "rr" (the plain round robin). Not with
+    /// `allocation` or `dispatch`.
+    pub policy: Option<String>,
     /// Workload allocation, the fraction of requests each provider gets (Amini Salehi 2012, ch4): "rr" (equal shares,
     /// default), "lrf" (least rate first: fewer local requests, more external ones; needs `locals`), "bcf" (biggest
     /// cluster first: by PEs × speed) or "pap" (the queueing model's; needs `external` and `locals`).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub allocation: Allocation,
+    #[schemars(with = "Option<String>")]
+    pub allocation: Option<Allocation>,
     /// Dispatch: "round-robin" (each provider in turn; default, with `allocation = "rr"` only), "rnd" (each request to
     /// a provider drawn with the allocation's fractions) or "rtdp" (a billiard sequence per request type).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub dispatch: Dispatch,
+    #[schemars(with = "Option<String>")]
+    pub dispatch: Option<Dispatch>,
     /// Where PAP's statistics come from: "configured" (`external` and `locals`, default) or "online" (the external
     /// rate, mean VMs and mean duration estimated from the requests received, every 100; the local side as
-    /// configured, as local requests never reach the gateway).
+    /// configured, as local requests never reach the gateway). The other allocations read no external statistics.
     #[serde(default)]
     #[schemars(with = "String")]
     pub statistics: Statistics,
@@ -148,20 +150,40 @@ impl RawGroup for RawGateway {
 }
 
 impl RawGateway {
+    /// Allocation and dispatch, from `policy` or from `allocation` and `dispatch`.
+    fn allocation_and_dispatch(&self) -> Result<(Allocation, Dispatch), Invalid> {
+        let Some(policy) = &self.policy else {
+            return Ok((self.allocation.unwrap_or_default(), self.dispatch.unwrap_or_default()));
+        };
+        if self.allocation.is_some() || self.dispatch.is_some() {
+            return Err(Invalid::at("policy", "sets the allocation and the dispatch: leave out `allocation` and `dispatch`"));
+        }
+        let parse = |allocation: &str, dispatch: &str| {
+            let a = serde_json::from_value::<Allocation>(serde_json::Value::String(allocation.into())).ok()?;
+            let d = serde_json::from_value::<Dispatch>(serde_json::Value::String(dispatch.into())).ok()?;
+            Some((a, d))
+        };
+        let parsed = match policy.as_str() {
+            "rr" => Some((Allocation::Rr, Dispatch::RoundRobin)),
+            other => other.split_once('-').and_then(|(a, d)| parse(a, d)),
+        };
+        parsed.ok_or_else(|| {
+            Invalid::at("policy", format!("expected \"rr\" or \"<allocation>-<dispatch>\" (e.g. \"pap-rtdp\", \"lrf-rnd\"), found \"{policy}\""))
+        })
+    }
+
     /// The dispatch policy, its keys checked together.
     fn policy(&self, members: usize) -> Result<GatewayPolicy, Invalid> {
         let name = crate::registry::serde_name;
-        if self.dispatch == Dispatch::RoundRobin && self.allocation != Allocation::Rr {
+        let (allocation, dispatch) = self.allocation_and_dispatch()?;
+        if dispatch == Dispatch::RoundRobin && allocation != Allocation::Rr {
             return Err(Invalid::at(
                 "dispatch",
-                format!("\"round-robin\" sends to each provider in turn, ignoring allocation \"{}\"", name(&self.allocation)),
+                format!("\"round-robin\" sends to each provider in turn, ignoring allocation \"{}\"", name(&allocation)),
             )
             .hint("dispatch = \"rnd\" or \"rtdp\" follows the allocation's fractions"));
         }
-        if self.statistics == Statistics::Online && self.allocation != Allocation::Pap {
-            return Err(Invalid::at("statistics", "online statistics feed PAP: only with allocation = \"pap\""));
-        }
-        let needs = match self.allocation {
+        let needs = match allocation {
             Allocation::Pap => &["external", "locals"][..],
             Allocation::Lrf => &["locals"][..],
             Allocation::Rr | Allocation::Bcf => &[][..],
@@ -169,7 +191,7 @@ impl RawGateway {
         for key in needs {
             let given = if *key == "external" { self.external.is_some() } else { self.locals.is_some() };
             if !given {
-                return Err(Invalid::at(*key, format!("allocation \"{}\" needs `{key}`", name(&self.allocation))));
+                return Err(Invalid::at(*key, format!("allocation \"{}\" needs `{key}`", name(&allocation))));
             }
         }
         if let Some(external) = &self.external
@@ -213,7 +235,7 @@ impl RawGateway {
         {
             return Err(Invalid::at("locals", format!("expected one table per provider ({members})")));
         }
-        Ok(GatewayPolicy { allocation: self.allocation, dispatch: self.dispatch, statistics: self.statistics, model })
+        Ok(GatewayPolicy { allocation, dispatch, statistics: self.statistics, model })
     }
 }
 
