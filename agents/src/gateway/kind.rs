@@ -156,7 +156,10 @@ impl RawGateway {
             return Ok((self.allocation.unwrap_or_default(), self.dispatch.unwrap_or_default()));
         };
         if self.allocation.is_some() || self.dispatch.is_some() {
-            return Err(Invalid::at("policy", "sets the allocation and the dispatch: leave out `allocation` and `dispatch`"));
+            return Err(Invalid::at(
+                "policy",
+                "sets the allocation and the dispatch: leave out `allocation` and `dispatch`",
+            ));
         }
         let parse = |allocation: &str, dispatch: &str| {
             let a = serde_json::from_value::<Allocation>(serde_json::Value::String(allocation.into())).ok()?;
@@ -179,7 +182,10 @@ impl RawGateway {
         if dispatch == Dispatch::RoundRobin && allocation != Allocation::Rr {
             return Err(Invalid::at(
                 "dispatch",
-                format!("\"round-robin\" sends to each provider in turn, ignoring allocation \"{}\"", name(&allocation)),
+                format!(
+                    "\"round-robin\" sends to each provider in turn, ignoring allocation \"{}\"",
+                    name(&allocation)
+                ),
             )
             .hint("dispatch = \"rnd\" or \"rtdp\" follows the allocation's fractions"));
         }
@@ -216,7 +222,10 @@ impl RawGateway {
             }
             Some("thesis") => ServiceUnits::Thesis { reference_mips: self.reference_mips.map_or(1000.0, |m| m.0) },
             Some(other) => {
-                return Err(Invalid::at("service-times", format!("expected \"seconds\" or \"thesis\", found \"{other}\"")));
+                return Err(Invalid::at(
+                    "service-times",
+                    format!("expected \"seconds\" or \"thesis\", found \"{other}\""),
+                ));
             }
         };
         let model = match (&self.external, &self.locals) {

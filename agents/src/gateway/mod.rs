@@ -27,8 +27,8 @@ use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, Migration, Msg};
 use crate::provider::ProviderInfo;
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
-pub use dispatch::{Allocation, Dispatch};
 use dispatch::Billiard;
+pub use dispatch::{Allocation, Dispatch};
 use pap::ClusterLoad;
 
 /// Where the gateway's statistics of its clusters come from.
@@ -240,18 +240,18 @@ impl Gateway {
             (Allocation::Pap, Some(model)) => {
                 let external = external.unwrap_or(model.external);
                 match pap::pap(&model.clusters(&self.providers, &external), external.rate) {
-                Ok(a) => {
-                    if let Some(why) = &a.capped {
-                        self.pap_capped += 1;
-                        tracing::warn!(gateway, "PAP capped: {why}");
+                    Ok(a) => {
+                        if let Some(why) = &a.capped {
+                            self.pap_capped += 1;
+                            tracing::warn!(gateway, "PAP capped: {why}");
+                        }
+                        a.fractions()
                     }
-                    a.fractions()
-                }
-                Err(e) => {
-                    self.pap_refused += 1;
-                    tracing::warn!(gateway, "PAP refused, fractions kept: {e}");
-                    return;
-                }
+                    Err(e) => {
+                        self.pap_refused += 1;
+                        tracing::warn!(gateway, "PAP refused, fractions kept: {e}");
+                        return;
+                    }
                 }
             }
         };
@@ -272,7 +272,7 @@ impl Gateway {
         }
         if self.policy.statistics == Statistics::Online {
             self.observed.see(ctx.now(), job);
-            if self.observed.count % REESTIMATE == 0
+            if self.observed.count.is_multiple_of(REESTIMATE)
                 && let Some(external) = self.observed.stats()
             {
                 let name = ctx.name().to_string();
@@ -355,5 +355,25 @@ impl Agent<GridMarket> for Gateway {
             ("pap_capped", self.pap_capped as f64),
             ("pap_refused", self.pap_refused as f64),
         ]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn online_statistics_estimate_the_rate_and_the_means() {
+        let mut seen = Observed::default();
+        let t = |s| SimTime::new(s).unwrap();
+        assert_eq!(seen.stats(), None);
+        // Four requests 10 s apart: three gaps over 30 s.
+        for (i, (pes, estimate)) in [(1, 100.0), (3, 300.0), (4, 200.0), (4, 400.0)].into_iter().enumerate() {
+            let job = JobSpec { estimate, ..JobSpec::new(i as u64 + 1, AgentId::ENV, pes, estimate) };
+            seen.see(t(10.0 * i as f64 + 5.0), &job);
+        }
+        let stats = seen.stats().unwrap();
+        assert!((stats.rate - 0.1).abs() < 1e-12);
+        assert_eq!((stats.vms, stats.duration), (3.0, 250.0));
     }
 }

@@ -84,7 +84,8 @@ impl ClusterLoad {
             return 0.0;
         }
         let (a, th) = (1.0 - self.rho(), self.theta);
-        let root = (a * (a * self.omega + th * self.lambda * self.mu) / (2.0 * th * a * z + self.omega - 2.0 * th * th))
+        let root = (a * (a * self.omega + th * self.lambda * self.mu)
+            / (2.0 * th * a * z + self.omega - 2.0 * th * th))
             .sqrt();
         ((a - root) / th).max(0.0)
     }

@@ -48,7 +48,11 @@ impl AgentKind for ProviderKind {
         use SchedulerPolicy::*;
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
-            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, TypeAware], "Amini Salehi (2012) ch3-4"),
+            Policy::of(
+                "preemption",
+                &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, TypeAware],
+                "Amini Salehi (2012) ch3-4",
+            ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
             Policy::of(
                 "pricing.rule",
