@@ -243,13 +243,22 @@ impl Gateway {
                     Ok(a) => {
                         if let Some(why) = &a.capped {
                             self.pap_capped += 1;
-                            tracing::warn!(gateway, "PAP capped: {why}");
+                            // Once in the trace's warnings per gateway; every estimate after at debug level.
+                            if self.pap_capped == 1 {
+                                tracing::warn!(gateway, "PAP capped: {why}");
+                            } else {
+                                tracing::debug!(gateway, "PAP capped: {why}");
+                            }
                         }
                         a.fractions()
                     }
                     Err(e) => {
                         self.pap_refused += 1;
-                        tracing::warn!(gateway, "PAP refused, fractions kept: {e}");
+                        if self.pap_refused == 1 {
+                            tracing::warn!(gateway, "PAP refused, fractions kept: {e}");
+                        } else {
+                            tracing::debug!(gateway, "PAP refused, fractions kept: {e}");
+                        }
                         return;
                     }
                 }
