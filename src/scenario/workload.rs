@@ -62,12 +62,14 @@ pub struct RawWorkload {
     pub u_hi: Option<f64>,
     /// Lublin: UMED, the split of the two-stage uniform (Garg 2010, ch5: UHI − 2.5); applied after `max-nodes`.
     pub u_med: Option<f64>,
-    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs).
+    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs). DAS-2: move the split m of the
+    /// two-stage log-uniform size so that the mean is this (ch4's external sweep of the number of VMs).
     pub mean_nodes: Option<Positive>,
     /// Lublin: scale runtimes to this mean [s] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
-    /// the mean, must stay within 1e12 s.
+    /// the mean, must stay within 1e12 s. DAS-2: the log-normal's location a for this mean, b kept.
     pub mean_runtime: Option<Seconds>,
     /// Lublin: scale inter-arrival times to this mean [s]; the last arrival must stay within 1e12 s on average.
+    /// DAS-2: the Weibull scale for this mean, the shape kept.
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
@@ -276,9 +278,9 @@ const MODEL_KEYS: [(&str, &[Model]); 17] = [
     ("max-nodes", &[Model::Lublin]),
     ("u-hi", &[Model::Lublin]),
     ("u-med", &[Model::Lublin]),
-    ("mean-nodes", &[Model::Lublin]),
-    ("mean-runtime", &[Model::Lublin]),
-    ("mean-interarrival", &[Model::Lublin]),
+    ("mean-nodes", &[Model::Lublin, Model::Das2]),
+    ("mean-runtime", &[Model::Lublin, Model::Das2]),
+    ("mean-interarrival", &[Model::Lublin, Model::Das2]),
     ("cluster", &[Model::Das2, Model::Bot]),
     ("rate", &[Model::Poisson]),
     ("class-rates", &[Model::Poisson]),
@@ -440,7 +442,7 @@ impl WorkloadPlan {
                 let gap = p.mean_interarrival().map_err(|e| ("mean-interarrival".to_string(), e.to_string()))?;
                 Some((gap, 1.0, "mean-interarrival"))
             }
-            Model::Das2 => Some((das2(raw).map_err(|m| ("cluster".to_string(), m))?.interarrival.mean(), 1.0, "jobs")),
+            Model::Das2 => Some((das2(raw)?.interarrival.mean(), 1.0, "jobs")),
             Model::Bot => {
                 let m = bot(raw).map_err(|m| ("cluster".to_string(), m))?;
                 Some((m.interarrival.mean(), m.tasks.mean(), "jobs"))
@@ -527,7 +529,7 @@ impl WorkloadPlan {
             Model::Lublin => {
                 lublin_params(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?
             }
-            Model::Das2 => das2(raw)?.generate(limit, rng).map_err(err)?,
+            Model::Das2 => das2(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?,
             Model::Bot => bot(raw)?.generate(limit, rng).map_err(err)?,
             Model::Metabroker => {
                 let slack = match raw.deadline.as_ref().and_then(toml::Value::as_str) {
@@ -841,12 +843,25 @@ fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
     }
 }
 
-/// The DAS-2 model of `cluster` (the external rows without one).
-fn das2(raw: &RawWorkload) -> Result<Das2Model, String> {
-    match cluster(raw)? {
-        Some(c) => Ok(Das2Model::local_default(c)),
-        None => Das2Model::external_default().map_err(|e| e.to_string()),
+/// The DAS-2 model of `cluster` (the external rows without one), with the means of `mean-nodes`, `mean-runtime` and
+/// `mean-interarrival`; errors name the key.
+fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
+    let mut model = match cluster(raw).map_err(|m| ("cluster".to_string(), m))? {
+        Some(c) => Das2Model::local_default(c),
+        None => Das2Model::external_default().map_err(|e| ("cluster".to_string(), e.to_string()))?,
+    };
+    if let Some(m) = raw.mean_nodes {
+        model.size = model.size.with_mean(m.0).map_err(|e| ("mean-nodes".to_string(), e.to_string()))?;
     }
+    if let Some(m) = raw.mean_runtime {
+        model.duration = Dist::lognormal_with_mean(m.0, Das2Model::DURATION_SIGMA);
+    }
+    if let Some(m) = raw.mean_interarrival
+        && let Dist::Weibull { shape, .. } = model.interarrival
+    {
+        model.interarrival = Dist::weibull_with_mean(m.0, shape);
+    }
+    Ok(model)
 }
 
 /// The bag-of-tasks model of `cluster`, with the tables' defaults (Amini Salehi 2012, Table 5.2): α_e 1.7, α_l 4, M 90

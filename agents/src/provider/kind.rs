@@ -49,7 +49,11 @@ impl AgentKind for ProviderKind {
         use SchedulerPolicy::*;
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
-            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
+            Policy::of(
+                "preemption",
+                &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, TypeAware],
+                "Amini Salehi (2012) ch3-4",
+            ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
             Policy::of(
                 "pricing.rule",
@@ -155,21 +159,46 @@ impl AgentKind for ProviderKind {
             "preempted_migratable",
             "migrated_out",
             "deadline_missed",
+            "busy_pe_seconds",
+            "overhead_pe_seconds",
+            "lost_pe_seconds",
         ]
     }
 
     fn derived_metrics(&self) -> &'static [Metric] {
-        const DERIVED: &[Metric] =
-            &[Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers")];
+        const DERIVED: &[Metric] = &[
+            Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers"),
+            Metric::new(
+                "migrated_share",
+                Unit::Share,
+                "migrated_out / migratable leases submitted (leases.migratable.total): Amini Salehi (2012) ch4's migration rate",
+            ),
+            Metric::new(
+                "useful_work",
+                Unit::Share,
+                "1 − overhead / computation over all providers (Amini Salehi 2012, Eqs 4.21-4.22): overhead_pe_seconds over the busy PE-seconds that computed (busy − overhead − lost)",
+            ),
+        ];
         DERIVED
     }
 
-    /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider.
+    /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider, the share of
+    /// all migratable leases that did (the chapter's migration rate), and Eq 4.21's useful-work utilisation.
     fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
         let migratable = metrics.get("preempted_migratable").copied().unwrap_or(0.0);
         if migratable > 0.0 {
             let migrated = metrics.get("migrated_out").copied().unwrap_or(0.0);
             metrics.insert("migration_rate".into(), migrated / migratable);
+        }
+        let get = |k: &str| metrics.get(k).copied().unwrap_or(0.0);
+        let (submitted, migrated) = (get("leases.migratable.total"), get("migrated_out"));
+        let overhead = get("overhead_pe_seconds");
+        let computation = get("busy_pe_seconds") - overhead - get("lost_pe_seconds");
+        if submitted > 0.0 {
+            metrics.insert("migrated_share".into(), migrated / submitted);
+        }
+        if computation > 0.0 {
+            metrics.insert("useful_work".into(), 1.0 - overhead / computation);
         }
     }
 }
