@@ -27,6 +27,7 @@
 //! becomes of a preempted lease), `migration` (leases migrating in, parked leases settled) and `owner` (an owner's
 //! suspend and cancel).
 
+pub mod admission;
 pub mod kind;
 pub mod overhead;
 pub mod preemption;

@@ -1,0 +1,3 @@
+//! Admission control of external requests in the local resource manager.
+
+pub mod model;
