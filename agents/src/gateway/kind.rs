@@ -1,5 +1,7 @@
 //! The gateway kind: `[gateways.<group>]` in a scenario, InterGrid gateways over a grid of providers.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -40,8 +42,45 @@ impl AgentKind for GatewayKind {
             Metric::new("rejected", Unit::Count, "requests no provider would take"),
             Metric::new("migrated", Unit::Count, "preempted leases moved to another provider"),
             Metric::new("migrations_refused", Unit::Count, "preempted leases no other provider would take"),
+            Metric::new("admission_refusals", Unit::Count, "requests a provider's admission control sent back"),
+            Metric::new("rerouted", Unit::Count, "refused requests offered to another provider (with `reroute`)"),
+            Metric::new("admission_rejected", Unit::Count, "refused requests rejected for good"),
         ];
         METRICS
+    }
+
+    fn summed_metrics(&self) -> &'static [&'static str] {
+        &["admission_rejected"]
+    }
+
+    fn derived_metrics(&self) -> &'static [Metric] {
+        const DERIVED: &[Metric] = &[
+            Metric::new(
+                "violation_rate",
+                Unit::Share,
+                "deadline violation rate of the external requests (Amini Salehi, Javadi & Buyya, Eq 14): (a·v + r)/(a + \
+                 r), a the requests the providers accepted, v the share of those not completed by their deadline, r \
+                 those rejected for good; with gateways and providers that report external requests",
+            ),
+            Metric::new(
+                "completed_share",
+                Unit::Share,
+                "external requests completed (by their deadline or not) over those submitted, a + r",
+            ),
+        ];
+        DERIVED
+    }
+
+    fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
+        let get = |k: &str| metrics.get(k).copied().unwrap_or(0.0);
+        // Every request a provider saw is accepted there or refused; a request re-routed is refused and seen again.
+        let accepted = get("external_requests") - get("external_refused");
+        let (rejected, met, completed) = (get("admission_rejected"), get("external_met"), get("external_completed"));
+        let total = accepted + rejected;
+        if total > 0.0 {
+            metrics.insert("violation_rate".into(), (accepted - met + rejected) / total);
+            metrics.insert("completed_share".into(), completed / total);
+        }
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -66,6 +105,10 @@ pub struct RawGateway {
     #[serde(default)]
     #[schemars(with = "String")]
     pub dispatch: Dispatch,
+    /// Offer a request a provider's admission control refused to the next provider that has not refused it (default
+    /// false: the rejection is final, as in Amini Salehi, Javadi & Buyya).
+    #[serde(default)]
+    pub reroute: bool,
 }
 
 impl RawGroup for RawGateway {
@@ -81,7 +124,7 @@ impl RawGroup for RawGateway {
         for (i, p) in self.providers.iter().enumerate() {
             providers.push(cx.resolve(&format!("providers.{i}"), p, &[PROVIDER])?);
         }
-        Ok(Box::new(GatewaySpec { providers, dispatch: self.dispatch }))
+        Ok(Box::new(GatewaySpec { providers, dispatch: self.dispatch, reroute: self.reroute }))
     }
 }
 
@@ -92,12 +135,15 @@ pub struct GatewaySpec {
     pub providers: Vec<Members>,
     /// Dispatch policy.
     pub dispatch: Dispatch,
+    /// Re-route refused requests.
+    pub reroute: bool,
 }
 
 impl GroupSpec for GatewaySpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let providers = self.providers.iter().flat_map(Members::names).map(|p| cx.provider(&p));
         let providers = providers.collect::<Result<_, _>>()?;
-        Ok(Box::new(Gateway::new(providers, self.dispatch)))
+        let gateway = Gateway::new(providers, self.dispatch);
+        Ok(Box::new(if self.reroute { gateway.rerouting() } else { gateway }))
     }
 }
