@@ -59,10 +59,11 @@ fn test_pacp_refuses_the_third_request_and_the_gateway_rejects_it() {
         expect("job.accepted").from("a").to("user").at(1.0),
         expect("job.accepted").from("a").to("user").at(2.0),
         // Back to the gateway as it was submitted (1 PE, not molded to the cluster's 4), with the reason.
-        expect("job.refused").from("a").to("igg").at(3.0).msg(Msg::Job(JobMsg::Refused {
-            job: Box::new(JobSpec::new(3, user, 1, 100.0)),
-            reason: reason.into(),
-        })),
+        expect("job.refused")
+            .from("a")
+            .to("igg")
+            .at(3.0)
+            .msg(Msg::Job(JobMsg::Refused { job: Box::new(JobSpec::new(3, user, 1, 100.0)), reason: reason.into() })),
         expect("job.rejected")
             .from("igg")
             .to("user")

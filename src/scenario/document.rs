@@ -124,13 +124,15 @@ impl Document {
 }
 
 // Sets `parts[depth..]` under `table` to `value`; a part `*` stands for every table at its place (`datacentres.*.dvs`
-/// sets `dvs` in every data centre group), and must match at least one.
+/// sets `dvs` in every data centre group), a part `name*` for those whose name starts with `name`, and must match at
+/// least one.
 fn assign_at(table: &mut Table, parts: &[&str], depth: usize, value: Value, add_tables: bool) -> Result<(), String> {
     let (last, path) = parts.split_last().ok_or("empty key")?;
     let mut table = table;
     for (i, part) in path.iter().enumerate().skip(depth) {
-        if *part == "*" {
-            let children: Vec<&mut Table> = table.iter_mut().filter_map(|(_, v)| v.as_table_mut()).collect();
+        if let Some(prefix) = part.strip_suffix('*') {
+            let children: Vec<&mut Table> =
+                table.iter_mut().filter(|(k, _)| k.starts_with(prefix)).filter_map(|(_, v)| v.as_table_mut()).collect();
             if children.is_empty() {
                 return Err(format!("no table in the scenario matches `{}`", parts[..=i].join(".")));
             }
@@ -292,6 +294,10 @@ mod tests {
         assert_eq!(d.table["providers"]["a"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(8));
+        // A prefix and a star: only the tables whose name starts with it.
+        d.set("providers.b*.pes", Value::Integer(16)).unwrap();
+        assert_eq!(d.table["providers"]["a"]["pes"].as_integer(), Some(4));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(16));
         assert_eq!(d.set("gateways.*.x", Value::Integer(1)).unwrap_err(), "no key `gateways` in the scenario");
         assert_eq!(
             d.set("providers.a.*.x", Value::Integer(1)).unwrap_err(),

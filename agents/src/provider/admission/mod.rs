@@ -13,7 +13,9 @@ pub mod model;
 
 use serde::{Deserialize, Serialize};
 
-use model::{Algorithm4, Capacity, ModelError, PacpInputs, VarianceForm, completion_time, pacp_capacity, racp_capacity};
+use model::{
+    Algorithm4, Capacity, ModelError, PacpInputs, VarianceForm, completion_time, pacp_capacity, racp_capacity,
+};
 
 /// Which admission control policy a provider applies to external requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

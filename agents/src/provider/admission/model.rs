@@ -393,7 +393,8 @@ pub fn pacp_capacity(inputs: &PacpInputs, algorithm: Algorithm4, max_k: usize) -
 /// RACP (Sharifian et al.): N_q = μ_e / λ, the external service rate over the local arrival rate, rounded down and
 /// at least 1 (the source gives neither); unbounded without local arrivals.
 pub fn racp_capacity(external_service_rate: f64, local_rate: f64) -> Result<Capacity, ModelError> {
-    let mu_e = check("external_service_rate", external_service_rate, external_service_rate > 0.0, "positive and finite")?;
+    let mu_e =
+        check("external_service_rate", external_service_rate, external_service_rate > 0.0, "positive and finite")?;
     let lambda = check("local_rate", local_rate, local_rate >= 0.0, "non-negative and finite")?;
     let n = mu_e / lambda;
     Ok(if n.is_finite() && n < 1e9 { Capacity::Finite((n.floor() as usize).max(1)) } else { Capacity::Unbounded })
