@@ -242,7 +242,7 @@ impl Mg1k {
         let mean = service.mean();
         let rho_e = rate * mean;
         let (a0, ratio) = service.arrival_probabilities(rate);
-        if !(a0 > 1e-300) {
+        if a0.is_nan() || a0 <= 1e-300 {
             return Err(ModelError::Overloaded { rho_e });
         }
         Ok(Mg1k {
