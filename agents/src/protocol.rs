@@ -153,8 +153,8 @@ pub enum JobMsg {
     Refused {
         /// The job, as the gateway forwarded it.
         job: Box<JobSpec>,
-        /// Why, in a few words.
-        reason: String,
+        /// Why, in a few words (boxed: the message stays small).
+        reason: Box<str>,
     },
     /// Resource provider → submitter: the job started at the delivery time.
     Started {

@@ -21,7 +21,7 @@ impl Provider {
         if let Err(reason) = self.admission_control(&job, external, ctx.now()) {
             self.rejected += 1;
             let job = Box::new(submitted.unwrap_or(job));
-            ctx.send(from, Msg::Job(JobMsg::Refused { job, reason }));
+            ctx.send(from, Msg::Job(JobMsg::Refused { job, reason: reason.into() }));
             return self.after_event(ctx);
         }
         let admitted = match job.lease {
