@@ -302,6 +302,10 @@ mod tests {
         assert_eq!(d.table["providers"]["a"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(8));
+        // A prefix and a star: only the tables whose name starts with it.
+        d.set("providers.b*.pes", Value::Integer(16)).unwrap();
+        assert_eq!(d.table["providers"]["a"]["pes"].as_integer(), Some(4));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(16));
         assert_eq!(d.set("gateways.*.x", Value::Integer(1)).unwrap_err(), "no key `gateways` in the scenario");
         assert_eq!(
             d.set("providers.a.*.x", Value::Integer(1)).unwrap_err(),

@@ -73,6 +73,21 @@ pub struct RawWorkload {
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
+    /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l [s] (default 1.7 external, 4 local; shape
+    /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
+    pub scale: Option<Positive>,
+    /// Bag-of-tasks: the mean task duration M_e or M_l [s] (default 90; normal, standard deviation 6.1). With
+    /// `cluster`, the value for C128: C64 uses M_l − 1 and C256 M_l + 1.
+    pub task_duration: Option<Positive>,
+    /// Bag-of-tasks: each bag is one request of as many PEs as it has tasks, for the mean of their durations (its
+    /// work the sum of theirs), rather than one single-PE job per task; with `urgency-ratios`, its deadline is submit
+    /// + ratio × that duration (a moldable provider rescales it to the duration it runs for).
+    #[serde(default)]
+    pub bags: bool,
+    /// Bag-of-tasks: the urgency classes of external bags (Amini Salehi, Javadi & Buyya): half of high urgency with a
+    /// deadline ratio N(2, 1), half of low urgency with N(4, 1), the ratio truncated at 1, when true; with `bags`.
+    #[serde(default)]
+    pub urgency_ratios: bool,
     /// Poisson: arrival rate [1/s; from 1e-9 to 1e6].
     pub rate: Option<Positive>,
     /// Poisson: one arrival rate per priority class [1/s], class 0 (the highest) first, instead of `rate` and
@@ -271,7 +286,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 17] = [
+const MODEL_KEYS: [(&str, &[Model]); 21] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -282,6 +297,10 @@ const MODEL_KEYS: [(&str, &[Model]); 17] = [
     ("mean-runtime", &[Model::Lublin, Model::Das2]),
     ("mean-interarrival", &[Model::Lublin, Model::Das2]),
     ("cluster", &[Model::Das2, Model::Bot]),
+    ("scale", &[Model::Bot]),
+    ("task-duration", &[Model::Bot]),
+    ("bags", &[Model::Bot]),
+    ("urgency-ratios", &[Model::Bot]),
     ("rate", &[Model::Poisson]),
     ("class-rates", &[Model::Poisson]),
     ("runtime", &[Model::Poisson]),
@@ -360,6 +379,9 @@ impl WorkloadPlan {
         }
         if let Some(d) = &raw.deadline {
             deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
+        }
+        if raw.urgency_ratios && !raw.bags {
+            return Err(bad("urgency-ratios", "gives each bag's deadline: a key of `bags = true` only".into()));
         }
         if let Some(u) = &raw.urgency {
             if raw.deadline.is_some() {
@@ -752,6 +774,10 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "mean-runtime" => raw.mean_runtime.is_some(),
         "mean-interarrival" => raw.mean_interarrival.is_some(),
         "cluster" => raw.cluster.is_some(),
+        "scale" => raw.scale.is_some(),
+        "task-duration" => raw.task_duration.is_some(),
+        "bags" => raw.bags,
+        "urgency-ratios" => raw.urgency_ratios,
         "rate" => raw.rate.is_some(),
         "class-rates" => raw.class_rates.is_some(),
         "priority-fraction" => raw.priority_fraction.is_some(),
@@ -867,10 +893,16 @@ fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
 /// The bag-of-tasks model of `cluster`, with the tables' defaults (Amini Salehi 2012, Table 5.2): α_e 1.7, α_l 4, M 90
 /// s.
 fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
-    Ok(match cluster(raw)? {
-        Some(c) => BotModel::local(4.0, 90.0, c),
-        None => BotModel::external(1.7, 90.0),
-    })
+    let m = raw.task_duration.map_or(90.0, |m| m.0);
+    let mut model = match cluster(raw)? {
+        Some(c) => BotModel::local(raw.scale.map_or(4.0, |a| a.0), m, c),
+        None => BotModel::external(raw.scale.map_or(1.7, |a| a.0), m),
+    };
+    model.whole_bags = raw.bags;
+    if raw.bags && !raw.urgency_ratios {
+        model.urgency = None;
+    }
+    Ok(model)
 }
 
 /// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.

@@ -305,6 +305,8 @@ impl UserBroker {
         let now = ctx.now().secs();
         match msg {
             JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
+            // Only gateways receive it; a provider answers a user who submitted directly with `Rejected`.
+            JobMsg::Refused { job, reason } => self.end(job.id, JobOutcome::Rejected, Some(&reason.to_string()), now),
             JobMsg::Rejected { job, reason } => self.end(*job, JobOutcome::Rejected, Some(reason), now),
             JobMsg::Started { job } => {
                 if let Some(t) = self.tracked(*job)

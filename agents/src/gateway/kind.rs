@@ -1,5 +1,7 @@
 //! The gateway kind: `[gateways.<group>]` in a scenario, InterGrid gateways over a grid of providers.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -56,8 +58,45 @@ impl AgentKind for GatewayKind {
                 Unit::Count,
                 "PAP allocations refused (unusable statistics, every cluster saturated), keeping the fractions before (the trace says why)",
             ),
+            Metric::new("admission_refusals", Unit::Count, "requests a provider's admission control sent back"),
+            Metric::new("rerouted", Unit::Count, "refused requests offered to another provider (with `reroute`)"),
+            Metric::new("admission_rejected", Unit::Count, "refused requests rejected for good"),
         ];
         METRICS
+    }
+
+    fn summed_metrics(&self) -> &'static [&'static str] {
+        &["admission_rejected"]
+    }
+
+    fn derived_metrics(&self) -> &'static [Metric] {
+        const DERIVED: &[Metric] = &[
+            Metric::new(
+                "violation_rate",
+                Unit::Share,
+                "deadline violation rate of the external requests (Amini Salehi, Javadi & Buyya, Eq 14): (a·v + r)/(a + \
+                 r), a the requests the providers accepted, v the share of those not completed by their deadline, r \
+                 those rejected for good; with gateways and providers that report external requests",
+            ),
+            Metric::new(
+                "completed_share",
+                Unit::Share,
+                "external requests completed (by their deadline or not) over those submitted, a + r",
+            ),
+        ];
+        DERIVED
+    }
+
+    fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
+        let get = |k: &str| metrics.get(k).copied().unwrap_or(0.0);
+        // Every request a provider saw is accepted there or refused; a request re-routed is refused and seen again.
+        let accepted = get("external_requests") - get("external_refused");
+        let (rejected, met, completed) = (get("admission_rejected"), get("external_met"), get("external_completed"));
+        let total = accepted + rejected;
+        if total > 0.0 {
+            metrics.insert("violation_rate".into(), (accepted - met + rejected) / total);
+            metrics.insert("completed_share".into(), completed / total);
+        }
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -110,6 +149,10 @@ pub struct RawGateway {
     pub service_times: Option<String>,
     /// MIPS of the reference PE, with `service-times = "thesis"` (default 1000).
     pub reference_mips: Option<Positive>,
+    /// Offer a request a provider's admission control refused to the next provider that has not refused it (default
+    /// false: the rejection is final, as in Amini Salehi, Javadi & Buyya).
+    #[serde(default)]
+    pub reroute: bool,
 }
 
 /// Arrival rate, mean VMs and mean duration of a class of requests.
@@ -145,7 +188,7 @@ impl RawGroup for RawGateway {
         }
         let members: usize = providers.iter().map(Members::len).sum();
         let policy = self.policy(members)?;
-        Ok(Box::new(GatewaySpec { providers, policy }))
+        Ok(Box::new(GatewaySpec { providers, policy, reroute: self.reroute }))
     }
 }
 
@@ -255,12 +298,15 @@ pub struct GatewaySpec {
     pub providers: Vec<Members>,
     /// Dispatch policy.
     pub policy: GatewayPolicy,
+    /// Re-route refused requests.
+    pub reroute: bool,
 }
 
 impl GroupSpec for GatewaySpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let providers = self.providers.iter().flat_map(Members::names).map(|p| cx.provider(&p));
         let providers = providers.collect::<Result<_, _>>()?;
-        Ok(Box::new(Gateway::with_policy(providers, self.policy.clone())))
+        let gateway = Gateway::with_policy(providers, self.policy.clone());
+        Ok(Box::new(if self.reroute { gateway.rerouting() } else { gateway }))
     }
 }

@@ -9,6 +9,11 @@
 //! that turns the fractions into a sequence of clusters (RND or RTDP, [`dispatch::Dispatch`]). The plain round robin
 //! (each request to the next provider in turn) is the default.
 //!
+//! A provider whose admission control refuses an external request sends it back as `Job::Refused` (Amini Salehi,
+//! Javadi & Buyya). The gateway records the refusal; the rejection is final by default (the paper does not re-route):
+//! it answers the owner `Job::Rejected`. With re-routing, it offers the request to the next provider of its grid in
+//! round-robin order that has not refused it, and rejects it once every provider able to hold it has.
+//!
 //! It also finds destinations for migrating leases (Amini Salehi 2012, §3.3 step 4): a provider that preempts a
 //! migratable lease sends `Lease::Migrate`; the gateway offers it to the other providers of its grid one at a time, in
 //! its round-robin order, until one answers `Lease::Migrated`, which the gateway passes on to the source; when every
@@ -189,6 +194,14 @@ pub struct Gateway {
     migrations_refused: u64,
     pap_capped: u64,
     pap_refused: u64,
+    /// Offer a refused request to the next provider -- config.
+    reroute: bool,
+    /// Providers that refused each request being re-routed -- internal state. An entry stays once another
+    /// provider accepts (the gateway is not told), so it grows with the re-routed requests only.
+    refused_by: BTreeMap<JobId, Vec<AgentId>>,
+    refusals: u64,
+    rerouted: u64,
+    admission_rejected: u64,
 }
 
 impl Gateway {
@@ -219,7 +232,18 @@ impl Gateway {
             migrations_refused: 0,
             pap_capped: 0,
             pap_refused: 0,
+            reroute: false,
+            refused_by: BTreeMap::new(),
+            refusals: 0,
+            rerouted: 0,
+            admission_rejected: 0,
         }
+    }
+
+    /// A gateway that offers a request a provider refused to the next provider (default: the refusal is final).
+    pub fn rerouting(mut self) -> Gateway {
+        self.reroute = true;
+        self
     }
 
     /// Sets the fractions of the allocation for external requests described by `external` (the configured ones when
@@ -309,6 +333,28 @@ impl Gateway {
         }
     }
 
+    /// A provider's admission control refused `job`: re-route it, or reject it for good.
+    fn on_refused(&mut self, job: &JobSpec, reason: &str, from: AgentId, ctx: &mut Ctx<'_>) {
+        self.refusals += 1;
+        if self.reroute {
+            let refused = self.refused_by.entry(job.id).or_default();
+            refused.push(from);
+            let n = self.providers.len();
+            let after = self.providers.iter().position(|p| p.id == from).map_or(0, |i| i + 1);
+            let next = (0..n)
+                .map(|k| &self.providers[(after + k) % n])
+                .find(|p| p.pes >= job.pes && !refused.contains(&p.id))
+                .map(|p| p.id);
+            if let Some(to) = next {
+                self.rerouted += 1;
+                return ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(job.clone()))));
+            }
+            self.refused_by.remove(&job.id);
+        }
+        self.admission_rejected += 1;
+        ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason: reason.to_string() }));
+    }
+
     /// A provider asks for a destination for a lease it suspended.
     fn on_migrate(&mut self, migration: &Migration, ctx: &mut Ctx<'_>) {
         let source = migration.source;
@@ -339,6 +385,7 @@ impl Agent<GridMarket> for Gateway {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit(job, &env.msg, ctx),
+            Msg::Job(JobMsg::Refused { job, reason }) => self.on_refused(job, reason, env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate(m, ctx),
             Msg::Lease(LeaseMsg::MigrateRefused { lease }) => {
                 if let Some(search) = self.searches.remove(lease) {
@@ -363,6 +410,9 @@ impl Agent<GridMarket> for Gateway {
             ("migrations_refused", self.migrations_refused as f64),
             ("pap_capped", self.pap_capped as f64),
             ("pap_refused", self.pap_refused as f64),
+            ("admission_refusals", self.refusals as f64),
+            ("rerouted", self.rerouted as f64),
+            ("admission_rejected", self.admission_rejected as f64),
         ]);
     }
 }
