@@ -28,7 +28,7 @@ fn round(apps: usize) -> (Vec<Request>, Vec<Resource>) {
                     s
                 })
                 .collect();
-            Resource { cpus, price: rng.random_range(0.001..2.0), free }
+            Resource { cpus, price: rng.random_range(0.001..2.0), free, transfer: 0.0 }
         })
         .collect();
     let requests = (0..apps)

@@ -9,7 +9,7 @@ use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
 const FAMILY: &str = "scenarios/garg-ch5";
-const FILES: [&str; 4] = ["case1.toml", "case2.toml", "interval.toml", "sample-size.toml"];
+const FILES: [&str; 5] = ["case1.toml", "case2.toml", "interval.toml", "sample-size.toml", "data-transfer.toml"];
 
 #[test]
 fn test_family_runs_at_quick_size() {

@@ -66,7 +66,8 @@ fn test_min_ctt_round_reserves_tickets_and_bills_each_application_once() {
         tb.runtime(rt);
         let a = tb.agent("A", "provider", site(1.0, 1.0));
         let b = tb.agent("B", "provider", site(2.0, 3.0));
-        let params = TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6 };
+        let params =
+            TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6, data_transfer: None };
         let mb = tb.agent("mb", "metabroker", TradeoffMetaBroker::new(Heuristic::MinCtt, params, 50.0, [a, b]));
         let local = tb.probe("local");
         tb.inject(0.0, "local", "A", Msg::Job(JobMsg::Submit(Box::new(JobSpec::new(100, local, 4, 100.0)))));
@@ -140,7 +141,7 @@ fn test_greedy_ctt_allocates_in_arrival_order() {
     let mut tb = TestBed::new(1);
     let a = tb.agent("A", "provider", site(1.0, 1.0));
     let b = tb.agent("B", "provider", site(2.0, 3.0));
-    let params = TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6 };
+    let params = TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6, data_transfer: None };
     let mb = tb.agent("mb", "metabroker", TradeoffMetaBroker::new(Heuristic::Greedy, params, 50.0, [a, b]));
     let local = tb.probe("local");
     tb.inject(0.0, "local", "A", Msg::Job(JobMsg::Submit(Box::new(JobSpec::new(100, local, 4, 100.0)))));
@@ -156,4 +157,37 @@ fn test_greedy_ctt_allocates_in_arrival_order() {
         })
         .collect();
     assert_eq!(reserves, [(50.0, 60.0), (60.0, 80.0)]);
+}
+
+/// With a data-transfer cost the user pays it through the ledger: the meta-broker books a transfer from the user to
+/// the network carrier under the job and sends the bill, so the job's recorded cost is the provider's usage bill
+/// plus its DTC, and both equal the ticket's quote (ETC exact). One site: the bandwidth factor only scales the DTC.
+#[test]
+fn test_data_transfer_cost_is_paid_to_the_carrier_through_the_ledger() {
+    use agents::ledger::{Account, External, Reason};
+    let mut tb = TestBed::new(7);
+    let b = tb.agent("B", "provider", site(2.0, 3.0));
+    let params =
+        TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6, data_transfer: Some(0.1) };
+    let mb = tb.agent("mb", "metabroker", TradeoffMetaBroker::new(Heuristic::MinCtt, params, 50.0, [b]));
+    let u = user(&mut tb, 1, mb, 4, 20.0);
+    tb.run_to_quiescence().unwrap();
+    tb.assert_in_order(&[
+        expect("market.ticket").from("mb").to("u1").at(50.0),
+        expect("market.invoice").from("mb").to("u1").at(50.0),
+        expect("job.completed").from("B").to("u1").at(60.0),
+    ]);
+    let report = tb.sim().report(mb).unwrap();
+    let [dtc] = report.transfers.as_slice() else { panic!("one transfer: {:?}", report.transfers) };
+    assert_eq!((dtc.payer, dtc.payee), (Account::Agent(u), Account::External(External::NetworkCarrier)));
+    assert_eq!((dtc.reason, dtc.job, dtc.booked_by), (Reason::DataTransfer, Some(1), mb));
+    // Execution 3 · 4 · 10 = 120 G$, its average over the one site; the DTC is 0.1 · 120 over a factor in (0, 1].
+    assert!(dtc.amount >= 12.0, "{}", dtc.amount);
+    let record = &tb.sim().report(u).unwrap().jobs[0];
+    assert_eq!(record.outcome, JobOutcome::Completed);
+    close(record.cost, 120.0 + dtc.amount);
+    let metrics = report.metrics;
+    let get = |k: &str| metrics.iter().find(|m| m.0 == k).map(|m| m.1).unwrap();
+    close(get("data_transfer"), dtc.amount);
+    close(get("spending"), record.cost);
 }

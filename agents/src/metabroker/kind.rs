@@ -13,7 +13,7 @@ use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
 use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::limits::short;
-use crate::registry::values::{Fraction, Interval, Positive, Seconds};
+use crate::registry::values::{Fraction, Interval, NonNegative, Positive, Seconds};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
     serde_name, unknown_name,
@@ -68,6 +68,11 @@ impl AgentKind for MetaBrokerKind {
             ),
             Metric::new("dropped", Unit::Count, "jobs dropped: no feasible placement before their deadline"),
             Metric::new("spending", Unit::Money, "what the tickets quoted, summed: the users' spending as planned"),
+            Metric::new(
+                "data_transfer",
+                Unit::Money,
+                "trade-off: the data-transfer costs users paid to the network carrier, part of spending",
+            ),
             Metric::new("providers", Unit::Count, "providers in the catalogue at the end of the run"),
             Metric::new("users", Unit::Count, "users registered"),
             Metric::new("generations", Unit::Count, "genetic-algorithm generations run, summed over rounds"),
@@ -131,6 +136,11 @@ impl AgentKind for MetaBrokerKind {
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
         Ok(Box::new(crate::registry::parse::<RawMetaBroker>(group)?))
     }
+
+    /// The trade-off policies book their users' data-transfer costs, which users pay to the network carrier.
+    fn clears(&self) -> bool {
+        true
+    }
 }
 
 /// A meta-broker (Garg 2010, ch3–4): schedules the queued requests at the end of every interval.
@@ -178,6 +188,11 @@ pub struct RawMetaBroker {
     /// those values.
     #[schemars(with = "Option<serde_json::Value>")]
     pub etc: Option<EtcModel>,
+    /// Trade-off policies: a data-transfer cost (DTC, Garg 2010 §5.4, Fig 5.6), `{ share = 0.1 }`: an application's
+    /// initial DTC is `share` times its average execution cost over the sites (the thesis's 1/10), divided every
+    /// scheduling interval by each site's bandwidth factor, drawn U(0, 1]; it is added to the cost in φ and the user
+    /// pays it to the network carrier. None by default.
+    pub data_transfer: Option<DataTransfer>,
     /// DAM: O_k, the asks' proportionality constant of Eq 7.1 (default 1; at most 1e12).
     pub ask_scale: Option<Positive>,
     /// DAM: H_i, the bids' proportionality constant of Eq 7.2 (default 1; at most 1e12).
@@ -192,6 +207,14 @@ pub struct RawMetaBroker {
     pub payment: Option<Payment>,
     /// The k-double-auction payment: k in [0, 1] (default 0.5).
     pub k: Option<Fraction>,
+}
+
+/// A data-transfer cost of the trade-off policies (see `data-transfer`).
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DataTransfer {
+    /// The initial DTC as a share of an application's average execution cost (Garg 2010 §5.4: 0.1).
+    pub share: NonNegative,
 }
 
 fn greedy() -> String {
@@ -230,7 +253,11 @@ impl RawMetaBroker {
 
     /// A key of the ch5 policies given to another would be silently ignored: refused.
     fn no_tradeoff_keys(&self) -> Result<(), Invalid> {
-        let keys = [("delta", self.delta.is_some()), ("etc", self.etc.is_some())];
+        let keys = [
+            ("delta", self.delta.is_some()),
+            ("etc", self.etc.is_some()),
+            ("data-transfer", self.data_transfer.is_some()),
+        ];
         match keys.iter().find(|k| k.1) {
             Some((key, _)) => Err(Invalid::at(
                 *key,
@@ -268,7 +295,12 @@ impl RawMetaBroker {
         }
         let etc = self.etc.unwrap_or(defaults.etc);
         etc.check().map_err(|m| Invalid::at("etc", m))?;
-        Ok(TradeoffParams { delta, etc, horizon: self.horizon.map_or(defaults.horizon, |h| h.0) })
+        Ok(TradeoffParams {
+            delta,
+            etc,
+            horizon: self.horizon.map_or(defaults.horizon, |h| h.0),
+            data_transfer: self.data_transfer.map(|d| d.share.0),
+        })
     }
 
     /// A key of the ch7 policies given to a ch3–4 one would be silently ignored: refused.

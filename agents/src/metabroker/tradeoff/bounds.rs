@@ -70,7 +70,7 @@ mod tests {
     use crate::metabroker::tradeoff::heuristics::Segment;
 
     fn site(cpus: u32, price: f64) -> Resource {
-        Resource { cpus, price, free: vec![Segment { start: 0.0, end: 1e9, free: cpus }] }
+        Resource { cpus, price, free: vec![Segment { start: 0.0, end: 1e9, free: cpus }], transfer: 0.0 }
     }
 
     #[test]

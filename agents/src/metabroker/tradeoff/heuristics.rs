@@ -72,6 +72,9 @@ pub struct Resource {
     pub price: f64,
     /// Its free capacity over the horizon, in time order, not overlapping (a gap is no free CPU).
     pub free: Vec<Segment>,
+    /// The data-transfer cost (DTC) of an application here as a multiple of its average execution cost over the
+    /// sites: the initial share (1/10 in Garg 2010 §5.4) over this interval's bandwidth factor; 0 without DTC.
+    pub transfer: f64,
 }
 
 /// An application waiting for a round.
@@ -140,8 +143,10 @@ pub struct Placement {
     pub start: f64,
     /// Finish f(i, j) = start + ETC(i, j) [s].
     pub finish: f64,
-    /// Cost c(i, j) = c_j · p_i · ETC(i, j) [G$].
+    /// Cost c(i, j) = c_j · p_i · ETC(i, j) + DTC(i, j) [G$].
     pub cost: f64,
+    /// Its data-transfer cost DTC(i, j), part of `cost` [G$].
+    pub transfer: f64,
     /// Its trade-off metric φ.
     pub phi: f64,
 }
@@ -249,6 +254,9 @@ pub fn validate(requests: &[Request], resources: &[Resource]) -> Result<(), BadI
         if !(r.price >= 0.0 && r.price.is_finite()) {
             return bad(format!("price {} is not a non-negative number", r.price));
         }
+        if !(r.transfer >= 0.0 && r.transfer.is_finite()) {
+            return bad(format!("data-transfer factor {} is not a non-negative number", r.transfer));
+        }
         let mut prev_end = f64::NEG_INFINITY;
         for s in &r.free {
             if !(s.start >= 0.0 && s.start < s.end) {
@@ -320,9 +328,18 @@ impl Row {
     }
 }
 
-/// The costs c(i, j) of a request on every site.
-fn costs(q: &Request, resources: &[Resource]) -> Vec<f64> {
-    resources.iter().zip(&q.etc).map(|(r, etc)| r.price * f64::from(q.cpus) * etc).collect()
+/// The costs of a request on every site: (c(i, j) with its DTC, the DTC). The DTC enters the cost term of φ, as
+/// Garg (2010) §5.4 adds it to the execution cost; γ_i is then the average of these totals.
+fn costs(q: &Request, resources: &[Resource]) -> Vec<(f64, f64)> {
+    let exec: Vec<f64> = resources.iter().zip(&q.etc).map(|(r, etc)| r.price * f64::from(q.cpus) * etc).collect();
+    let avg = exec.iter().sum::<f64>() / exec.len().max(1) as f64;
+    exec.iter()
+        .zip(resources)
+        .map(|(c, r)| {
+            let dtc = r.transfer * avg;
+            (c + dtc, dtc)
+        })
+        .collect()
 }
 
 /// Allocates `requests` on `resources` by `heuristic` at the end of a round at time `now`, no slot starting before
@@ -342,16 +359,16 @@ pub fn allocate(
     let mut outcome = Outcome::default();
     let (wide, order): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| requests[i].cpus > widest);
     outcome.unplaced.extend(wide.into_iter().map(|i| (i, Unplaced::TooWide { widest })));
-    let cost_rows: Vec<Vec<f64>> = requests.iter().map(|q| costs(q, resources)).collect();
+    let cost_rows: Vec<Vec<(f64, f64)>> = requests.iter().map(|q| costs(q, resources)).collect();
     let m = resources.len() as f64;
     let option = |i: usize, j: usize, profiles: &[Profile], avg_cost: f64, avg_time: f64| {
         let q = &requests[i];
         let etc = q.etc[j];
         let start = profiles[j].earliest(q.cpus, etc, now.max(0.0))?;
-        Some((start, phi(q.delta, cost_rows[i][j], avg_cost, start + etc - q.arrival, avg_time)))
+        Some((start, phi(q.delta, cost_rows[i][j].0, avg_cost, start + etc - q.arrival, avg_time)))
     };
     let new_row = |i: usize, profiles: &[Profile]| {
-        let avg_cost = cost_rows[i].iter().sum::<f64>() / m;
+        let avg_cost = cost_rows[i].iter().map(|c| c.0).sum::<f64>() / m;
         let avg_time = requests[i].etc.iter().sum::<f64>() / m;
         let best = (0..resources.len()).map(|j| option(i, j, profiles, avg_cost, avg_time)).collect();
         let mut row = Row { avg_cost, avg_time, best, first: None, second: None };
@@ -360,7 +377,8 @@ pub fn allocate(
     };
     let place = |i: usize, j: usize, start: f64, phi: f64| {
         let q = &requests[i];
-        Placement { app: i, site: j, start, finish: start + q.etc[j], cost: cost_rows[i][j], phi }
+        let (cost, transfer) = cost_rows[i][j];
+        Placement { app: i, site: j, start, finish: start + q.etc[j], cost, transfer, phi }
     };
     if heuristic == Heuristic::Greedy {
         for i in order {
@@ -419,7 +437,7 @@ mod tests {
     use super::*;
 
     fn open(cpus: u32, price: f64) -> Resource {
-        Resource { cpus, price, free: vec![Segment { start: 0.0, end: 1e9, free: cpus }] }
+        Resource { cpus, price, free: vec![Segment { start: 0.0, end: 1e9, free: cpus }], transfer: 0.0 }
     }
 
     fn req(arrival: f64, cpus: u32, etc: &[f64], delta: f64) -> Request {
@@ -484,6 +502,30 @@ mod tests {
         }
     }
 
+    /// One application of 1 CPU, ETC 10 s on both sites, δ = 1 (cost only); prices 1 and 2 G$/CPU·s: execution
+    /// costs 10 and 20, average 15. Without DTC site 0 is cheaper. With an initial DTC share of 1/10 and bandwidth
+    /// factors 0.05 and 1 (transfer factors 2 and 0.1): DTC 30 and 1.5, totals 40 and 21.5, so site 1 wins.
+    #[test]
+    fn a_data_transfer_cost_changes_the_choice() {
+        let requests = [req(0.0, 1, &[10.0, 10.0], 1.0)];
+        let mut resources = vec![open(1, 1.0), open(1, 2.0)];
+        let without = allocate(Heuristic::MinCtt, &requests, &resources, 0.0).unwrap();
+        assert_eq!((without.placements[0].site, without.placements[0].cost), (0, 10.0));
+        assert_eq!(without.placements[0].transfer, 0.0);
+        resources[0].transfer = 0.1 / 0.05;
+        resources[1].transfer = 0.1 / 1.0;
+        for h in Heuristic::ALL {
+            let p = allocate(h, &requests, &resources, 0.0).unwrap().placements[0];
+            assert_eq!(p.site, 1, "{h}");
+            assert!((p.cost - 21.5).abs() < 1e-12 && (p.transfer - 1.5).abs() < 1e-12, "{h}: {p:?}");
+            // γ = (40 + 21.5) / 2: φ = 21.5 / 30.75.
+            assert!((p.phi - 21.5 / 30.75).abs() < 1e-12, "{h}");
+        }
+        resources[0].transfer = -1.0;
+        let e = allocate(Heuristic::MinCtt, &requests, &resources, 0.0).unwrap_err();
+        assert!(e.to_string().contains("data-transfer factor -1"), "{e}");
+    }
+
     #[test]
     fn sufferage_is_infinite_with_one_feasible_site() {
         // A fits only site 1 (6 CPUs): its sufferage is infinite and it goes first although its φ is the highest.
@@ -498,7 +540,12 @@ mod tests {
     fn a_site_taken_pushes_the_next_window_and_the_horizon_rolls_over() {
         // One site of 4 CPUs free over [0, 25): two 4-CPU applications of 10 s fit, the third rolls over; one of
         // 8 CPUs is refused outright.
-        let resources = vec![Resource { cpus: 4, price: 1.0, free: vec![Segment { start: 0.0, end: 25.0, free: 4 }] }];
+        let resources = vec![Resource {
+            cpus: 4,
+            price: 1.0,
+            free: vec![Segment { start: 0.0, end: 25.0, free: 4 }],
+            transfer: 0.0,
+        }];
         let requests = vec![
             req(0.0, 4, &[10.0], 1.0),
             req(1.0, 4, &[10.0], 1.0),
@@ -550,11 +597,11 @@ mod tests {
             for (k, &i) in left.iter().enumerate() {
                 let q = &requests[i];
                 let cost = costs(q, resources);
-                let (gamma, beta) = (cost.iter().sum::<f64>() / m, q.etc.iter().sum::<f64>() / m);
+                let (gamma, beta) = (cost.iter().map(|c| c.0).sum::<f64>() / m, q.etc.iter().sum::<f64>() / m);
                 let mut phis: Vec<(f64, usize, f64)> = Vec::new();
                 for j in 0..resources.len() {
                     if let Some(start) = profiles[j].earliest(q.cpus, q.etc[j], 0.0) {
-                        phis.push((phi(q.delta, cost[j], gamma, start + q.etc[j] - q.arrival, beta), j, start));
+                        phis.push((phi(q.delta, cost[j].0, gamma, start + q.etc[j] - q.arrival, beta), j, start));
                     }
                 }
                 let Some(&(f, j, start)) = phis.iter().min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))) else {
@@ -597,7 +644,7 @@ mod tests {
                         })
                         .chain(std::iter::once(Segment { start: 1000.0, end: 1e6, free: cpus }))
                         .collect();
-                    Resource { cpus, price: rng.random_range(0.01..3.0), free }
+                    Resource { cpus, price: rng.random_range(0.01..3.0), free, transfer: 0.0 }
                 })
                 .collect();
             let m = resources.len();
@@ -629,10 +676,16 @@ mod tests {
             cpus: 4,
             price: 1.0,
             free: vec![Segment { start: 0.0, end: 10.0, free: 4 }, Segment { start: 5.0, end: 20.0, free: 2 }],
+            transfer: 0.0,
         }];
         let e = allocate(Heuristic::MinCtt, &[], &overlapping, 0.0).unwrap_err();
         assert!(e.to_string().contains("overlaps"), "{e}");
-        let negative = vec![Resource { cpus: 4, price: 1.0, free: vec![Segment { start: -1.0, end: 10.0, free: 4 }] }];
+        let negative = vec![Resource {
+            cpus: 4,
+            price: 1.0,
+            free: vec![Segment { start: -1.0, end: 10.0, free: 4 }],
+            transfer: 0.0,
+        }];
         let e = allocate(Heuristic::MinCtt, &[], &negative, 0.0).unwrap_err();
         assert!(e.to_string().contains("negative"), "{e}");
     }

@@ -12,6 +12,14 @@
 //! and, once held, the user gets one ticket (`Ticket`, quoting c(i, j) and the runtime that makes the job last
 //! ETC(i, j) on that site) and submits the job into the slot; the provider bills the usage at its price.
 //!
+//! With a data-transfer cost (DTC, Garg 2010 §5.4, Fig 5.6), every round first draws each provider's bandwidth
+//! factor b_r U(0, 1) from the run's seeded stream (one draw per provider, in provider order, taken as 1 − u for u
+//! uniform in [0, 1) so that it is never 0); an application's DTC on r is its initial DTC, `share` (1/10 in the
+//! thesis) times its average execution cost over the sites, divided by b_r, and is added to its execution cost in
+//! φ's cost term. The user pays it when the ticket is issued: the meta-broker books a transfer from the user to the
+//! network carrier (`Reason::DataTransfer`, under the job) and sends the bill (`Market::Invoice`), so the job's
+//! recorded cost is the provider's usage bill plus its DTC.
+//!
 //! An application wider than every site is refused (`Job::Rejected` with the reason, counted `too_wide`); one with no
 //! free window within the horizon, or whose window was refused, rolls over to the next interval (counted
 //! `rolled_over`).
@@ -30,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use self::bounds::lower_bounds;
 use self::etc::EtcModel;
 use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate};
+use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -61,11 +70,13 @@ pub struct TradeoffParams {
     pub etc: EtcModel,
     /// How far ahead providers report their slots [s].
     pub horizon: f64,
+    /// The initial DTC as a share of an application's average execution cost (Garg 2010 §5.4: 1/10); none without.
+    pub data_transfer: Option<f64>,
 }
 
 impl Default for TradeoffParams {
     fn default() -> TradeoffParams {
-        TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::HIGH, horizon: 1e8 }
+        TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::HIGH, horizon: 1e8, data_transfer: None }
     }
 }
 
@@ -87,6 +98,8 @@ struct Reserving {
     start: SimTime,
     finish: f64,
     cost: f64,
+    /// Its DTC, part of `cost` [G$].
+    transfer: f64,
     /// Runtime on the reference CPU that lasts ETC(i, j) on the provider [s].
     runtime: f64,
 }
@@ -122,6 +135,10 @@ pub struct TradeoffMetaBroker {
     responses: f64,
     first_arrival: Option<f64>,
     violations: Vec<(f64, String)>,
+    /// The DTCs users paid (to the network carrier).
+    book: Book,
+    /// Their sum [G$].
+    transfers: f64,
 }
 
 impl TradeoffMetaBroker {
@@ -154,6 +171,8 @@ impl TradeoffMetaBroker {
             responses: 0.0,
             first_arrival: None,
             violations: Vec::new(),
+            book: Book::default(),
+            transfers: 0.0,
         }
     }
 
@@ -228,11 +247,17 @@ impl TradeoffMetaBroker {
     fn allocate_round(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
-        let resources: Vec<Resource> = self
+        let mut resources: Vec<Resource> = self
             .catalogue
             .values()
-            .map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: profile(&u.slots, now) })
+            .map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: profile(&u.slots, now), transfer: 0.0 })
             .collect();
+        if let Some(share) = self.params.data_transfer {
+            for r in &mut resources {
+                let bandwidth = 1.0 - ctx.rng().random::<f64>();
+                r.transfer = share / bandwidth;
+            }
+        }
         let ids: Vec<JobId> = self.queue.iter().filter(|(_, w)| !w.answering).map(|(&id, _)| id).collect();
         let mut requests = Vec::with_capacity(ids.len());
         for id in &ids {
@@ -268,7 +293,8 @@ impl TradeoffMetaBroker {
             self.next_request += 1;
             ctx.send(provider, Msg::Lease(LeaseMsg::Reserve { request, start, end, pes: w.spec.pes }));
             let runtime = runtime_within(p.start, p.finish, self.catalogue[&provider].0.speed);
-            let reserving = Reserving { job: id, provider, start, finish: p.finish, cost: p.cost, runtime };
+            let (cost, transfer) = (p.cost, p.transfer);
+            let reserving = Reserving { job: id, provider, start, finish: p.finish, cost, transfer, runtime };
             self.reserving.insert(request, reserving);
         }
         for &(app, why) in &outcome.unplaced {
@@ -310,6 +336,21 @@ impl TradeoffMetaBroker {
             runtime: Some(r.runtime),
         };
         ctx.send(w.spec.owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
+        if r.transfer > 0.0 {
+            let carrier = Account::External(External::NetworkCarrier);
+            let transfer = Transfer {
+                at: ctx.now(),
+                payer: Account::Agent(w.spec.owner),
+                payee: carrier,
+                amount: r.transfer,
+                currency: Currency::GridDollar,
+                reason: Reason::DataTransfer,
+                job: Some(r.job),
+                booked_by: ctx.me(),
+            };
+            self.transfers += self.book.book(transfer);
+            ctx.send(w.spec.owner, Msg::Market(MarketMsg::Invoice { job: r.job, amount: r.transfer }));
+        }
     }
 
     /// A window refused (the provider's schedule moved under it): the application rolls over.
@@ -325,8 +366,11 @@ impl TradeoffMetaBroker {
     /// The lower bounds over every application that reached a round, on the providers as they last reported.
     fn bounds(&self) -> bounds::Bounds {
         let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
-        let resources: Vec<Resource> =
-            self.catalogue.values().map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: Vec::new() }).collect();
+        let resources: Vec<Resource> = self
+            .catalogue
+            .values()
+            .map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: Vec::new(), transfer: 0.0 })
+            .collect();
         let requests: Vec<Request> = self
             .seen
             .iter()
@@ -429,6 +473,7 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
             ("too_wide", self.too_wide as f64),
             ("rolled_over", self.rolled_over as f64),
             ("spending", self.quoted),
+            ("data_transfer", self.transfers),
             ("providers", self.catalogue.len() as f64),
             ("users", self.users.len() as f64),
             ("pending", self.queue.len() as f64),
@@ -440,6 +485,7 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
             ("makespan_bound_gap", gap(makespan, b.makespan())),
         ]);
         out.violations.extend(self.violations.iter().cloned());
+        out.transfers.extend_from_slice(self.book.transfers());
     }
 }
 
