@@ -315,7 +315,7 @@ mod tests {
         // A `*` inside a name matches the names around it.
         d.set("providers.a*.pes", Value::Integer(2)).unwrap();
         assert_eq!(d.table["providers"]["a"]["pes"].as_integer(), Some(2));
-        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(8));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(16));
         assert_eq!(
             d.set("providers.c*.pes", Value::Integer(1)).unwrap_err(),
             "no table in the scenario matches `providers.c*`"
