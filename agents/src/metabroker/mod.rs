@@ -40,6 +40,17 @@ pub mod policy;
 pub mod tradeoff;
 mod transport;
 
+/// Wakes a meta-broker that allocates in rounds at the end of the current interval k·SI (Garg 2010's scheduling
+/// interval), unless a round is already armed.
+pub(crate) fn arm_round(armed: &mut bool, interval: f64, round: u64, ctx: &mut crate::sim::Ctx<'_>) {
+    if !*armed {
+        *armed = true;
+        let now = ctx.now().secs();
+        let next = ((now / interval).floor() + 1.0) * interval;
+        ctx.wake_in(next - now, crate::protocol::TimerMsg::Round { n: round });
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -204,13 +204,7 @@ impl TradeoffMetaBroker {
     }
 
     fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        if !self.round_armed {
-            self.round_armed = true;
-            // Rounds fall at the ends of intervals k·SI.
-            let now = ctx.now().secs();
-            let next = ((now / self.interval).floor() + 1.0) * self.interval;
-            ctx.wake_in(next - now, TimerMsg::Round { n: self.rounds });
-        }
+        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
     }
 
     /// The end of an interval: ask every provider for its free slots.
