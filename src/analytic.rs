@@ -18,6 +18,7 @@
 //!   Queueing Theory with Computer Science Applications*, 2nd ed., Academic Press 1990.
 
 pub mod dam;
+pub mod pcu;
 
 /// The M/G/1/K model of preemption-aware admission control (Amini Salehi, Javadi & Buyya; Amini Salehi (2012) ch5):
 /// completion time under preemptive resume, Gamma service, response time and blocking per K, Algorithm 4. It lives
