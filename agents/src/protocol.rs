@@ -32,6 +32,8 @@ pub enum Msg {
     Exchange(ExchangeMsg),
     /// Node power states and frequencies.
     Energy(EnergyMsg),
+    /// A public computing utility's manager and its dedicated and public nodes.
+    Utility(UtilityMsg),
     /// Timers an agent sets for itself (`Ctx::wake_in`).
     Timer(TimerMsg),
     /// Scripted test-bed and benchmark traffic, not part of any market protocol.
@@ -47,6 +49,7 @@ impl gridmarket_kernel::Message for Msg {
             Msg::Market(m) => m.kind(),
             Msg::Exchange(m) => m.kind(),
             Msg::Energy(m) => m.kind(),
+            Msg::Utility(m) => m.kind(),
             Msg::Timer(m) => m.kind(),
             Msg::Probe(m) => m.kind(),
         }
@@ -77,6 +80,7 @@ sub_protocols!(
     Market(MarketMsg),
     Exchange(ExchangeMsg),
     Energy(EnergyMsg),
+    Utility(UtilityMsg),
     Timer(TimerMsg),
     Probe(ProbeMsg),
 );
@@ -959,6 +963,12 @@ pub enum TimerMsg {
     },
     /// A provider revises its price (its pricing strategy's interval, or a change of tariff).
     Reprice,
+    /// A public node's owner takes the machine back or leaves it idle again.
+    Availability,
+    /// A node's progress report is due.
+    Report,
+    /// The utility manager's earliest transfer on its links completes.
+    Transfer,
 }
 
 impl TimerMsg {
@@ -974,6 +984,85 @@ impl TimerMsg {
             TimerMsg::OpenMarkets => "timer.open_markets",
             TimerMsg::Advertise => "timer.advertise",
             TimerMsg::Reprice => "timer.reprice",
+            TimerMsg::Availability => "timer.availability",
+            TimerMsg::Report => "timer.report",
+            TimerMsg::Transfer => "timer.transfer",
+        }
+    }
+}
+
+/// Utility sub-protocol (Asaduzzaman & Maheswaran): the resource manager of a public computing utility runs jobs on
+/// its dedicated nodes and on replicas on opportunistic public nodes, which it finds through their announcements and
+/// watches through their progress reports. Work is in seconds on a dedicated node (the reference PE).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UtilityMsg {
+    /// Node → utility manager: the node can take a job. A dedicated node says so once, at the start; a public node
+    /// each time its owner leaves the machine idle (at the start if it is idle then). A public node that its owner
+    /// takes back says nothing: the manager learns it from the missing progress reports.
+    Available {
+        /// A dedicated node (reliable, inside the cluster), or a public one.
+        dedicated: bool,
+        /// Its access link [bit/s] (a dedicated node's transfers stay inside the cluster).
+        bandwidth: f64,
+        /// Its latency to the cluster [s].
+        latency: f64,
+    },
+    /// Utility manager → node: run this job (a replica of it on a public node) from `done`, its state having
+    /// arrived; report progress every `report` seconds. A public node its owner has taken back drops it silently.
+    Run {
+        /// The job.
+        job: JobId,
+        /// Its work [s on a dedicated node].
+        work: f64,
+        /// The work already done, from a checkpoint or a migrated state [s on a dedicated node].
+        done: f64,
+        /// Seconds between progress reports.
+        report: f64,
+    },
+    /// Node → utility manager, every `report` seconds while running: the work done so far. From a public node it is
+    /// the life pulse; from a dedicated node it is stored as the job's checkpoint.
+    Progress {
+        /// The job.
+        job: JobId,
+        /// Work done [s on a dedicated node].
+        done: f64,
+    },
+    /// Node → utility manager: the job (this node's replica of it) finished.
+    Done {
+        /// The job.
+        job: JobId,
+    },
+    /// Utility manager → node: stop running the job (another replica finished, or it was found failed).
+    Stop {
+        /// The job.
+        job: JobId,
+    },
+    /// Utility manager → node: the bulk of a live migration has been copied; freeze the job and send its state,
+    /// answered by `Frozen` (or nothing, if the owner took the public node back).
+    Freeze {
+        /// The job.
+        job: JobId,
+    },
+    /// Node → utility manager: the job is frozen and stopped here, with this much work done.
+    Frozen {
+        /// The job.
+        job: JobId,
+        /// Work done [s on a dedicated node].
+        done: f64,
+    },
+}
+
+impl UtilityMsg {
+    fn kind(&self) -> &'static str {
+        match self {
+            UtilityMsg::Available { .. } => "utility.available",
+            UtilityMsg::Run { .. } => "utility.run",
+            UtilityMsg::Progress { .. } => "utility.progress",
+            UtilityMsg::Done { .. } => "utility.done",
+            UtilityMsg::Stop { .. } => "utility.stop",
+            UtilityMsg::Freeze { .. } => "utility.freeze",
+            UtilityMsg::Frozen { .. } => "utility.frozen",
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
+use crate::utility::kind::KIND as UTILITY;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
@@ -81,7 +82,8 @@ pub struct RawBroker {
     /// id mod count).
     #[serde(default)]
     pub split: Deal,
-    /// Where the jobs go: the name of a provider or gateway group (with a count of 1), or of one of its members.
+    /// Where the jobs go: the name of a provider, gateway or utility group (with a count of 1), or of one of its
+    /// members.
     pub submit_to: Option<String>,
     /// Meta-brokered mode (Garg 2010, ch3 and ch6): requests go to this meta-broker (or energy-aware meta-broker), jobs
     /// to the slots of its tickets.
@@ -204,7 +206,7 @@ impl RawBroker {
         }
         match (&self.submit_to, &self.personalised) {
             (Some(to), None) => {
-                let members = cx.resolve("submit-to", to, &[PROVIDER, GATEWAY])?;
+                let members = cx.resolve("submit-to", to, &[PROVIDER, GATEWAY, UTILITY])?;
                 let first = members.names().next().unwrap_or_default();
                 if members.len() == 1 {
                     Ok(Target::Direct(first))

@@ -491,6 +491,8 @@ impl Registry {
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
             .with(&crate::market::kind::MarketKind)
+            .with(&crate::utility::kind::UtilityKind)
+            .with(&crate::node::kind::NodeKind)
             .with_queue_order(&ShortestJobFirst)
     }
 

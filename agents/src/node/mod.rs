@@ -1,0 +1,249 @@
+//! A node of a public computing utility (Asaduzzaman & Maheswaran): a virtual resource that runs one job at a time
+//! for its utility manager. A dedicated node sits in the utility's cluster, is always there and its progress reports
+//! are the job's checkpoints. A public node is someone else's machine lent while idle: its owner takes it back and
+//! leaves it idle again after exponential times (the two-state AV/NA Markov model), and the replica it runs is lost,
+//! silently, when that happens; it reports progress as its life pulse.
+
+pub mod kind;
+
+use rand::RngExt;
+use rand_distr::{Distribution, Exp};
+
+use crate::protocol::{JobId, Msg, TimerMsg, UtilityMsg};
+use crate::report::Report;
+use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
+
+/// How long a public node's owner leaves it idle and keeps it, on average (exponential times).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Availability {
+    /// Mean of an available (AV) period [s].
+    pub up: f64,
+    /// Mean of a non-available (NA) period [s].
+    pub down: f64,
+}
+
+impl Availability {
+    /// The long-run share of time the node is available, P_av.
+    pub fn share(self) -> f64 {
+        self.up / (self.up + self.down)
+    }
+}
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeConfig {
+    /// Its utility manager.
+    pub utility: AgentId,
+    /// Its speed relative to a dedicated node.
+    pub speed: f64,
+    /// Its access link [bit/s].
+    pub bandwidth: f64,
+    /// Its latency to the cluster [s].
+    pub latency: f64,
+    /// `None` for a dedicated node; a public node's owner's habits otherwise.
+    pub availability: Option<Availability>,
+}
+
+/// The replica a node is running.
+#[derive(Clone, Copy, Debug)]
+struct Replica {
+    job: JobId,
+    /// Work done when it started here [s on a dedicated node].
+    done: f64,
+    since: SimTime,
+    end: TimerId,
+    report: TimerId,
+    every: f64,
+}
+
+/// A dedicated or public node.
+#[derive(Debug)]
+pub struct Node {
+    config: NodeConfig,
+    available: bool,
+    running: Option<Replica>,
+    /// Replicas lost when the owner took the machine back, and the work they had done here.
+    lost: u64,
+    lost_work: f64,
+}
+
+impl Node {
+    /// A node as configured; a public one starts available with probability P_av.
+    pub fn new(config: NodeConfig) -> Node {
+        Node { config, available: true, running: None, lost: 0, lost_work: 0.0 }
+    }
+
+    fn done_now(&self, r: &Replica, now: SimTime) -> f64 {
+        r.done + self.config.speed * (now - r.since)
+    }
+
+    fn announce(&self, ctx: &mut Ctx<'_>) {
+        let c = self.config;
+        let dedicated = c.availability.is_none();
+        ctx.send(c.utility, UtilityMsg::Available { dedicated, bandwidth: c.bandwidth, latency: c.latency });
+    }
+
+    /// The next change of availability, an exponential time from now.
+    fn flip_later(&mut self, a: Availability, ctx: &mut Ctx<'_>) {
+        let mean = if self.available { a.up } else { a.down };
+        let dt = Exp::new(1.0 / mean).map_or(mean, |e| e.sample(ctx.rng()));
+        ctx.wake_in(dt, TimerMsg::Availability);
+    }
+
+    fn stop(&mut self, ctx: &mut Ctx<'_>) -> Option<Replica> {
+        let r = self.running.take()?;
+        ctx.cancel(r.end);
+        ctx.cancel(r.report);
+        Some(r)
+    }
+
+    fn run(&mut self, job: JobId, work: f64, done: f64, every: f64, ctx: &mut Ctx<'_>) {
+        if !self.available {
+            return; // The owner has the machine: the state arrived at nobody.
+        }
+        if let Some(r) = self.stop(ctx) {
+            tracing::error!(node = ctx.name(), job = r.job, "asked to run a job while running another; dropped it");
+        }
+        let end = ctx.wake_in(((work - done) / self.config.speed).max(0.0), TimerMsg::JobEnd { job });
+        let report = ctx.wake_in(every, TimerMsg::Report);
+        self.running = Some(Replica { job, done, since: ctx.now(), end, report, every });
+    }
+}
+
+impl Agent<GridMarket> for Node {
+    fn start(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(a) = self.config.availability {
+            self.available = ctx.rng().random_bool(a.share().clamp(0.0, 1.0));
+            self.flip_later(a, ctx);
+        }
+        if self.available {
+            self.announce(ctx);
+        }
+    }
+
+    fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        match &env.msg {
+            Msg::Utility(UtilityMsg::Run { job, work, done, report }) => self.run(*job, *work, *done, *report, ctx),
+            Msg::Utility(UtilityMsg::Stop { job }) => {
+                if self.running.is_some_and(|r| r.job == *job) {
+                    self.stop(ctx);
+                }
+            }
+            Msg::Utility(UtilityMsg::Freeze { job }) => {
+                if let Some(r) = self.running.filter(|r| r.job == *job) {
+                    let done = self.done_now(&r, now);
+                    self.stop(ctx);
+                    ctx.send(self.config.utility, UtilityMsg::Frozen { job: *job, done });
+                }
+            }
+            Msg::Timer(TimerMsg::JobEnd { job }) => {
+                if self.running.is_some_and(|r| r.job == *job) {
+                    self.running = None;
+                    ctx.send(self.config.utility, UtilityMsg::Done { job: *job });
+                }
+            }
+            Msg::Timer(TimerMsg::Report) => {
+                if let Some(r) = self.running.as_mut() {
+                    r.report = ctx.wake_in(r.every, TimerMsg::Report);
+                    let r = *r;
+                    let done = self.done_now(&r, now);
+                    ctx.send(self.config.utility, UtilityMsg::Progress { job: r.job, done });
+                }
+            }
+            Msg::Timer(TimerMsg::Availability) => {
+                let Some(a) = self.config.availability else { return };
+                self.available = !self.available;
+                if self.available {
+                    self.announce(ctx);
+                } else if let Some(r) = self.stop(ctx) {
+                    self.lost += 1;
+                    self.lost_work += self.config.speed * (now - r.since);
+                }
+                self.flip_later(a, ctx);
+            }
+            other => tracing::error!(node = ctx.name(), kind = other.kind(), "unhandled message"),
+        }
+    }
+
+    fn report(&self, _now: SimTime, out: &mut Report) {
+        if self.config.availability.is_some() {
+            out.metrics.extend([("replicas_lost", self.lost as f64), ("work_lost", self.lost_work)]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testbed::{TestBed, expect};
+
+    fn node(bed: &mut TestBed, availability: Option<Availability>) -> AgentId {
+        let utility = bed.probe("rm");
+        let config = NodeConfig { utility, speed: 2.0, bandwidth: 1e6, latency: 0.1, availability };
+        bed.agent("n", kind::KIND, Node::new(config))
+    }
+
+    fn run(job: u64, work: f64, done: f64) -> Msg {
+        Msg::Utility(UtilityMsg::Run { job: job, work, done, report: 10.0 })
+    }
+
+    fn to_rm(kind: &str) -> crate::testbed::Expect {
+        expect(kind).from("n").to("rm")
+    }
+
+    #[test]
+    fn a_dedicated_node_runs_reports_and_finishes() {
+        let mut bed = TestBed::new(1);
+        node(&mut bed, None);
+        bed.inject(0.0, "rm", "n", run(7, 100.0, 20.0));
+        bed.run_to_quiescence().unwrap();
+        // 80 s of work at speed 2: reports at 10, 20 and 30 s, done at 40 s.
+        let progress = |t: f64| {
+            to_rm("utility.progress").at(t).msg(Msg::Utility(UtilityMsg::Progress { job: 7, done: 20.0 + 2.0 * t }))
+        };
+        bed.assert_in_order(&[
+            to_rm("utility.available").at(0.0),
+            progress(10.0),
+            progress(20.0),
+            progress(30.0),
+            to_rm("utility.done").at(40.0),
+        ]);
+    }
+
+    #[test]
+    fn a_frozen_job_sends_its_state_and_stops() {
+        let mut bed = TestBed::new(1);
+        node(&mut bed, None);
+        bed.inject(0.0, "rm", "n", run(7, 100.0, 0.0));
+        bed.inject(15.0, "rm", "n", Msg::Utility(UtilityMsg::Freeze { job: 7 }));
+        bed.run_to_quiescence().unwrap();
+        bed.assert_in_order(&[
+            to_rm("utility.progress").at(10.0),
+            to_rm("utility.frozen").at(15.0).msg(Msg::Utility(UtilityMsg::Frozen { job: 7, done: 30.0 })),
+        ]);
+        bed.assert_none(&to_rm("utility.done"));
+        bed.assert_none(&to_rm("utility.progress").at(20.0));
+    }
+
+    #[test]
+    fn a_public_node_loses_its_replica_silently_when_its_owner_returns() {
+        // Short periods, so that the owner comes and goes many times within the run.
+        let mut bed = TestBed::new(3);
+        let n = node(&mut bed, Some(Availability { up: 50.0, down: 20.0 }));
+        for i in 0..40u32 {
+            bed.inject(f64::from(i) * 100.0, "rm", "n", run(u64::from(i), 1e6, 0.0));
+        }
+        bed.run_until(4_000.0).unwrap();
+        let d = bed.deliveries();
+        let announced = d.iter().filter(|d| d.to == "rm" && d.msg.kind() == "utility.available").count();
+        assert!(announced > 10, "{announced} announcements");
+        // Reports stop when the owner takes the machine: every report comes while the node is available, i.e. after
+        // the last announcement and before any run that it dropped.
+        let reports = d.iter().filter(|d| d.msg.kind() == "utility.progress").count();
+        assert!(reports > 0 && reports < 40 * 10, "{reports} reports");
+        bed.assert_none(&to_rm("utility.done"));
+        let lost = bed.sim().inspect(n, |node: &Node| node.lost).unwrap();
+        assert!(lost > 0, "no replica lost");
+    }
+}

@@ -1,0 +1,163 @@
+//! Message-level tests of a public computing utility (Asaduzzaman & Maheswaran): jobs go to the dedicated node or as
+//! replicas to public nodes after their state crosses the links; a public node whose owner takes it back goes silent,
+//! the manager notices it two epochs later and replenishes the replica; under dynamic priorities a job that waited
+//! on public nodes is live-migrated into the dedicated node and the job it displaces out, each frozen only for the
+//! residual's copy.
+
+use agents::node::{Availability, Node, NodeConfig};
+use agents::protocol::{JobMsg, JobSpec, Msg, TimerMsg, UtilityMsg};
+use agents::sim::AgentId;
+use agents::testbed::{TestBed, expect};
+use agents::utility::sla::SlaTerms;
+use agents::utility::{Utility, UtilityConfig, UtilityPolicy};
+
+const EPOCH: f64 = 10.0;
+
+/// A utility "rm" (epoch 10 s, footprint 1 MB, 100 Mb/s links) with one dedicated node "d" and `public` public
+/// nodes "p0", "p1"… at half a dedicated node's speed on 1 Mb/s links with 0.1 s latency, whose owners never
+/// come back on their own (the tests take them back by hand).
+fn bed(policy: UtilityPolicy, replicas: u32, public: usize) -> (TestBed, AgentId, AgentId) {
+    let mut tb = TestBed::new(1);
+    let rm = tb.agent(
+        "rm",
+        "utility",
+        Utility::new(UtilityConfig {
+            policy,
+            epoch: EPOCH,
+            replicas,
+            uplink: 100e6,
+            downlink: 100e6,
+            footprint: 1e6,
+            migration_factor: 1.0,
+            residual: 0.1,
+            timeout: 2.0 * EPOCH,
+            hold_down: EPOCH,
+            sla: SlaTerms { ratio: 1.0, window: 1e4, max_elongation: 100.0 },
+            max_load: (1.0, 1.0),
+            seed: 1,
+        }),
+    );
+    let node = |speed, availability| NodeConfig { utility: rm, speed, bandwidth: 1e6, latency: 0.1, availability };
+    tb.agent("d", "node", Node::new(node(1.0, None)));
+    let always = Some(Availability { up: 1e15, down: 1e-3 });
+    for i in 0..public {
+        tb.agent(&format!("p{i}"), "node", Node::new(node(0.5, always)));
+    }
+    let user = tb.probe("user");
+    (tb, user, rm)
+}
+
+fn submit(tb: &mut TestBed, user: AgentId, id: u64, at: f64, runtime: f64) {
+    let job = JobSpec::new(id, user, 1, runtime);
+    tb.inject(at, "user", "rm", Msg::Job(JobMsg::Submit(Box::new(job))));
+}
+
+/// The public nodes that were sent a `Run` of `job`, with the time.
+fn runs(tb: &TestBed, job: u64) -> Vec<(String, f64)> {
+    tb.deliveries()
+        .into_iter()
+        .filter(|d| matches!(d.msg, Msg::Utility(UtilityMsg::Run { job: j, .. }) if j == job))
+        .map(|d| (d.to, d.at))
+        .collect()
+}
+
+#[test]
+fn test_a_node_taken_back_loses_its_replica_which_is_replenished() {
+    let (mut tb, user, rm) = bed(UtilityPolicy::Greedy, 2, 3);
+    submit(&mut tb, user, 1, 1.0, 100.0);
+    submit(&mut tb, user, 2, 2.0, 100.0);
+    tb.run_until(20.0).unwrap();
+    // Job 1 takes the dedicated node at the first epoch; job 2 goes as two replicas, whose 1 MB crosses each node's
+    // 1 Mb/s link in 8 s, plus 0.1 s of latency.
+    assert_eq!(runs(&tb, 1), vec![("d".to_string(), 10.0)]);
+    let replicas = runs(&tb, 2);
+    assert_eq!(replicas.len(), 2);
+    assert!(replicas.iter().all(|(node, at)| node.starts_with('p') && (at - 18.1).abs() < 1e-9), "{replicas:?}");
+    // The owner of the first replica's node takes it back at 25 s and leaves it idle again moments later: the node
+    // announces itself empty, so the replica is gone, and the epoch at 30 s replenishes it from the checkpoint (none:
+    // the job never ran on a dedicated node).
+    let (lost, survivor) = (replicas[0].0.clone(), replicas[1].0.clone());
+    tb.inject_env(25.0, &lost, Msg::Timer(TimerMsg::Availability));
+    tb.run_until(300.0).unwrap();
+    let again = runs(&tb, 2);
+    assert_eq!(again.len(), 3);
+    let (third, at) = again[2].clone();
+    assert!((at - 38.1).abs() < 1e-9 && third != survivor, "{again:?}");
+    tb.assert_in_order(&[
+        expect("utility.available").from(&lost).to("rm"),
+        expect("utility.progress").from(&survivor).to("rm").at(28.1),
+        expect("job.completed").from("rm").to("user").at(110.0),
+        // The surviving replica finishes first: 100 s of work at half speed from 18.1 s; the third one is stopped.
+        expect("utility.done").from(&survivor).at(218.1),
+        expect("utility.stop").from("rm").to(&third).at(218.1),
+        expect("job.completed").from("rm").to("user").at(218.1),
+    ]);
+    let metrics = tb.sim().report(rm).unwrap().metrics;
+    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    assert_eq!(get("completed"), 2.0);
+    assert_eq!(get("replica_failures"), 1.0);
+    assert_eq!(get("restarts"), 0.0, "one replica survived");
+    assert_eq!(get("migrations"), 0.0, "greedy never migrates");
+}
+
+#[test]
+fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
+    // No real public node: "ghost" and "late" are probes that announce themselves; the ghost never reports.
+    let (mut tb, user, rm) = bed(UtilityPolicy::Greedy, 1, 0);
+    tb.probe("ghost");
+    tb.probe("late");
+    let available = || Msg::Utility(UtilityMsg::Available { dedicated: false, bandwidth: 1e6, latency: 0.1 });
+    tb.inject(0.0, "ghost", "rm", available());
+    tb.inject(35.0, "late", "rm", available());
+    submit(&mut tb, user, 1, 1.0, 100.0);
+    submit(&mut tb, user, 2, 2.0, 100.0);
+    // (Until 75 s: the late node is a probe that never reports either, found gone at 80 s.)
+    tb.run_until(75.0).unwrap();
+    // The ghost's last sign of life is the run at 18.1 s; the epoch at 40 s is the first more than two epochs (20 s)
+    // later: every replica failed, so job 2 goes back to the head of the queue and leaves it at the next epoch, for
+    // the node that announced itself at 35 s.
+    tb.assert_in_order(&[
+        expect("utility.run").from("rm").to("ghost").at(18.1),
+        expect("utility.run").from("rm").to("late").at(58.1).msg(Msg::Utility(UtilityMsg::Run {
+            job: 2,
+            work: 100.0,
+            done: 0.0,
+            report: EPOCH,
+        })),
+    ]);
+    let metrics = tb.sim().report(rm).unwrap().metrics;
+    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    assert_eq!((get("replica_failures"), get("restarts")), (1.0, 1.0));
+}
+
+#[test]
+fn test_dynamic_priorities_swap_jobs_by_live_migration() {
+    let (mut tb, user, _) = bed(UtilityPolicy::Dynamic, 1, 2);
+    // A long job takes the dedicated node; a short one, on a public node at half speed, falls behind its nominal time
+    // and outranks it at the epoch of 20 s: both bulks (1 MB over 1 Mb/s) end at 28 s, both jobs freeze, the residuals
+    // (0.1 MB) arrive at 28.8 s.
+    submit(&mut tb, user, 1, 1.0, 1000.0);
+    submit(&mut tb, user, 2, 2.0, 100.0);
+    tb.run_until(200.0).unwrap();
+    let public = runs(&tb, 2)[0].0.clone();
+    let other = if public == "p0" { "p1" } else { "p0" };
+    tb.assert_in_order(&[
+        expect("utility.run").from("rm").to("d").at(10.0),
+        expect("utility.run").from("rm").to(&public).at(18.1),
+        expect("utility.freeze").from("rm").to("d").at(28.0),
+        expect("utility.frozen").from("d").to("rm").at(28.0).msg(Msg::Utility(UtilityMsg::Frozen { job: 1, done: 18.0 })),
+    ]);
+    tb.assert_in_order(&[
+        expect("utility.freeze").from("rm").to(&public).at(28.0),
+        expect("utility.frozen").from(&public).at(28.0),
+        expect("utility.run").from("rm").to("d").at(28.8),
+        // The 95.05 s of work left at full speed.
+        expect("job.completed").from("rm").to("user").at(28.8 + 100.0 - 0.5 * 9.9),
+    ]);
+    // The displaced job resumes from where it froze on the other public node, after the residual and the latency.
+    let resumed = tb.deliveries().into_iter().find(|d| {
+        d.to == other && matches!(d.msg, Msg::Utility(UtilityMsg::Run { job: 1, done, .. }) if done == 18.0)
+    });
+    let at = resumed.map(|d| d.at).unwrap();
+    assert!((at - 28.9).abs() < 1e-9, "{at}");
+}
