@@ -5,7 +5,7 @@
 //! residual's copy.
 
 use agents::node::{Availability, Node, NodeConfig};
-use agents::protocol::{JobMsg, JobSpec, Msg, TimerMsg, UtilityMsg};
+use agents::protocol::{JobMsg, JobSpec, Msg, Run, TimerMsg, UtilityMsg};
 use agents::sim::AgentId;
 use agents::testbed::{TestBed, expect};
 use agents::utility::sla::SlaTerms;
@@ -34,6 +34,7 @@ fn bed(policy: UtilityPolicy, replicas: u32, public: usize) -> (TestBed, AgentId
             hold_down: EPOCH,
             sla: SlaTerms { ratio: 1.0, window: 1e4, max_elongation: 100.0 },
             max_load: (1.0, 1.0),
+            warm_up: 0.0,
             seed: 1,
         }),
     );
@@ -56,7 +57,7 @@ fn submit(tb: &mut TestBed, user: AgentId, id: u64, at: f64, runtime: f64) {
 fn runs(tb: &TestBed, job: u64) -> Vec<(String, f64)> {
     tb.deliveries()
         .into_iter()
-        .filter(|d| matches!(d.msg, Msg::Utility(UtilityMsg::Run { job: j, .. }) if j == job))
+        .filter(|d| matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == job))
         .map(|d| (d.to, d.at))
         .collect()
 }
@@ -89,8 +90,8 @@ fn test_a_node_taken_back_loses_its_replica_which_is_replenished() {
         expect("job.completed").from("rm").to("user").at(110.0),
         // The surviving replica finishes first: 100 s of work at half speed from 18.1 s; the third one is stopped.
         expect("utility.done").from(&survivor).at(218.1),
-        expect("utility.stop").from("rm").to(&third).at(218.1),
         expect("job.completed").from("rm").to("user").at(218.1),
+        expect("utility.stop").from("rm").to(&third).at(218.2), // over the node's latency
     ]);
     let metrics = tb.sim().report(rm).unwrap().metrics;
     let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
@@ -106,7 +107,7 @@ fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
     let (mut tb, user, rm) = bed(UtilityPolicy::Greedy, 1, 0);
     tb.probe("ghost");
     tb.probe("late");
-    let available = || Msg::Utility(UtilityMsg::Available { dedicated: false, bandwidth: 1e6, latency: 0.1 });
+    let available = || Msg::Utility(UtilityMsg::Available { dedicated: false, bandwidth: 1e6, latency: 0.1, session: 0 });
     tb.inject(0.0, "ghost", "rm", available());
     tb.inject(35.0, "late", "rm", available());
     submit(&mut tb, user, 1, 1.0, 100.0);
@@ -118,12 +119,13 @@ fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
     // the node that announced itself at 35 s.
     tb.assert_in_order(&[
         expect("utility.run").from("rm").to("ghost").at(18.1),
-        expect("utility.run").from("rm").to("late").at(58.1).msg(Msg::Utility(UtilityMsg::Run {
+        expect("utility.run").from("rm").to("late").at(58.1).msg(Msg::Utility(UtilityMsg::Run(Box::new(Run {
             job: 2,
             work: 100.0,
             done: 0.0,
             report: EPOCH,
-        })),
+            session: 0,
+        })))),
     ]);
     let metrics = tb.sim().report(rm).unwrap().metrics;
     let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
@@ -134,8 +136,8 @@ fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
 fn test_dynamic_priorities_swap_jobs_by_live_migration() {
     let (mut tb, user, _) = bed(UtilityPolicy::Dynamic, 1, 2);
     // A long job takes the dedicated node; a short one, on a public node at half speed, falls behind its nominal time
-    // and outranks it at the epoch of 20 s: both bulks (1 MB over 1 Mb/s) end at 28 s, both jobs freeze, the residuals
-    // (0.1 MB) arrive at 28.8 s.
+    // and outranks it at the epoch of 20 s: both bulks (1 MB over 1 Mb/s) end at 28 s, both jobs freeze (the public
+    // one when the order arrives, 0.1 s later), and the residuals (0.1 MB) take 0.8 s more.
     submit(&mut tb, user, 1, 1.0, 1000.0);
     submit(&mut tb, user, 2, 2.0, 100.0);
     tb.run_until(200.0).unwrap();
@@ -148,15 +150,15 @@ fn test_dynamic_priorities_swap_jobs_by_live_migration() {
         expect("utility.frozen").from("d").to("rm").at(28.0).msg(Msg::Utility(UtilityMsg::Frozen { job: 1, done: 18.0 })),
     ]);
     tb.assert_in_order(&[
-        expect("utility.freeze").from("rm").to(&public).at(28.0),
-        expect("utility.frozen").from(&public).at(28.0),
-        expect("utility.run").from("rm").to("d").at(28.8),
-        // The 95.05 s of work left at full speed.
-        expect("job.completed").from("rm").to("user").at(28.8 + 100.0 - 0.5 * 9.9),
+        expect("utility.freeze").from("rm").to(&public).at(28.1),
+        expect("utility.frozen").from(&public).at(28.1),
+        expect("utility.run").from("rm").to("d").at(28.9),
+        // The 95 s of work left (5 done at half speed from 18.1 to 28.1 s) at full speed.
+        expect("job.completed").from("rm").to("user").at(28.9 + 95.0),
     ]);
     // The displaced job resumes from where it froze on the other public node, after the residual and the latency.
     let resumed = tb.deliveries().into_iter().find(|d| {
-        d.to == other && matches!(d.msg, Msg::Utility(UtilityMsg::Run { job: 1, done, .. }) if done == 18.0)
+        d.to == other && matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == 1 && r.done == 18.0)
     });
     let at = resumed.map(|d| d.at).unwrap();
     assert!((at - 28.9).abs() < 1e-9, "{at}");

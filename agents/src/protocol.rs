@@ -1007,19 +1007,13 @@ pub enum UtilityMsg {
         bandwidth: f64,
         /// Its latency to the cluster [s].
         latency: f64,
+        /// How many times it has announced itself before: a `Run` meant for an earlier session (sent before the
+        /// owner took the machine back) is dropped.
+        session: u32,
     },
-    /// Utility manager → node: run this job (a replica of it on a public node) from `done`, its state having
-    /// arrived; report progress every `report` seconds. A public node its owner has taken back drops it silently.
-    Run {
-        /// The job.
-        job: JobId,
-        /// Its work [s on a dedicated node].
-        work: f64,
-        /// The work already done, from a checkpoint or a migrated state [s on a dedicated node].
-        done: f64,
-        /// Seconds between progress reports.
-        report: f64,
-    },
+    /// Utility manager → node: run this job (a replica of it on a public node), its state having arrived. A public
+    /// node its owner has taken back, or has taken back since the session the run was meant for, drops it silently.
+    Run(Box<Run>),
     /// Node → utility manager, every `report` seconds while running: the work done so far. From a public node it is
     /// the life pulse; from a dedicated node it is stored as the job's checkpoint.
     Progress {
@@ -1053,11 +1047,26 @@ pub enum UtilityMsg {
     },
 }
 
+/// A job for a node to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// The job.
+    pub job: JobId,
+    /// Its work [s on a dedicated node].
+    pub work: f64,
+    /// The work already done, from a checkpoint or a migrated state [s on a dedicated node].
+    pub done: f64,
+    /// Seconds between progress reports.
+    pub report: f64,
+    /// The node's session it is meant for (see `Available`).
+    pub session: u32,
+}
+
 impl UtilityMsg {
     fn kind(&self) -> &'static str {
         match self {
             UtilityMsg::Available { .. } => "utility.available",
-            UtilityMsg::Run { .. } => "utility.run",
+            UtilityMsg::Run(_) => "utility.run",
             UtilityMsg::Progress { .. } => "utility.progress",
             UtilityMsg::Done { .. } => "utility.done",
             UtilityMsg::Stop { .. } => "utility.stop",

@@ -146,6 +146,10 @@ fn speed(mean: f64, cv: f64, seed: u64, name: &str) -> f64 {
 }
 
 impl GroupSpec for NodeSpec {
+    fn perpetual(&self) -> Option<String> {
+        self.availability.map(|_| "public nodes' owners take them back and leave them idle for ever".into())
+    }
+
     fn build(&self, member: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let utility = self.utility.names().next().ok_or("a node needs its utility manager")?;
         Ok(Box::new(Node::new(NodeConfig {

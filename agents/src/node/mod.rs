@@ -9,7 +9,7 @@ pub mod kind;
 use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
-use crate::protocol::{JobId, Msg, TimerMsg, UtilityMsg};
+use crate::protocol::{JobId, Msg, Run, TimerMsg, UtilityMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 
@@ -61,6 +61,8 @@ struct Replica {
 pub struct Node {
     config: NodeConfig,
     available: bool,
+    /// Announcements made so far.
+    session: u32,
     running: Option<Replica>,
     /// Replicas lost when the owner took the machine back, and the work they had done here.
     lost: u64,
@@ -70,17 +72,19 @@ pub struct Node {
 impl Node {
     /// A node as configured; a public one starts available with probability P_av.
     pub fn new(config: NodeConfig) -> Node {
-        Node { config, available: true, running: None, lost: 0, lost_work: 0.0 }
+        Node { config, available: true, session: 0, running: None, lost: 0, lost_work: 0.0 }
     }
 
     fn done_now(&self, r: &Replica, now: SimTime) -> f64 {
         r.done + self.config.speed * (now - r.since)
     }
 
-    fn announce(&self, ctx: &mut Ctx<'_>) {
+    fn announce(&mut self, ctx: &mut Ctx<'_>) {
         let c = self.config;
         let dedicated = c.availability.is_none();
-        ctx.send(c.utility, UtilityMsg::Available { dedicated, bandwidth: c.bandwidth, latency: c.latency });
+        let session = self.session;
+        self.session += 1;
+        ctx.send(c.utility, UtilityMsg::Available { dedicated, bandwidth: c.bandwidth, latency: c.latency, session });
     }
 
     /// The next change of availability, an exponential time from now.
@@ -97,9 +101,11 @@ impl Node {
         Some(r)
     }
 
-    fn run(&mut self, job: JobId, work: f64, done: f64, every: f64, ctx: &mut Ctx<'_>) {
-        if !self.available {
-            return; // The owner has the machine: the state arrived at nobody.
+    fn run(&mut self, run: &Run, ctx: &mut Ctx<'_>) {
+        let Run { job, work, done, report: every, session } = *run;
+        // The owner has the machine, or took it back and gave it again since: the state arrived at nobody.
+        if !self.available || session + 1 != self.session {
+            return;
         }
         if let Some(r) = self.stop(ctx) {
             tracing::error!(node = ctx.name(), job = r.job, "asked to run a job while running another; dropped it");
@@ -124,7 +130,7 @@ impl Agent<GridMarket> for Node {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         match &env.msg {
-            Msg::Utility(UtilityMsg::Run { job, work, done, report }) => self.run(*job, *work, *done, *report, ctx),
+            Msg::Utility(UtilityMsg::Run(run)) => self.run(run, ctx),
             Msg::Utility(UtilityMsg::Stop { job }) => {
                 if self.running.is_some_and(|r| r.job == *job) {
                     self.stop(ctx);
@@ -178,14 +184,14 @@ mod tests {
     use super::*;
     use crate::testbed::{TestBed, expect};
 
-    fn node(bed: &mut TestBed, availability: Option<Availability>) -> AgentId {
+    fn node(bed: &mut TestBed, availability: Option<Availability>) {
         let utility = bed.probe("rm");
         let config = NodeConfig { utility, speed: 2.0, bandwidth: 1e6, latency: 0.1, availability };
-        bed.agent("n", kind::KIND, Node::new(config))
+        bed.agent("n", kind::KIND, Node::new(config));
     }
 
     fn run(job: u64, work: f64, done: f64) -> Msg {
-        Msg::Utility(UtilityMsg::Run { job: job, work, done, report: 10.0 })
+        Msg::Utility(UtilityMsg::Run(Box::new(Run { job, work, done, report: 10.0, session: 0 })))
     }
 
     fn to_rm(kind: &str) -> crate::testbed::Expect {
@@ -228,22 +234,38 @@ mod tests {
 
     #[test]
     fn a_public_node_loses_its_replica_silently_when_its_owner_returns() {
-        // Short periods, so that the owner comes and goes many times within the run.
+        // Short periods, so that the owner comes and goes many times; the manager gives the node a long job each
+        // time it announces itself, and once more for a session that has passed.
         let mut bed = TestBed::new(3);
-        let n = node(&mut bed, Some(Availability { up: 50.0, down: 20.0 }));
-        for i in 0..40u32 {
-            bed.inject(f64::from(i) * 100.0, "rm", "n", run(u64::from(i), 1e6, 0.0));
-        }
+        let mut jobs = 0;
+        let rm = bed.scripted("rm", move |env, ctx| {
+            if let Msg::Utility(UtilityMsg::Available { session, .. }) = env.msg {
+                jobs += 1;
+                let run = |session| Run { job: jobs, work: 1e6, done: 0.0, report: 10.0, session };
+                ctx.send(env.from(), UtilityMsg::Run(Box::new(run(session))));
+                if session > 0 {
+                    ctx.send(env.from(), UtilityMsg::Run(Box::new(run(session - 1))));
+                }
+            }
+        });
+        let config = NodeConfig { utility: rm, speed: 2.0, bandwidth: 1e6, latency: 0.1, availability: None };
+        let availability = Some(Availability { up: 50.0, down: 20.0 });
+        let n = bed.agent("n", kind::KIND, Node::new(NodeConfig { availability, ..config }));
         bed.run_until(4_000.0).unwrap();
         let d = bed.deliveries();
         let announced = d.iter().filter(|d| d.to == "rm" && d.msg.kind() == "utility.available").count();
         assert!(announced > 10, "{announced} announcements");
-        // Reports stop when the owner takes the machine: every report comes while the node is available, i.e. after
-        // the last announcement and before any run that it dropped.
-        let reports = d.iter().filter(|d| d.msg.kind() == "utility.progress").count();
-        assert!(reports > 0 && reports < 40 * 10, "{reports} reports");
+        // Every report is of the job given for the current session: the stale runs were dropped.
+        let mut current = 0;
+        for d in d.iter().filter(|d| d.to == "rm") {
+            match d.msg {
+                Msg::Utility(UtilityMsg::Available { .. }) => current += 1,
+                Msg::Utility(UtilityMsg::Progress { job, .. }) => assert_eq!(job, current, "at {}", d.at),
+                _ => {}
+            }
+        }
         bed.assert_none(&to_rm("utility.done"));
         let lost = bed.sim().inspect(n, |node: &Node| node.lost).unwrap();
-        assert!(lost > 0, "no replica lost");
+        assert!(lost > 5, "{lost} replicas lost");
     }
 }

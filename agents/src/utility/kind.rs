@@ -41,14 +41,19 @@ impl AgentKind for UtilityKind {
             Metric::new("submitted", Unit::Count, "jobs submitted"),
             Metric::new("completed", Unit::Count, "jobs completed"),
             Metric::new("dropped", Unit::Count, "jobs dropped from the queue as hopeless (they could no longer finish within e_max)"),
-            Metric::new("offered_load", Unit::Ratio, "work submitted per second, in dedicated nodes"),
+            Metric::new("offered_load", Unit::Ratio, "work submitted per second over the run, in dedicated nodes"),
             Metric::new(
                 "carried_load",
                 Unit::Ratio,
-                "work completed per second, in dedicated nodes: the throughput that Erlang's loss formula predicts",
+                "work completed per second after the warm-up, in dedicated nodes: the throughput that Erlang's loss \
+                 formula predicts",
             ),
-            Metric::new("throughput", Unit::Ratio, "jobs completed per second"),
-            Metric::new("goodput", Unit::Ratio, "work per second of the jobs completed within e_max, in dedicated nodes"),
+            Metric::new("throughput", Unit::Ratio, "jobs completed per second after the warm-up"),
+            Metric::new(
+                "goodput",
+                Unit::Ratio,
+                "work per second of the jobs completed within e_max after the warm-up, in dedicated nodes",
+            ),
             Metric::new("elongation", Unit::Ratio, "mean elongation (T − T0) / T0 of the jobs completed, T from arrival"),
             Metric::new(
                 "failure_downtime",
@@ -65,6 +70,11 @@ impl AgentKind for UtilityKind {
             Metric::new("migrations", Unit::Count, "live migrations started, in and out"),
             Metric::new("migrations_per_epoch", Unit::Ratio, "live migrations started per epoch"),
             Metric::new("migration_time", Unit::Seconds, "mean time of a live migration, bulk and residual"),
+            Metric::new(
+                "spawn_time",
+                Unit::Seconds,
+                "mean time to send a replica's state to a public node (grows without bound once the uplink saturates)",
+            ),
             Metric::new("dedicated_utilisation", Unit::Share, "busy time of the dedicated nodes over theirs"),
             Metric::new(
                 "public_work_share",
@@ -126,6 +136,8 @@ pub struct RawUtility {
     pub timeout: Option<Seconds>,
     /// A migrated job stays put this long [s; default one epoch].
     pub hold_down: Option<Delay>,
+    /// Completions before this time are left out of `carried-load`, `throughput` and `goodput` [s; default 0].
+    pub warm_up: Option<Delay>,
     /// The SLA every user signs.
     #[serde(default)]
     pub sla: RawSla,
@@ -184,6 +196,7 @@ impl RawGroup for RawUtility {
                 max_elongation: self.sla.max_elongation.map_or(1.0, |e| e.0),
             },
             max_load,
+            warm_up: self.warm_up.map_or(0.0, |w| w.0),
             seed: 0,
         })))
     }

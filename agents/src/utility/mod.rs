@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{JobId, JobMsg, JobSpec, Msg, TimerMsg, UtilityMsg};
+use crate::protocol::{JobId, JobMsg, JobSpec, Msg, Run, TimerMsg, UtilityMsg};
 use crate::report::{Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId, rng};
 use link::{Direction, Links, TransferId};
@@ -86,6 +86,8 @@ pub struct UtilityConfig {
     pub sla: SlaTerms,
     /// Each user's V_0 is drawn uniformly from this range [dedicated nodes].
     pub max_load: (f64, f64),
+    /// Completions before this time are left out of the loads and rates (a warm-up) [s].
+    pub warm_up: f64,
     /// The replication's seed, for the users' V_0.
     pub seed: u64,
 }
@@ -109,6 +111,8 @@ struct Public {
     job: Option<JobId>,
     /// In the free pool.
     pooled: bool,
+    /// Its session, from its last announcement.
+    session: u32,
 }
 
 /// A replica on a public node.
@@ -200,8 +204,8 @@ impl Job {
 /// What a transfer carries.
 #[derive(Clone, Copy, Debug)]
 enum Carries {
-    /// A replica's state to a public node, from the checkpoint.
-    Spawn { job: JobId, node: AgentId },
+    /// A replica's state to a public node, from the checkpoint, since `since`.
+    Spawn { job: JobId, node: AgentId, since: f64 },
     /// Part of a migration of the job.
     Migration { job: JobId },
 }
@@ -235,7 +239,6 @@ struct Stats {
     completed_work: f64,
     dropped: u64,
     elongation: f64,
-    goodput_work: f64,
     public_work: f64,
     failure_downtime: f64,
     migration_downtime: f64,
@@ -244,6 +247,12 @@ struct Stats {
     migrations: u64,
     migration_time: f64,
     migrations_done: u64,
+    spawns: u64,
+    spawn_time: f64,
+    /// Completions after the warm-up: jobs, their work, and the work within e_max.
+    measured: u64,
+    measured_work: f64,
+    measured_goodput: f64,
     dedicated_busy: f64,
     queued: Series,
     on_public: Series,
@@ -331,7 +340,7 @@ impl Utility {
         self.arm_epoch(ctx);
     }
 
-    fn on_available(&mut self, node: AgentId, dedicated: bool, bandwidth: f64, latency: f64, ctx: &mut Ctx<'_>) {
+    fn on_available(&mut self, node: AgentId, dedicated: bool, bandwidth: f64, latency: f64, session: u32, ctx: &mut Ctx<'_>) {
         if dedicated {
             if !self.dedicated_index.contains_key(&node) {
                 self.dedicated_index.insert(node, self.dedicated.len());
@@ -349,8 +358,8 @@ impl Utility {
                 self.replica_failed(job, node, ctx);
             }
         }
-        let p = self.public.entry(node).or_insert(Public { bandwidth, latency, job: None, pooled: false });
-        (p.bandwidth, p.latency) = (bandwidth, latency);
+        let p = self.public.entry(node).or_insert(Public { bandwidth, latency, job: None, pooled: false, session });
+        (p.bandwidth, p.latency, p.session) = (bandwidth, latency, session);
         self.release(node);
     }
 
@@ -388,7 +397,9 @@ impl Utility {
     }
 
     fn start_transfer(&mut self, direction: Direction, bytes: f64, node: AgentId, carries: Carries, ctx: &mut Ctx<'_>) -> TransferId {
-        let cap = self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth);
+        // Transfers that cost nothing (infinite links) are not held back by the nodes' access links either.
+        let link = if direction == Direction::Up { self.config.uplink } else { self.config.downlink };
+        let cap = if link.is_infinite() { link } else { self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth) };
         let id = self.links.start(ctx.now().secs(), direction, bytes, cap);
         self.transfers.insert(id, carries);
         self.rearm_transfers(ctx);
@@ -415,11 +426,17 @@ impl Utility {
         self.public.get(&node).map_or(0.0, |p| p.latency)
     }
 
+    /// Sends to a node over its latency, so that what the manager tells one node arrives in the order it was said.
+    fn tell(&self, node: AgentId, msg: UtilityMsg, ctx: &mut Ctx<'_>) {
+        ctx.send_in(self.latency(node), node, msg);
+    }
+
     /// Sends the job to run on `node` from `done`.
     fn run_on(&mut self, job: JobId, node: AgentId, done: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        let run = UtilityMsg::Run { job, work: j.spec.runtime, done, report: self.config.epoch };
+        let session = self.public.get(&node).map_or(0, |p| p.session);
+        let run = Run { job, work: j.spec.runtime, done, report: self.config.epoch, session };
         if let Some(since) = j.down_since.take() {
             j.failure_downtime += now - since;
         }
@@ -427,8 +444,7 @@ impl Utility {
             j.started = true;
             ctx.send(j.spec.owner, JobMsg::Started { job });
         }
-        let latency = self.public.get(&node).map_or(0.0, |p| p.latency);
-        ctx.send_in(latency, node, run);
+        self.tell(node, UtilityMsg::Run(Box::new(run)), ctx);
     }
 
     /// Starts the job on dedicated node `index` from `done`; its public replicas, if any, stop.
@@ -458,8 +474,9 @@ impl Utility {
         let mut any = false;
         for _ in 0..wanted {
             let Some(node) = self.take_public(job, ctx) else { break };
-            let transfer = self.start_transfer(Direction::Up, footprint, node, Carries::Spawn { job, node }, ctx);
             let now = ctx.now().secs();
+            let transfer =
+                self.start_transfer(Direction::Up, footprint, node, Carries::Spawn { job, node, since: now }, ctx);
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.replicas.insert(node, Replica { transfer: Some(transfer), seen: now, done: j.checkpoint });
             }
@@ -737,8 +754,11 @@ impl Utility {
         let ended = self.links.ended(ctx.now().secs());
         for id in ended {
             match self.transfers.remove(&id) {
-                Some(Carries::Spawn { job, node }) => {
-                    let seen = ctx.now().secs() + self.latency(node);
+                Some(Carries::Spawn { job, node, since }) => {
+                    let now = ctx.now().secs();
+                    self.stats.spawns += 1;
+                    self.stats.spawn_time += now - since;
+                    let seen = now + self.latency(node);
                     let Some(j) = self.jobs.get_mut(&job) else { continue };
                     let Some(r) = j.replicas.get_mut(&node) else { continue };
                     r.transfer = None;
@@ -756,17 +776,17 @@ impl Utility {
     fn migration_transfer_done(&mut self, job: JobId, transfer: TransferId, ctx: &mut Ctx<'_>) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some((migration, _)) = j.migration.as_mut() else { return };
+        let source = match migration {
+            Migration::In { from, .. } => *from,
+            Migration::Out { from, .. } => self.dedicated[*from].id,
+        };
         let step = migration.step();
         match step {
             Step::Bulk(t) => {
                 t.retain(|&x| x != transfer);
                 if t.is_empty() {
                     *step = Step::Freezing;
-                    let source = match migration {
-                        Migration::In { from, .. } => *from,
-                        Migration::Out { from, .. } => self.dedicated[*from].id,
-                    };
-                    ctx.send(source, UtilityMsg::Freeze { job });
+                    self.tell(source, UtilityMsg::Freeze { job }, ctx);
                 }
             }
             Step::Residual { transfers, .. } => {
@@ -875,7 +895,7 @@ impl Utility {
         if let Some(t) = r.transfer {
             self.cancel_transfer(t, ctx);
         } else {
-            ctx.send(node, UtilityMsg::Stop { job });
+            self.tell(node, UtilityMsg::Stop { job }, ctx);
         }
         if self.public.get(&node).is_some_and(|p| p.job == Some(job)) {
             self.release(node);
@@ -932,8 +952,15 @@ impl Utility {
         self.stats.public_work += j.public_work;
         self.stats.failure_downtime += j.failure_downtime;
         self.stats.migration_downtime += j.migration_downtime;
+        let measured = now >= self.config.warm_up;
+        if measured {
+            self.stats.measured += 1;
+            self.stats.measured_work += j.work();
+        }
         if elongation <= self.config.sla.max_elongation {
-            self.stats.goodput_work += j.work();
+            if measured {
+                self.stats.measured_goodput += j.work();
+            }
             self.user(j.spec.owner).delivered(now, j.work());
         }
         ctx.send(j.spec.owner, JobMsg::Completed { job, cost: 0.0 });
@@ -946,8 +973,8 @@ impl Agent<GridMarket> for Utility {
         let now = ctx.now().secs();
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit(job, ctx),
-            Msg::Utility(UtilityMsg::Available { dedicated, bandwidth, latency }) => {
-                self.on_available(from, *dedicated, *bandwidth, *latency, ctx);
+            Msg::Utility(UtilityMsg::Available { dedicated, bandwidth, latency, session }) => {
+                self.on_available(from, *dedicated, *bandwidth, *latency, *session, ctx);
             }
             Msg::Utility(UtilityMsg::Progress { job, done }) => self.on_progress(from, *job, *done, now),
             Msg::Utility(UtilityMsg::Done { job }) => self.on_done(from, *job, ctx),
@@ -961,6 +988,7 @@ impl Agent<GridMarket> for Utility {
     fn report(&self, now: SimTime, out: &mut Report) {
         let s = &self.stats;
         let horizon = now.secs().max(f64::MIN_POSITIVE);
+        let measured = (now.secs() - self.config.warm_up).max(f64::MIN_POSITIVE);
         let busy_now: f64 = self.dedicated.iter().filter(|d| d.job.is_some()).map(|d| now.secs() - d.busy_since).sum();
         let per_job = |x: f64| if s.completed > 0 { x / s.completed as f64 } else { 0.0 };
         let pairs: Vec<(f64, f64)> = self.users.values().map(|u| u.over_run(horizon)).collect();
@@ -969,9 +997,9 @@ impl Agent<GridMarket> for Utility {
             ("completed", s.completed as f64),
             ("dropped", s.dropped as f64),
             ("offered_load", s.offered_work / horizon),
-            ("carried_load", s.completed_work / horizon),
-            ("throughput", s.completed as f64 / horizon),
-            ("goodput", s.goodput_work / horizon),
+            ("carried_load", s.measured_work / measured),
+            ("throughput", s.measured as f64 / measured),
+            ("goodput", s.measured_goodput / measured),
             ("elongation", per_job(s.elongation)),
             ("failure_downtime", per_job(s.failure_downtime)),
             ("migration_downtime", per_job(s.migration_downtime)),
@@ -980,6 +1008,7 @@ impl Agent<GridMarket> for Utility {
             ("migrations", s.migrations as f64),
             ("migrations_per_epoch", if self.epochs > 0 { s.migrations as f64 / self.epochs as f64 } else { 0.0 }),
             ("migration_time", if s.migrations_done > 0 { s.migration_time / s.migrations_done as f64 } else { 0.0 }),
+            ("spawn_time", if s.spawns > 0 { s.spawn_time / s.spawns as f64 } else { 0.0 }),
             (
                 "dedicated_utilisation",
                 if self.dedicated.is_empty() {
