@@ -107,7 +107,8 @@ fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
     let (mut tb, user, rm) = bed(UtilityPolicy::Greedy, 1, 0);
     tb.probe("ghost");
     tb.probe("late");
-    let available = || Msg::Utility(UtilityMsg::Available { dedicated: false, bandwidth: 1e6, latency: 0.1, session: 0 });
+    let available =
+        || Msg::Utility(UtilityMsg::Available { dedicated: false, bandwidth: 1e6, latency: 0.1, session: 0 });
     tb.inject(0.0, "ghost", "rm", available());
     tb.inject(35.0, "late", "rm", available());
     submit(&mut tb, user, 1, 1.0, 100.0);
@@ -147,7 +148,11 @@ fn test_dynamic_priorities_swap_jobs_by_live_migration() {
         expect("utility.run").from("rm").to("d").at(10.0),
         expect("utility.run").from("rm").to(&public).at(18.1),
         expect("utility.freeze").from("rm").to("d").at(28.0),
-        expect("utility.frozen").from("d").to("rm").at(28.0).msg(Msg::Utility(UtilityMsg::Frozen { job: 1, done: 18.0 })),
+        expect("utility.frozen")
+            .from("d")
+            .to("rm")
+            .at(28.0)
+            .msg(Msg::Utility(UtilityMsg::Frozen { job: 1, done: 18.0 })),
     ]);
     tb.assert_in_order(&[
         expect("utility.freeze").from("rm").to(&public).at(28.1),
@@ -157,9 +162,10 @@ fn test_dynamic_priorities_swap_jobs_by_live_migration() {
         expect("job.completed").from("rm").to("user").at(28.9 + 95.0),
     ]);
     // The displaced job resumes from where it froze on the other public node, after the residual and the latency.
-    let resumed = tb.deliveries().into_iter().find(|d| {
-        d.to == other && matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == 1 && r.done == 18.0)
-    });
+    let resumed = tb
+        .deliveries()
+        .into_iter()
+        .find(|d| d.to == other && matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == 1 && r.done == 18.0));
     let at = resumed.map(|d| d.at).unwrap();
     assert!((at - 28.9).abs() < 1e-9, "{at}");
 }

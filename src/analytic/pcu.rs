@@ -72,7 +72,8 @@ pub fn bottleneck_rate_bound(
 /// The most dedicated nodes whose inbound migrations, one each per epoch, the downlink carries: m N_d / δ < B_down,
 /// so N_d < δ B_down / m (the paper prints N_d < m δ B_down).
 pub fn downlink_dedicated_bound(downlink_bps: f64, footprint_bytes: f64, epoch: f64) -> Result<f64, AnalyticError> {
-    Ok(positive("epoch", epoch)? * positive("downlink_bps", downlink_bps)? / (8.0 * positive("footprint_bytes", footprint_bytes)?))
+    Ok(positive("epoch", epoch)? * positive("downlink_bps", downlink_bps)?
+        / (8.0 * positive("footprint_bytes", footprint_bytes)?))
 }
 
 /// The probability that at least one of `replicas` = k copies is live, 1 − (1 − p)^k, each on a node up with

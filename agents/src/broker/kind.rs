@@ -11,12 +11,12 @@ use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
 use crate::metabroker::kind::KIND as METABROKER;
 use crate::provider::kind::KIND as PROVIDER;
-use crate::utility::kind::KIND as UTILITY;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
 };
 use crate::sim::BoxedAgent;
+use crate::utility::kind::KIND as UTILITY;
 
 /// The kind's name in the directory.
 pub const KIND: &str = "broker";

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use super::{Availability, Node, NodeConfig};
 use crate::registry::limits::SPEEDS;
 use crate::registry::values::{Delay, GroupSize, NonNegative, Positive, Seconds, Speed};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, Unit};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, Unit,
+};
 use crate::sim::{BoxedAgent, rng};
 use crate::utility::kind::KIND as UTILITY;
 
@@ -99,13 +101,18 @@ impl RawGroup for RawNode {
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let utility = cx.resolve("utility", &self.utility, &[UTILITY])?;
         if utility.len() != 1 {
-            return Err(Invalid::at("utility", format!("expected one utility manager; `{}` has {}", self.utility, utility.len()))
-                .hint("name one member of the group"));
+            return Err(Invalid::at(
+                "utility",
+                format!("expected one utility manager; `{}` has {}", self.utility, utility.len()),
+            )
+            .hint("name one member of the group"));
         }
         if self.availability.is_none() {
-            for (key, given) in
-                [("speed-cv", self.speed_cv.is_some()), ("bandwidth", self.bandwidth.is_some()), ("latency", self.latency.is_some())]
-            {
+            for (key, given) in [
+                ("speed-cv", self.speed_cv.is_some()),
+                ("bandwidth", self.bandwidth.is_some()),
+                ("latency", self.latency.is_some()),
+            ] {
                 if given {
                     return Err(Invalid::at(key, "applies to public nodes only (with `availability`)"));
                 }

@@ -6,7 +6,9 @@ use serde::Deserialize;
 use super::sla::SlaTerms;
 use super::{Utility, UtilityConfig, UtilityPolicy};
 use crate::registry::values::{Delay, Fraction, GroupSize, Interval, NonNegative, Positive, PositiveInt, Seconds};
-use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit};
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+};
 use crate::sim::BoxedAgent;
 
 /// The kind's name in the directory.
@@ -40,7 +42,11 @@ impl AgentKind for UtilityKind {
         const METRICS: &[Metric] = &[
             Metric::new("submitted", Unit::Count, "jobs submitted"),
             Metric::new("completed", Unit::Count, "jobs completed"),
-            Metric::new("dropped", Unit::Count, "jobs dropped from the queue as hopeless (they could no longer finish within e_max)"),
+            Metric::new(
+                "dropped",
+                Unit::Count,
+                "jobs dropped from the queue as hopeless (they could no longer finish within e_max)",
+            ),
             Metric::new("offered_load", Unit::Ratio, "work submitted per second over the run, in dedicated nodes"),
             Metric::new(
                 "carried_load",
@@ -54,7 +60,11 @@ impl AgentKind for UtilityKind {
                 Unit::Ratio,
                 "work per second of the jobs completed within e_max after the warm-up, in dedicated nodes",
             ),
-            Metric::new("elongation", Unit::Ratio, "mean elongation (T − T0) / T0 of the jobs completed, T from arrival"),
+            Metric::new(
+                "elongation",
+                Unit::Ratio,
+                "mean elongation (T − T0) / T0 of the jobs completed, T from arrival",
+            ),
             Metric::new(
                 "failure_downtime",
                 Unit::Seconds,
@@ -66,7 +76,11 @@ impl AgentKind for UtilityKind {
                 "mean time per completed job frozen in live migrations (the residual's copy)",
             ),
             Metric::new("replica_failures", Unit::Count, "public replicas found gone"),
-            Metric::new("restarts", Unit::Count, "jobs restarted from their checkpoint after all their replicas failed"),
+            Metric::new(
+                "restarts",
+                Unit::Count,
+                "jobs restarted from their checkpoint after all their replicas failed",
+            ),
             Metric::new("migrations", Unit::Count, "live migrations started, in and out"),
             Metric::new("migrations_per_epoch", Unit::Ratio, "live migrations started per epoch"),
             Metric::new("migration_time", Unit::Seconds, "mean time of a live migration, bulk and residual"),
@@ -164,7 +178,10 @@ impl RawGroup for RawUtility {
 
     fn check(&self, _: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         if self.free_transfers && (self.uplink.is_some() || self.downlink.is_some()) {
-            return Err(Invalid::at("free-transfers", "transfers that take no time have no link speed: leave out `uplink` and `downlink`"));
+            return Err(Invalid::at(
+                "free-transfers",
+                "transfers that take no time have no link speed: leave out `uplink` and `downlink`",
+            ));
         }
         let ratio = self.sla.ratio.map_or(1.0, |r| r.0);
         if ratio <= 0.0 {
@@ -174,7 +191,10 @@ impl RawGroup for RawUtility {
             None => (1.0, 10.0),
             Some([lo, hi]) if lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= hi => (lo, hi),
             Some([lo, hi]) => {
-                return Err(Invalid::at("sla.max-load", format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]")));
+                return Err(Invalid::at(
+                    "sla.max-load",
+                    format!("expected [low, high] with 0 < low <= high, found [{lo}, {hi}]"),
+                ));
             }
         };
         let epoch = self.epoch.map_or(120.0, |e| e.0);

@@ -285,7 +285,11 @@ impl Utility {
         let (seed, (lo, hi)) = (self.config.seed, self.config.max_load);
         self.users.entry(owner).or_insert_with(|| {
             // Drawn from the user's own stream, so that it does not depend on who submits first.
-            let v0 = if hi > lo { rng::stream(seed, &format!("utility-user:{}", owner.0), 0).random_range(lo..=hi) } else { lo };
+            let v0 = if hi > lo {
+                rng::stream(seed, &format!("utility-user:{}", owner.0), 0).random_range(lo..=hi)
+            } else {
+                lo
+            };
             User::new(v0)
         })
     }
@@ -340,7 +344,15 @@ impl Utility {
         self.arm_epoch(ctx);
     }
 
-    fn on_available(&mut self, node: AgentId, dedicated: bool, bandwidth: f64, latency: f64, session: u32, ctx: &mut Ctx<'_>) {
+    fn on_available(
+        &mut self,
+        node: AgentId,
+        dedicated: bool,
+        bandwidth: f64,
+        latency: f64,
+        session: u32,
+        ctx: &mut Ctx<'_>,
+    ) {
         if dedicated {
             if !self.dedicated_index.contains_key(&node) {
                 self.dedicated_index.insert(node, self.dedicated.len());
@@ -396,7 +408,14 @@ impl Utility {
         }
     }
 
-    fn start_transfer(&mut self, direction: Direction, bytes: f64, node: AgentId, carries: Carries, ctx: &mut Ctx<'_>) -> TransferId {
+    fn start_transfer(
+        &mut self,
+        direction: Direction,
+        bytes: f64,
+        node: AgentId,
+        carries: Carries,
+        ctx: &mut Ctx<'_>,
+    ) -> TransferId {
         // Transfers that cost nothing (infinite links) are not held back by the nodes' access links either.
         let link = if direction == Direction::Up { self.config.uplink } else { self.config.downlink };
         let cap = if link.is_infinite() { link } else { self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth) };
@@ -450,7 +469,8 @@ impl Utility {
     /// Starts the job on dedicated node `index` from `done`; its public replicas, if any, stop.
     fn start_dedicated(&mut self, job: JobId, index: usize, done: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
-        let replicas: Vec<AgentId> = self.jobs.get(&job).map(|j| j.replicas.keys().copied().collect()).unwrap_or_default();
+        let replicas: Vec<AgentId> =
+            self.jobs.get(&job).map(|j| j.replicas.keys().copied().collect()).unwrap_or_default();
         for node in replicas {
             self.stop_replica(job, node, ctx);
         }
