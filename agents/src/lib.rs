@@ -14,6 +14,7 @@ pub mod exchange;
 pub mod gateway;
 pub mod ledger;
 pub mod market;
+pub mod matchmaking;
 pub mod metabroker;
 pub mod model;
 pub mod protocol;
