@@ -14,7 +14,27 @@ pub mod timetable;
 
 use serde::{Deserialize, Serialize};
 
+use crate::registry::{BuildCx, CheckCx, Invalid, Members};
 use crate::sim::AgentId;
+
+/// The one agent `reference` (at `key`) names, among groups of `kinds`: a group of one or one member.
+pub(crate) fn resolve_one(cx: &CheckCx<'_>, key: &str, reference: &str, kinds: &[&str]) -> Result<Members, Invalid> {
+    let members = cx.resolve(key, reference, kinds)?;
+    if members.len() != 1 {
+        return Err(Invalid::at(
+            key,
+            format!("expected one agent, found the group `{reference}` of {}", members.len()),
+        )
+        .hint(format!("name one member, e.g. `{reference}-0`")));
+    }
+    Ok(members)
+}
+
+/// The id of the one agent `members` names (checked by [`resolve_one`]).
+pub(crate) fn single(members: &Members, cx: &BuildCx) -> Result<AgentId, String> {
+    let name = members.names().next().ok_or("no agent")?;
+    cx.id(&name)
+}
 
 /// Slack for comparing instants computed as sums of durations [s].
 pub const EPSILON: f64 = 1e-6;

@@ -65,6 +65,11 @@ impl Timetable {
         self.policy
     }
 
+    /// The request running, with its slot.
+    pub fn running(&self) -> Option<&Slot> {
+        self.running.as_ref()
+    }
+
     /// Every request accepted and not completed, the running one first, with their slots.
     pub fn slots(&self) -> impl Iterator<Item = &Slot> {
         self.running.iter().chain(&self.fixed).chain(&self.chain)
