@@ -1029,6 +1029,8 @@ pub enum MatchMsg {
     Rejected {
         /// The request.
         request: u64,
+        /// Why.
+        reason: Box<str>,
     },
     /// Resource → source: the request ran to completion.
     Completed {
@@ -1103,6 +1105,7 @@ mod tests {
             ("market", std::mem::size_of::<MarketMsg>()),
             ("exchange", std::mem::size_of::<ExchangeMsg>()),
             ("timer", std::mem::size_of::<TimerMsg>()),
+            ("match", std::mem::size_of::<MatchMsg>()),
         ];
         assert!(std::mem::size_of::<Msg>() <= 40, "Msg is {} bytes: {sizes:?}", std::mem::size_of::<Msg>());
     }

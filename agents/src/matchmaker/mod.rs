@@ -32,6 +32,16 @@ pub enum Test {
     Transparent,
 }
 
+impl Test {
+    /// Its name in reasons.
+    fn name(self) -> &'static str {
+        match self {
+            Test::AnySchedulability { .. } => "Any Schedulability test",
+            Test::Transparent => "simulation of its local policy",
+        }
+    }
+}
+
 /// Where a request being placed stands.
 #[derive(Debug)]
 struct Placing {
@@ -109,10 +119,9 @@ impl Matchmaker {
             };
             let Some(request) = self.queue.pop_front() else { return };
             if let Some(why) = request.invalid() {
-                tracing::debug!("rejected: {why}");
                 self.malformed += 1;
                 self.rejected += 1;
-                ctx.send(request.source, MatchMsg::Rejected { request: request.id });
+                ctx.send(request.source, MatchMsg::Rejected { request: request.id, reason: why.into() });
                 continue;
             }
             let order = self.allocation.order(resources.len(), self.last).collect();
@@ -138,7 +147,8 @@ impl Matchmaker {
             }
             None => {
                 self.rejected += 1;
-                ctx.send(request.source, MatchMsg::Rejected { request: request.id });
+                let reason = format!("no resource of the pool passed the {}", self.test.name());
+                ctx.send(request.source, MatchMsg::Rejected { request: request.id, reason: reason.into() });
             }
         }
     }

@@ -181,7 +181,7 @@ impl Agent<GridMarket> for RequestSource {
                     t.state = State::Accepted;
                 }
             }
-            Msg::Match(MatchMsg::Rejected { request }) => {
+            Msg::Match(MatchMsg::Rejected { request, .. }) => {
                 if let Some(t) = self.track(*request) {
                     t.state = State::Rejected;
                 }
