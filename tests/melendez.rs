@@ -65,7 +65,7 @@ fn test_as_against_edf_runs_with_its_checks_met() {
         let points: Vec<f64> = result
             .runs
             .iter()
-            .filter(|r| r.metrics.get("sources.src.blocking").is_some())
+            .filter(|r| r.metrics.contains_key("sources.src.blocking"))
             .filter(|r| (r.point % 2 == 0) == (target == "as"))
             .map(|r| r.metrics["sources.src.blocking"])
             .collect();

@@ -137,13 +137,16 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
     Ok(result)
 }
 
+/// A run that did not finish: its point, its replication and why.
+type Unfinished = (usize, u32, String);
+
 /// Runs `tasks` (point, replication) in parallel, in their order.
 fn run_tasks(
     study: &Study,
     tasks: &[(usize, u32)],
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
-) -> std::io::Result<Vec<Result<Finished, (usize, u32, String)>>> {
+) -> std::io::Result<Vec<Result<Finished, Unfinished>>> {
     let progress = progress_bar(tasks.len() as u64, opts.quiet);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.clamp(1, tasks.len().max(1)))
