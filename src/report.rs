@@ -80,7 +80,7 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     }
     // Per request source (Melendez 2010's statistics).
     for s in study.points[0].plan.agents().filter(|a| a.kind.name() == agents::request_source::kind::KIND).take(4) {
-        for (metric, label) in [("blocking", "blocking B"), ("revenue", "revenue R")] {
+        for (metric, label) in [("blocking", "blocking B"), ("revenue_rate", "revenue R")] {
             shown.push((format!("{}: {label}", s.name), format!("sources.{}.{metric}", s.name)));
         }
     }

@@ -59,7 +59,7 @@ impl AgentKind for SourceKind {
             Metric::new("acceptance", Unit::Share, "acceptance ratio 1 − B"),
             Metric::new("throughput", Unit::PerSecond, "rate of accepted requests A = λ(1 − B)"),
             Metric::new(
-                "revenue",
+                "revenue_rate",
                 Unit::Ratio,
                 "revenue rate R: service time of the accepted requests over the simulation time (to the later of the last arrival and the last completion) [cunits/s, one cunit a resource-second]",
             ),

@@ -234,7 +234,7 @@ impl Agent<GridMarket> for RequestSource {
         }
         if t_sim > 0.0 {
             let work: f64 = accepted.iter().map(|t| t.request.service).sum();
-            m.push(("revenue", work / t_sim));
+            m.push(("revenue_rate", work / t_sim));
         }
         if !responses.is_empty() && t_sim > 0.0 && arrived > rejected {
             let total: f64 = responses.iter().sum();
