@@ -78,6 +78,12 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
             }
         }
     }
+    // Per request source (Melendez 2010's statistics).
+    for s in study.points[0].plan.agents().filter(|a| a.kind.name() == agents::request_source::kind::KIND).take(4) {
+        for (metric, label) in [("blocking", "blocking B"), ("revenue_rate", "revenue R")] {
+            shown.push((format!("{}: {label}", s.name), format!("sources.{}.{metric}", s.name)));
+        }
+    }
     let cell =
         |point: usize, metric: &str| result.summaries[point].get(metric).map_or("-".into(), crate::runner::fmt_summary);
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -103,12 +109,15 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         }
     }
     let mut out = table(&rows);
-    let n: Vec<u32> = study.points.iter().map(|p| p.plan.replications).collect();
+    // Per point, the replications that finished (a target precision makes them differ).
+    let n: Vec<usize> =
+        study.points.iter().map(|p| result.runs.iter().filter(|r| r.point == p.index).count()).collect();
+    let (lo, hi) = (n.iter().min().copied().unwrap_or(0), n.iter().max().copied().unwrap_or(0));
+    let count = if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") };
     let _ = writeln!(
         out,
-        "({} replication{} per point; ± is the 95% CI half-width; bounded slowdown with τ = {SLOWDOWN_BOUND} s)",
-        n[0],
-        if n[0] == 1 { "" } else { "s" }
+        "({count} replication{} per point; ± is the 95% CI half-width; bounded slowdown with τ = {SLOWDOWN_BOUND} s)",
+        if hi == 1 { "" } else { "s" }
     );
     out
 }

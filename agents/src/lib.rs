@@ -9,11 +9,15 @@
 #![warn(missing_docs)]
 
 pub mod broker;
+pub mod cpu_resource;
 pub mod datacenter;
+pub mod directory;
 pub mod exchange;
 pub mod gateway;
 pub mod ledger;
 pub mod market;
+pub mod matchmaker;
+pub mod matchmaking;
 pub mod metabroker;
 pub mod model;
 pub mod node;
@@ -21,6 +25,8 @@ pub mod protocol;
 pub mod provider;
 pub mod registry;
 pub mod report;
+pub mod request_source;
 pub mod sim;
+pub mod splitter;
 pub mod testbed;
 pub mod utility;

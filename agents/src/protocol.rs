@@ -36,6 +36,8 @@ pub enum Msg {
     Utility(UtilityMsg),
     /// Timers an agent sets for itself (`Ctx::wake_in`).
     Timer(TimerMsg),
+    /// Matchmaking of reservations on single-CPU resources (Melendez 2010).
+    Match(MatchMsg),
     /// Scripted test-bed and benchmark traffic, not part of any market protocol.
     Probe(ProbeMsg),
 }
@@ -51,6 +53,7 @@ impl gridmarket_kernel::Message for Msg {
             Msg::Energy(m) => m.kind(),
             Msg::Utility(m) => m.kind(),
             Msg::Timer(m) => m.kind(),
+            Msg::Match(m) => m.kind(),
             Msg::Probe(m) => m.kind(),
         }
     }
@@ -82,6 +85,7 @@ sub_protocols!(
     Energy(EnergyMsg),
     Utility(UtilityMsg),
     Timer(TimerMsg),
+    Match(MatchMsg),
     Probe(ProbeMsg),
 );
 
@@ -1076,6 +1080,83 @@ impl UtilityMsg {
     }
 }
 
+/// Matchmaking under limited knowledge of resources (Melendez 2010 §2): a request source, a resource directory (the
+/// thesis's GIS), AS-based and transparent brokers, a splitter and single-CPU resources. Latency is zero, as in the
+/// thesis, so a broker sees each resource as it is at the request's arrival.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchMsg {
+    /// Resource → directory, at start: its pool, with its local policy if transparent (`None`: opaque).
+    Register {
+        /// The policy a transparent broker simulates; `None` for an opaque resource.
+        policy: Option<crate::matchmaking::LocalPolicy>,
+    },
+    /// Broker → directory: the resources of its pool (transparent or opaque).
+    ListResources {
+        /// The transparent pool, else the opaque one.
+        transparent: bool,
+    },
+    /// Directory → broker: the pool's resources in registration order, the order First and Next Fit use.
+    ResourceList(Box<Vec<(AgentId, Option<crate::matchmaking::LocalPolicy>)>>),
+    /// Source → broker or splitter, splitter → broker, broker → broker (the Combined strategy's forward): an
+    /// advance reservation to place.
+    Submit(Box<crate::matchmaking::Request>),
+    /// Source → resource: an on-demand request, straight to the resource.
+    SubmitOnDemand(Box<crate::matchmaking::Request>),
+    /// Broker → resource: its current timetable, please.
+    GetState,
+    /// Resource → broker: its timetable (requests accepted and not completed, with their slots).
+    State(Box<crate::matchmaking::timetable::Timetable>),
+    /// Broker → resource: insert this request, which passed the broker's test.
+    Assign(Box<crate::matchmaking::Request>),
+    /// Resource → broker (and → source for an on-demand request): the request is in the timetable.
+    Scheduled(Box<crate::matchmaking::timetable::Slot>),
+    /// Resource → broker: the insertion failed (a broken guarantee the resource also reports).
+    Refused {
+        /// The request.
+        request: u64,
+    },
+    /// Broker → source: the request was placed, on `resource`.
+    Accepted {
+        /// The request.
+        request: u64,
+        /// Where.
+        resource: AgentId,
+    },
+    /// Broker → source (last broker of the chain): no resource passed the test, or the request was malformed.
+    Rejected {
+        /// The request.
+        request: u64,
+        /// Why.
+        reason: Box<str>,
+    },
+    /// Resource → source: the request ran to completion.
+    Completed {
+        /// The request.
+        request: u64,
+    },
+}
+
+impl MatchMsg {
+    fn kind(&self) -> &'static str {
+        match self {
+            MatchMsg::Register { .. } => "match.register",
+            MatchMsg::ListResources { .. } => "match.list_resources",
+            MatchMsg::ResourceList(_) => "match.resource_list",
+            MatchMsg::Submit(_) => "match.submit",
+            MatchMsg::SubmitOnDemand(_) => "match.submit_on_demand",
+            MatchMsg::GetState => "match.get_state",
+            MatchMsg::State(_) => "match.state",
+            MatchMsg::Assign(_) => "match.assign",
+            MatchMsg::Scheduled(_) => "match.scheduled",
+            MatchMsg::Refused { .. } => "match.refused",
+            MatchMsg::Accepted { .. } => "match.accepted",
+            MatchMsg::Rejected { .. } => "match.rejected",
+            MatchMsg::Completed { .. } => "match.completed",
+        }
+    }
+}
+
 /// Scripted test-bed and benchmark traffic.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -1122,6 +1203,7 @@ mod tests {
             ("market", std::mem::size_of::<MarketMsg>()),
             ("exchange", std::mem::size_of::<ExchangeMsg>()),
             ("timer", std::mem::size_of::<TimerMsg>()),
+            ("match", std::mem::size_of::<MatchMsg>()),
         ];
         assert!(std::mem::size_of::<Msg>() <= 40, "Msg is {} bytes: {sizes:?}", std::mem::size_of::<Msg>());
     }

@@ -81,39 +81,40 @@ impl StudyResult {
 /// and the study's summaries into `opts.out`, and evaluates the targets. `interrupt` stops it cleanly.
 pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) -> std::io::Result<StudyResult> {
     outputs::prepare_folder(study, &opts.out)?;
-    let tasks: Vec<(usize, u32)> =
-        study.points.iter().flat_map(|p| (0..p.plan.replications).map(move |r| (p.index, r))).collect();
-    let progress = progress_bar(tasks.len() as u64, opts.quiet);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.clamp(1, tasks.len().max(1)))
-        .build()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let results: Vec<Result<Finished, (usize, u32, String)>> = pool.install(|| {
-        tasks
-            .par_iter()
-            .map(|&(point, rep)| {
-                // Agents' panics are caught by the kernel; this catches the runner's own, so that one bad run does
-                // not take the others with it.
-                let task = std::panic::AssertUnwindSafe(|| run_task(study, point, rep, opts, interrupt));
-                let result = std::panic::catch_unwind(task).unwrap_or_else(|p| Err(format!("panicked: {}", text(&*p))));
-                if let Some(p) = &progress {
-                    p.inc(1);
-                }
-                result.map_err(|e| (point, rep, e))
-            })
-            .collect()
-    });
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
     let mut runs = Vec::new();
     let mut unfinished = Vec::new();
-    for r in results {
-        match r {
-            Ok(f) => runs.push(f),
-            Err(e) => unfinished.push(e),
+    // Replications run so far and wanted, per point: a point with a target precision gets more, in rounds.
+    let mut done = vec![0u32; study.points.len()];
+    let mut wanted: Vec<u32> = study.points.iter().map(|p| p.plan.replications).collect();
+    loop {
+        let tasks: Vec<(usize, u32)> =
+            study.points.iter().flat_map(|p| (done[p.index]..wanted[p.index]).map(move |r| (p.index, r))).collect();
+        if tasks.is_empty() || interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        for (r, (point, _)) in run_tasks(study, &tasks, opts, interrupt)?.into_iter().zip(&tasks) {
+            match r {
+                Ok(f) => runs.push(f),
+                Err(e) => unfinished.push(e),
+            }
+            done[*point] = wanted[*point];
+        }
+        for p in &study.points {
+            let Some(precision) = &p.plan.precision else { continue };
+            let values: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.point == p.index)
+                .filter_map(|r| r.metrics.get(&precision.metric).copied())
+                .collect();
+            // Only runs that measured it count; a point whose runs failed gets no more.
+            if unfinished.iter().any(|u| u.0 == p.index) {
+                continue;
+            }
+            let needed = precision.needed(&Summary::of(&values));
+            wanted[p.index] = wanted[p.index].max(needed.min(precision.max_replications));
         }
     }
+    runs.sort_by_key(|r| (r.point, r.rep));
     let summaries: Vec<BTreeMap<String, Summary>> = study
         .points
         .iter()
@@ -134,6 +135,42 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
         outputs::write_study(study, &result, &opts.out)?;
     }
     Ok(result)
+}
+
+/// A run that did not finish: its point, its replication and why.
+type Unfinished = (usize, u32, String);
+
+/// Runs `tasks` (point, replication) in parallel, in their order.
+fn run_tasks(
+    study: &Study,
+    tasks: &[(usize, u32)],
+    opts: &RunOptions,
+    interrupt: &Arc<AtomicBool>,
+) -> std::io::Result<Vec<Result<Finished, Unfinished>>> {
+    let progress = progress_bar(tasks.len() as u64, opts.quiet);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.clamp(1, tasks.len().max(1)))
+        .build()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let results = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(point, rep)| {
+                // Agents' panics are caught by the kernel; this catches the runner's own, so that one bad run does
+                // not take the others with it.
+                let task = std::panic::AssertUnwindSafe(|| run_task(study, point, rep, opts, interrupt));
+                let result = std::panic::catch_unwind(task).unwrap_or_else(|p| Err(format!("panicked: {}", text(&*p))));
+                if let Some(p) = &progress {
+                    p.inc(1);
+                }
+                result.map_err(|e| (point, rep, e))
+            })
+            .collect()
+    });
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    Ok(results)
 }
 
 /// The message of a panic.

@@ -62,8 +62,10 @@ pub struct Plan {
     pub registry: Registry,
     /// Seed of replication 0.
     pub seed: u64,
-    /// Replications.
+    /// Replications (the first round, with `precision`).
     pub replications: u32,
+    /// Replicate until a metric's 95% CI is this narrow.
+    pub precision: Option<Precision>,
     /// End time, or `None` to drain.
     pub horizon: Option<f64>,
     /// Sampling period of the time series.
@@ -82,6 +84,36 @@ pub struct Plan {
     pub latency: Vec<LatencyRule>,
     /// Outputs.
     pub outputs: RawOutputs,
+}
+
+/// A target precision: more replications until the 95% CI half-width of `metric` is at most `relative` × |mean|,
+/// up to `max_replications`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Precision {
+    /// The metric.
+    pub metric: String,
+    /// The largest half-width over the mean's magnitude.
+    pub relative: f64,
+    /// The most replications of a point.
+    pub max_replications: u32,
+}
+
+impl Precision {
+    /// How many replications a point with `summary` of the metric needs in all (its `n` if it has enough): the
+    /// half-width shrinks as 1/√n, so n·(half-width / target)², at least one more, at most the maximum.
+    pub fn needed(&self, summary: &crate::stats::Summary) -> u32 {
+        let n = summary.n as u32;
+        let target = self.relative * summary.mean.abs();
+        if n >= self.max_replications || (n >= 2 && summary.ci95 <= target) {
+            return n;
+        }
+        let estimate = if target > 0.0 && summary.ci95.is_finite() {
+            (f64::from(n.max(2)) * (summary.ci95 / target).powi(2)).ceil().min(f64::from(self.max_replications))
+        } else {
+            f64::from(self.max_replications)
+        };
+        (estimate as u32).clamp(n + 1, self.max_replications)
+    }
 }
 
 /// One point of the sweep.
@@ -279,7 +311,8 @@ impl Study {
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
         }
-        let runs: u64 = points.iter().map(|p| u64::from(p.plan.replications)).sum();
+        let most = |p: &Point| p.plan.precision.as_ref().map_or(p.plan.replications, |x| x.max_replications);
+        let runs: u64 = points.iter().map(|p| u64::from(most(p))).sum();
         if runs > MAX_RUNS {
             let m = format!(
                 "{runs} runs in all ({} sweep point(s) × replications), more than the limit of {MAX_RUNS}",
@@ -830,10 +863,26 @@ impl Plan {
             );
             return Err(err("sample-period", m));
         }
-        Ok(Plan {
+        let precision = match &raw.precision {
+            None => None,
+            Some(p) if p.max_replications.0 < raw.replications.0 => {
+                let m = format!(
+                    "expected at least `replications` ({}), found {}",
+                    raw.replications.0, p.max_replications.0
+                );
+                return Err(err("precision.max-replications", m));
+            }
+            Some(p) => Some(Precision {
+                metric: p.metric.clone(),
+                relative: p.relative.0,
+                max_replications: p.max_replications.0,
+            }),
+        };
+        let plan = Plan {
             registry: registry.clone(),
             seed: raw.seed,
             replications: raw.replications.0,
+            precision,
             horizon,
             sample_period,
             contention_k: raw.contention_k.map_or(1, |k| k.0 as usize),
@@ -843,7 +892,20 @@ impl Plan {
             workloads,
             latency,
             outputs: raw.outputs.clone(),
-        })
+        };
+        if let Some(p) = &plan.precision
+            && !metrics::is_metric(&plan, &p.metric)
+        {
+            let names = metrics::metric_names(&plan, &p.metric);
+            let hint = did_you_mean(&p.metric, names.iter().map(String::as_str));
+            let m = format!("`{}` is not a metric this scenario measures", p.metric);
+            let e = err("precision.metric", m);
+            return Err(match hint {
+                Some(h) => ScenarioError { hint: Some(format!("did you mean `{h}`?")), ..e },
+                None => e,
+            });
+        }
+        Ok(plan)
     }
 
     /// Every agent, in registration order: groups as listed, members by index. Names are made as they are listed,
@@ -864,5 +926,28 @@ impl Plan {
     /// How many agents.
     pub fn agent_count(&self) -> usize {
         self.groups.iter().map(|g| g.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Precision;
+    use crate::stats::Summary;
+
+    #[test]
+    fn a_target_precision_asks_for_replications_as_the_half_width_shrinks() {
+        let p = Precision { metric: "b".into(), relative: 0.05, max_replications: 100 };
+        // Mean 0.5, so a half-width of 0.025 or less will do.
+        let wide = Summary::of(&[0.4, 0.6]);
+        assert!(wide.ci95 > 0.025);
+        let n = p.needed(&wide);
+        assert!(n > 2 && n <= 100, "{n}");
+        let narrow = Summary::of(&[0.5, 0.501, 0.499, 0.5]);
+        assert_eq!(p.needed(&narrow), 4);
+        // At the cap, no more.
+        let capped = Precision { max_replications: 2, ..p.clone() };
+        assert_eq!(capped.needed(&wide), 2);
+        // One run has no interval: at least one more.
+        assert!(p.needed(&Summary::of(&[0.5])) >= 2);
     }
 }

@@ -28,6 +28,10 @@ pub struct RawScenario {
     /// sweep points); means get a 95% confidence interval.
     #[serde(default = "Replications::one")]
     pub replications: Replications,
+    /// Replicate until a metric is known to a precision: after the `replications` first runs of a sweep point, more
+    /// are run, in rounds, until the 95% CI half-width of `metric` there is at most `relative` × |its mean| (Melendez
+    /// 2010 §4: 5% of the blocking ratio) or the point has `max-replications` runs.
+    pub precision: Option<RawPrecision>,
     /// End of the run [s of simulated time; at most 1e12]. Without it the run goes on until every job has ended
     /// (drained).
     pub horizon: Option<Seconds>,
@@ -106,6 +110,18 @@ pub struct RawChart {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub at: BTreeMap<String, toml::Value>,
+}
+
+/// A target precision: `{ metric = "sources.src.blocking", relative = 0.05, max-replications = 100 }`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawPrecision {
+    /// The metric (a key of `summary.json`).
+    pub metric: String,
+    /// The largest 95% CI half-width, as a fraction of the mean's magnitude.
+    pub relative: NonNegative,
+    /// The most replications a point may have (at least `replications`).
+    pub max_replications: Replications,
 }
 
 /// The agent runtime.

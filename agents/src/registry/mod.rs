@@ -143,6 +143,8 @@ pub enum Unit {
     CarbonRate,
     /// A price of energy [USD/kWh].
     EnergyPrice,
+    /// A rate, things per second [1/s].
+    PerSecond,
 }
 
 impl Unit {
@@ -169,6 +171,7 @@ impl Unit {
             Unit::Relative => "relative difference",
             Unit::CarbonRate => "kg/kWh",
             Unit::EnergyPrice => "USD/kWh",
+            Unit::PerSecond => "1/s",
         }
     }
 
@@ -491,6 +494,12 @@ impl Registry {
             .with(&crate::exchange::kind::ExchangeKind)
             .with(&crate::broker::kind::BrokerKind)
             .with(&crate::market::kind::MarketKind)
+            .with(&crate::directory::kind::DirectoryKind)
+            .with(&crate::cpu_resource::kind::CpuResourceKind)
+            .with(&crate::matchmaker::kind::AsBrokerKind)
+            .with(&crate::matchmaker::kind::TransparentBrokerKind)
+            .with(&crate::splitter::kind::SplitterKind)
+            .with(&crate::request_source::kind::SourceKind)
             .with(&crate::utility::kind::UtilityKind)
             .with(&crate::node::kind::NodeKind)
             .with_queue_order(&ShortestJobFirst)

@@ -1,0 +1,117 @@
+//! The single-CPU resource kind: `[cpu-resources.<group>]` in a scenario.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::CpuResource;
+use crate::directory::kind::KIND as DIRECTORY;
+use crate::matchmaking::{LocalPolicy, resolve_one, single};
+use crate::registry::values::GroupSize;
+use crate::registry::{
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+};
+use crate::sim::BoxedAgent;
+
+/// The kind's name in the directory.
+pub const KIND: &str = "cpu-resource";
+
+/// The single-CPU resource kind.
+pub struct CpuResourceKind;
+
+impl AgentKind for CpuResourceKind {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn table(&self) -> &'static str {
+        "cpu-resources"
+    }
+
+    fn about(&self) -> &'static str {
+        "a resource with one CPU and a non-preemptive EDF or ESF timetable, in a transparent or opaque pool (Melendez 2010)"
+    }
+
+    fn policies(&self) -> Vec<Policy> {
+        vec![Policy::of("policy", &[LocalPolicy::Edf, LocalPolicy::Esf], "Melendez (2010) §3.2")]
+    }
+
+    fn metrics(&self) -> &'static [Metric] {
+        const METRICS: &[Metric] = &[
+            Metric::new("completed", Unit::Count, "requests run to completion"),
+            Metric::new("on_demand", Unit::Count, "on-demand requests taken"),
+            Metric::new("utilisation", Unit::Share, "busy time of the CPU over the run"),
+            Metric::new("deadline_misses", Unit::Count, "accepted requests run outside their window (must be 0)"),
+            Metric::new(
+                "refused_after_acceptance",
+                Unit::Count,
+                "requests a broker's test accepted that the timetable then refused (must be 0)",
+            ),
+        ];
+        METRICS
+    }
+
+    fn summed_metrics(&self) -> &'static [&'static str] {
+        &["deadline_misses", "refused_after_acceptance"]
+    }
+
+    fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<RawCpuResource>()
+    }
+
+    fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
+        Ok(Box::new(crate::registry::parse::<RawCpuResource>(group)?))
+    }
+}
+
+/// Which brokers may use a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pool {
+    /// Its policy is known: a transparent broker simulates it.
+    Transparent,
+    /// Its policy is unknown: an AS-based broker uses it.
+    Opaque,
+}
+
+/// A group of single-CPU resources.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCpuResource {
+    /// How many resources (Nr).
+    #[serde(default = "GroupSize::one")]
+    pub count: GroupSize,
+    /// The resource directory they register with.
+    pub directory: String,
+    /// "transparent" (the policy is published) or "opaque" (it is not).
+    pub pool: Pool,
+    /// Local scheduling policy: "edf" (modified Earliest Deadline First with gap filling; default) or "esf"
+    /// (Earliest Start time First).
+    #[serde(default)]
+    pub policy: LocalPolicy,
+}
+
+impl RawGroup for RawCpuResource {
+    fn count(&self) -> usize {
+        self.count.0 as usize
+    }
+
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+        let directory = resolve_one(cx, "directory", &self.directory, &[DIRECTORY])?;
+        Ok(Box::new(CpuResourceSpec { directory, transparent: self.pool == Pool::Transparent, policy: self.policy }))
+    }
+}
+
+/// A checked resource group.
+#[derive(Clone, Debug)]
+pub struct CpuResourceSpec {
+    directory: Members,
+    transparent: bool,
+    policy: LocalPolicy,
+}
+
+impl GroupSpec for CpuResourceSpec {
+    fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
+        let directory = single(&self.directory, cx)?;
+        Ok(Box::new(CpuResource::new(directory, self.policy, self.transparent)))
+    }
+}
