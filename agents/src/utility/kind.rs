@@ -54,7 +54,7 @@ impl AgentKind for UtilityKind {
                 "work completed per second after the warm-up, in dedicated nodes: the throughput that Erlang's loss \
                  formula predicts",
             ),
-            Metric::new("throughput", Unit::Ratio, "jobs completed per second after the warm-up"),
+            Metric::new("throughput", Unit::PerSecond, "jobs completed per second after the warm-up"),
             Metric::new(
                 "goodput",
                 Unit::Ratio,
