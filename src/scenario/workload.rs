@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
-use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
+use crate::workload::models::{BotModel, Das2Model, InterGridCluster, InterarrivalUnit, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack, UrgencyMix};
 use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, csv, gwf, swf};
 use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
@@ -73,6 +73,11 @@ pub struct RawWorkload {
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
+    /// DAS-2: the time unit of Table 4.2's Weibull inter-arrival scales, which the table leaves unstated: "seconds"
+    /// (default; the DAS-2 model's unit, each cluster's local requests alone offering 3–7 times its capacity) or
+    /// "minutes" (gaps 60 times longer: local loads of 5–11%, external requests 1% of the grid). `mean-interarrival`
+    /// is in seconds either way.
+    pub interarrival_unit: Option<InterarrivalUnit>,
     /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l [s] (default 1.7 external, 4 local; shape
     /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
     pub scale: Option<Positive>,
@@ -286,7 +291,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 21] = [
+const MODEL_KEYS: [(&str, &[Model]); 22] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
     ("preset", &[Model::Lublin]),
@@ -297,6 +302,7 @@ const MODEL_KEYS: [(&str, &[Model]); 21] = [
     ("mean-runtime", &[Model::Lublin, Model::Das2]),
     ("mean-interarrival", &[Model::Lublin, Model::Das2]),
     ("cluster", &[Model::Das2, Model::Bot]),
+    ("interarrival-unit", &[Model::Das2]),
     ("scale", &[Model::Bot]),
     ("task-duration", &[Model::Bot]),
     ("bags", &[Model::Bot]),
@@ -774,6 +780,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "mean-runtime" => raw.mean_runtime.is_some(),
         "mean-interarrival" => raw.mean_interarrival.is_some(),
         "cluster" => raw.cluster.is_some(),
+        "interarrival-unit" => raw.interarrival_unit.is_some(),
         "scale" => raw.scale.is_some(),
         "task-duration" => raw.task_duration.is_some(),
         "bags" => raw.bags,
@@ -875,7 +882,8 @@ fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
     let mut model = match cluster(raw).map_err(|m| ("cluster".to_string(), m))? {
         Some(c) => Das2Model::local_default(c),
         None => Das2Model::external_default().map_err(|e| ("cluster".to_string(), e.to_string()))?,
-    };
+    }
+    .in_unit(raw.interarrival_unit.unwrap_or_default());
     if let Some(m) = raw.mean_nodes {
         model.size = model.size.with_mean(m.0).map_err(|e| ("mean-nodes".to_string(), e.to_string()))?;
     }
@@ -1029,6 +1037,25 @@ mod tests {
 
     fn ids(w: &Workload) -> Vec<u64> {
         w.jobs.iter().map(|j| j.id).collect()
+    }
+
+    #[test]
+    fn das2_gaps_in_minutes_are_sixty_times_those_in_seconds() {
+        let table =
+            |unit: &str| format!("model = \"das2\"\ncluster = \"C64\"\njobs = 20\ninterarrival-unit = \"{unit}\"");
+        let (s, min) = (generate(&table("seconds")), generate(&table("minutes")));
+        assert_eq!(s, generate("model = \"das2\"\ncluster = \"C64\"\njobs = 20"), "seconds is the default");
+        for (a, b) in s.jobs.iter().zip(&min.jobs) {
+            assert!((b.submit - 60.0 * a.submit).abs() < 1e-6 * b.submit, "{} vs {}", b.submit, a.submit);
+            assert_eq!((a.pes, a.runtime), (b.pes, b.runtime));
+        }
+        // `mean-interarrival` stays in seconds.
+        let fixed = |unit: &str| generate(&format!("{}\nmean-interarrival = 30", table(unit)));
+        assert_eq!(fixed("seconds"), fixed("minutes"));
+        let raw: RawWorkload = toml::from_str("model = \"lublin\"\ninterarrival-unit = \"minutes\"").unwrap();
+        let (key, _) = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).unwrap_err();
+        assert_eq!(key, "interarrival-unit");
+        assert!(toml::from_str::<RawWorkload>("model = \"das2\"\ninterarrival-unit = \"hours\"").is_err());
     }
 
     #[test]
