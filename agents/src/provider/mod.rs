@@ -29,6 +29,8 @@
 
 pub mod kind;
 pub mod overhead;
+pub mod pemp;
+pub mod power;
 pub mod preemption;
 pub mod pricing;
 pub mod profile;
