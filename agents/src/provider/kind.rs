@@ -7,12 +7,14 @@ use rand::RngExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::energy::RawEnergy;
 use super::overhead::OverheadModel;
+use super::pemp::EnergyPolicy;
 use super::preemption::PreemptionPolicy;
 use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
-use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
+use super::{CancelledLeases, EnergyConfig, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
@@ -49,6 +51,11 @@ impl AgentKind for ProviderKind {
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
             Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
+            Policy::of(
+                "energy.policy",
+                &[EnergyPolicy::Pemp, EnergyPolicy::Gesp, EnergyPolicy::Sesp],
+                "Amini Salehi (2012) ch6",
+            ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
             Policy::of(
                 "pricing.rule",
@@ -142,6 +149,20 @@ impl AgentKind for ProviderKind {
                 "claims, submissions and reservations received, granted or not (what the contention index counts)",
             ),
             Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
+            Metric::new("node_energy", Unit::Energy, "energy the switched-on nodes drew (Amini Salehi 2012, ch6)"),
+            Metric::new(
+                "node_idle_energy",
+                Unit::Energy,
+                "of node_energy, what no lease held (idle, booting, shutting down)",
+            ),
+            Metric::new(
+                "violation_rate",
+                Unit::Share,
+                "external requests that waited more than the waiting factor × the mean external duration",
+            ),
+            Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
+            Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
+            Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
         ];
         METRICS
     }
@@ -260,6 +281,10 @@ pub struct RawProvider {
     /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
+    /// Node power states (all off at the start, switched on as needed) managed by an energy policy (Amini Salehi
+    /// 2012, ch6): `{ policy = "pemp" }`, with `node-watts`, `boot-delay`, `shutdown-delay`, `waiting-factor` and
+    /// `period`.
+    pub energy: Option<RawEnergy>,
 }
 
 /// How a provider sells on an exchange, as written.
@@ -419,7 +444,9 @@ impl RawGroup for RawProvider {
             }
         };
         let pricing = self.pricing(config.price, &trading)?;
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order, pricing }))
+        let energy = self.energy.as_ref().map(RawEnergy::check).transpose();
+        let energy = energy.map_err(|(key, m)| Invalid::at(format!("energy.{key}"), m))?;
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order, pricing, energy }))
     }
 }
 
@@ -496,6 +523,8 @@ pub struct ProviderSpec {
     pub queue_order: Option<&'static dyn QueueOrder>,
     /// How its price moves.
     pub pricing: PricingConfig,
+    /// Its node power states and energy policy, if any.
+    pub energy: Option<EnergyConfig>,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -549,6 +578,9 @@ impl GroupSpec for ProviderSpec {
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
         let mut provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
+        if let Some(energy) = self.energy {
+            provider = provider.with_energy(energy)?;
+        }
         if let Some(order) = self.queue_order {
             provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;
         }

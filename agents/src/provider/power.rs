@@ -67,13 +67,13 @@ pub enum PowerError {
     /// A provider needs at least one node.
     #[error("a provider with power states needs at least one node")]
     NoNodes,
-    /// More nodes were to be switched off than are on and free.
-    #[error("{asked} nodes would be switched off, with {free} on and free")]
-    NotFree {
+    /// More nodes were to be switched off than are on.
+    #[error("{asked} nodes would be switched off, with {on} on")]
+    NotOn {
         /// Nodes asked for.
         asked: u32,
-        /// Nodes on with no VM.
-        free: u32,
+        /// Nodes on.
+        on: u32,
     },
 }
 
@@ -83,8 +83,6 @@ pub struct Nodes {
     config: PowerConfig,
     states: Vec<NodeState>,
     meter: EnergyMeter,
-    /// VMs placed on the switched-on nodes (the scheduler decides which; only their number matters here).
-    hosted: u32,
     /// Joules the leases were charged, for the idle energy.
     charged: f64,
 }
@@ -96,7 +94,7 @@ impl Nodes {
             return Err(PowerError::NoNodes);
         }
         let states = vec![NodeState::Off; count as usize];
-        Ok(Nodes { config, states, meter: EnergyMeter::new(count, 0.0), hosted: 0, charged: 0.0 })
+        Ok(Nodes { config, states, meter: EnergyMeter::new(count, 0.0), charged: 0.0 })
     }
 
     /// The configuration.
@@ -147,11 +145,12 @@ impl Nodes {
         (n, ready)
     }
 
-    /// Switches off `count` nodes that are on and host no VM, at `now`; they stop drawing after the shutdown delay.
+    /// Switches off `count` nodes that are on at `now` (the caller has emptied them); they stop drawing after the
+    /// shutdown delay.
     pub fn switch_off(&mut self, now: SimTime, count: u32) -> Result<SimTime, PowerError> {
-        let free = self.free();
-        if count > free {
-            return Err(PowerError::NotFree { asked: count, free });
+        let on = self.on();
+        if count > on {
+            return Err(PowerError::NotOn { asked: count, on });
         }
         let done = now + self.config.shutdown;
         for s in self.states.iter_mut().filter(|s| **s == NodeState::On).take(count as usize) {
@@ -172,11 +171,6 @@ impl Nodes {
         self.count(NodeState::On)
     }
 
-    /// Nodes on with no VM.
-    pub fn free(&self) -> u32 {
-        self.on().saturating_sub(self.hosted)
-    }
-
     /// Nodes switched on, whatever their state (they draw).
     pub fn powered(&self) -> u32 {
         self.meter.running()
@@ -193,14 +187,8 @@ impl Nodes {
             .min()
     }
 
-    /// A lease places `vms` VMs on switched-on nodes.
-    pub fn host(&mut self, vms: u32) {
-        self.hosted += vms;
-    }
-
-    /// A lease that held `vms` VMs for `seconds` leaves its nodes; returns the energy it is charged [J].
-    pub fn release(&mut self, vms: u32, seconds: f64) -> f64 {
-        self.hosted = self.hosted.saturating_sub(vms);
+    /// Charges a lease that held `vms` VMs for `seconds`; returns its energy [J].
+    pub fn charge(&mut self, vms: u32, seconds: f64) -> f64 {
         let joules = f64::from(vms) * self.config.watts * seconds.max(0.0);
         self.charged += joules;
         joules
@@ -235,9 +223,7 @@ mod tests {
         assert_eq!(nodes.next_transition(), Some(t(160.0)));
         assert_eq!(nodes.advance(t(160.0)), 1);
         // A one-VM lease runs 160..1160, then the node idles until 2000 and shuts down until 2030.
-        nodes.host(1);
-        assert_eq!(nodes.free(), 0);
-        assert_eq!(nodes.release(1, 1000.0), 100_000.0);
+        assert_eq!(nodes.charge(1, 1000.0), 100_000.0);
         nodes.switch_off(t(2000.0), 1).unwrap();
         assert_eq!(nodes.powered(), 1, "still shutting down");
         nodes.advance(t(2030.0));
@@ -253,10 +239,8 @@ mod tests {
         nodes.switch_on(t(0.0), 4);
         // Two VMs run 0..600, suspend for 150 s (still on their nodes), sit suspended 0 W, then resume: 120 s of
         // resume overhead and 400 s of the rest of their work.
-        nodes.host(2);
-        let first = nodes.release(2, 600.0 + 150.0);
-        nodes.host(2);
-        let second = nodes.release(2, 120.0 + 400.0);
+        let first = nodes.charge(2, 600.0 + 150.0);
+        let second = nodes.charge(2, 120.0 + 400.0);
         assert_eq!(first + second, 2.0 * 117.0 * (600.0 + 150.0 + 120.0 + 400.0));
         assert!(nodes.idle_joules(t(3000.0)) >= 0.0);
         assert_eq!(nodes.joules(t(3000.0)), 4.0 * 117.0 * 3000.0);
