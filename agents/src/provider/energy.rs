@@ -196,12 +196,19 @@ impl Provider {
         self.after_event(ctx);
     }
 
+    /// Whether `t` is the end of the holds of switched-off nodes (with power states).
+    pub(super) fn is_power_horizon(&self, t: SimTime) -> bool {
+        self.energy.is_some() && t >= forever()
+    }
+
     /// Arms the periodic check while the provider has leases (so that an idle provider lets the run end).
     pub(super) fn arm_power_check(&mut self, ctx: &mut Ctx<'_>) {
         let busy = !self.jobs.is_empty();
+        // GESP decides on local arrivals only.
         if let Some(e) = self.energy.as_mut()
             && e.timer.is_none()
             && busy
+            && e.config.policy != EnergyPolicy::Gesp
         {
             e.timer = Some(ctx.wake_in(e.config.period, TimerMsg::PowerCheck));
         }

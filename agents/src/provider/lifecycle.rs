@@ -128,7 +128,8 @@ impl Provider {
         self.arm_power_check(ctx);
         self.busy.set(now, f64::from(self.busy_now));
         self.queued.set(now, f64::from(self.waiting_now));
-        let due = self.scheduler.next_wakeup().filter(|&t| t > now);
+        // The holds of switched-off nodes end past any run: their end wakes nothing.
+        let due = self.scheduler.next_wakeup().filter(|&t| t > now && !self.is_power_horizon(t));
         if self.wakeup.map(|w| w.0) != due {
             if let Some((_, timer)) = self.wakeup.take() {
                 ctx.cancel(timer);
