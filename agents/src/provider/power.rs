@@ -255,11 +255,7 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().0, "node-watts");
         let mut nodes = Nodes::new(2, PowerConfig::default()).unwrap();
         nodes.switch_on(t(0.0), 1);
-        nodes.host(1);
-        assert_eq!(
-            nodes.switch_off(t(1.0), 1).unwrap_err().to_string(),
-            "1 nodes would be switched off, with 0 on and free"
-        );
+        assert_eq!(nodes.switch_off(t(1.0), 2).unwrap_err().to_string(), "2 nodes would be switched off, with 1 on");
         // Switching on more than are off switches on what there is.
         assert_eq!(nodes.switch_on(t(2.0), 5).0, 1);
     }
