@@ -19,6 +19,11 @@
 
 pub mod dam;
 
+/// The M/G/1/K model of preemption-aware admission control (Amini Salehi, Javadi & Buyya; Amini Salehi (2012) ch5):
+/// completion time under preemptive resume, Gamma service, response time and blocking per K, Algorithm 4. It lives
+/// with the provider, which evaluates it while it runs.
+pub use agents::provider::admission::model as admission;
+
 use serde::Serialize;
 use thiserror::Error;
 

@@ -97,3 +97,34 @@ fn test_a_starving_external_request_is_served_by_pemp_before_sesp_and_never_by_g
     assert_eq!(metric(&m, "node_energy"), 0.0);
     assert_eq!(metric(&m, "violation_rate"), 1.0);
 }
+
+/// An external request of 2 VMs and 1,000 s at t = 0, then a local one of 4 VMs and 3,600 s at 100, on a
+/// switched-off 8-node cluster; the deliveries until 20,000 s and the metrics.
+fn behind_a_local(policy: EnergyPolicy) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(8, policy, 0.0));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "igg", "site", lease(1, 1, 2, 1000.0, LeaseType::Suspendable));
+    tb.inject(100.0, "local-user", "site", lease(2, 2, 4, 3600.0, LeaseType::Local));
+    tb.run_until(20_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_gesp_switches_nodes_on_for_the_local_window_only() {
+    let started = |d: &[Delivery], job: u64| {
+        d.iter().find(|d| matches!(d.msg, Msg::Job(JobMsg::Started { job: j }) if j == job)).map(|d| d.at)
+    };
+    // GESP: the four nodes the local request lacks are on from 100 to its end at 3,700, then off; the external
+    // request finds no fragment before and waits.
+    let (d, m) = behind_a_local(EnergyPolicy::Gesp);
+    assert_eq!(started(&d, 2), Some(100.0));
+    assert_eq!(started(&d, 1), None);
+    assert!((metric(&m, "node_energy") - 4.0 * 117.0 * 3600.0 / 3.6e6).abs() < 1e-9);
+    // SESP keeps a node on while anything is planned on it: the external request takes two of them at 3,700.
+    let (d, m) = behind_a_local(EnergyPolicy::Sesp);
+    assert_eq!(started(&d, 1), Some(3700.0));
+    let joules = 4.0 * 117.0 * 3600.0 + 2.0 * 117.0 * 1000.0;
+    assert!((metric(&m, "node_energy") - joules / 3.6e6).abs() < 1e-9);
+}

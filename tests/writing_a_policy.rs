@@ -126,7 +126,8 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     assert!(
         e.contains(
             "metabrokers.mb.policy: unknown value `earliest-finnish`, expected one of `greedy`, `mmc`, `ga`, `lpga`, \
-             `hga`, `lp`, `dam`, `sjf`, `fcfs`, `edf-fq`, `hvfq`, `fair-share`, `earliest-finish`\n  hint: did you \
+             `hga`, `lp`, `dam`, `sjf`, `fcfs`, `edf-fq`, `hvfq`, `fair-share`, `min-ctt`, `max-ctt`, `suff-ctt`, \
+             `greedy-ctt`, `earliest-finish`\n  hint: did you \
              mean `earliest-finish`?"
         ),
         "{e}"

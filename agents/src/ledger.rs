@@ -23,6 +23,8 @@
 //! - A job cancelled by its owner while running is billed for the computation done (`Lease::Cancelled`); a queued
 //!   or suspended one costs nothing more.
 //! - A bag of tasks split over sites (the meta-broker's `lp` policy) is billed part by part, each by its site.
+//! - A trade-off meta-broker's data-transfer cost (Garg 2010 §5.4) is booked by the meta-broker, from the user to
+//!   the network carrier under the job, when it issues the ticket (`Market::Invoice` carries it).
 
 use std::collections::BTreeMap;
 

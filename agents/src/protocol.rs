@@ -147,6 +147,15 @@ pub enum JobMsg {
         /// Why, in a few words (e.g. "too many PEs", "deadline cannot be met").
         reason: String,
     },
+    /// Resource provider → the gateway that forwarded the job: its admission control refused it (Amini Salehi,
+    /// Javadi & Buyya). The gateway records the refusal and answers the owner `Rejected`, or offers the job to another
+    /// provider of its grid when it re-routes.
+    Refused {
+        /// The job, as the gateway forwarded it.
+        job: Box<JobSpec>,
+        /// Why, in a few words (boxed: the message stays small).
+        reason: Box<str>,
+    },
     /// Resource provider → submitter: the job started at the delivery time.
     Started {
         /// The job.
@@ -183,6 +192,7 @@ impl JobMsg {
             JobMsg::Submit(_) => "job.submit",
             JobMsg::Accepted { .. } => "job.accepted",
             JobMsg::Rejected { .. } => "job.rejected",
+            JobMsg::Refused { .. } => "job.refused",
             JobMsg::Started { .. } => "job.started",
             JobMsg::Cancel { .. } => "job.cancel",
             JobMsg::SubmitReserved { .. } => "job.submit_reserved",
@@ -340,6 +350,10 @@ pub struct Ticket {
     pub cost: f64,
     /// The cost was paid when the slot was reserved (an exchange's contract): the provider bills nothing more.
     pub prepaid: bool,
+    /// The runtime on the reference PE to submit this part with [s], when the meta-broker knows the application's
+    /// time on this provider (an ETC matrix, Garg 2010 ch5); none: the job's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<f64>,
 }
 
 impl Ticket {

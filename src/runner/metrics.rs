@@ -61,16 +61,23 @@ pub const JOB_METRICS: [Metric; 15] = [
 
 /// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
 /// `leases.<class>.`.
-pub const LEASE_CLASSES: [(&str, &str); 3] = [
+pub const LEASE_CLASSES: [(&str, &str); 5] = [
     ("local", "the providers' own users' leases"),
     ("external", "leases from other grids, every type but local"),
     ("best_effort", "cancellable and suspendable external leases"),
+    ("migratable", "migratable external leases"),
+    ("non_preemptable", "non-preemptable external leases"),
 ];
-pub const LEASE_METRICS: [Metric; 4] = [
+pub const LEASE_METRICS: [Metric; 5] = [
     Metric::new("total", Unit::Count, "leases of the class"),
     Metric::new("rejected", Unit::Count, "leases of the class rejected"),
     Metric::new("rejection_rate", Unit::Share, "rejected / total"),
     Metric::new("art", Unit::Seconds, "average response time: mean over completed leases of end − submit (Eq 3.12)"),
+    Metric::new(
+        "awrt",
+        Unit::Seconds,
+        "average weighted response time (Eqs 4.23-4.24): per provider, completed leases' end − submit weighted by VMs × duration; then the providers' means weighted by their PEs",
+    ),
 ];
 
 /// Metrics of the whole run.
@@ -324,7 +331,10 @@ pub fn measure(
     if !all.is_empty() {
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
     }
-    lease_metrics(&measured, &mut m.metrics);
+    // The PEs of each agent (0 without), by agent index, for the weighted response times.
+    let site_pes: Vec<f64> =
+        reports.iter().map(|r| r.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1)).collect();
+    lease_metrics(&measured, &site_pes, &mut m.metrics);
     group_metrics(&measured, &mut m.metrics);
     if measured.iter().any(|j| j.priority > 0) {
         let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
@@ -596,17 +606,20 @@ fn put_groups(
 }
 
 /// Amini Salehi (2012) ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the
-/// average response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12).
-fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+/// average response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12); ch4's
+/// average weighted response time (Eqs 4.23–4.24), with `site_pes` the PEs of each agent by index.
+fn lease_metrics(jobs: &[&JobRecord], site_pes: &[f64], out: &mut BTreeMap<String, f64>) {
     use agents::protocol::LeaseType;
     if jobs.iter().all(|j| j.lease.is_none()) {
         return;
     }
     type Member = fn(LeaseType) -> bool;
-    let classes: [Member; 3] = [
+    let classes: [Member; 5] = [
         |l| l == LeaseType::Local,
         |l| l != LeaseType::Local,
         |l| matches!(l, LeaseType::Cancellable | LeaseType::Suspendable),
+        |l| l == LeaseType::Migratable,
+        |l| l == LeaseType::NonPreemptable,
     ];
     for ((name, _), member) in LEASE_CLASSES.into_iter().zip(classes) {
         let of: Vec<&&JobRecord> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
@@ -618,7 +631,31 @@ fn lease_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
             of.iter().filter(|j| j.outcome == JobOutcome::Completed).filter_map(|j| Some(j.end? - j.submit)).collect();
         let art = if responses.is_empty() { f64::NAN } else { responses.iter().sum::<f64>() / responses.len() as f64 };
         out.insert(format!("leases.{name}.art"), art);
+        out.insert(format!("leases.{name}.awrt"), awrt(&of, site_pes));
     }
+}
+
+/// AWRT (Amini Salehi 2012, Eqs 4.23–4.24): per site j, Σ v·d·(c − b) / Σ v·d over the completed leases that ended
+/// there (v VMs, d duration, b ready = submit, c completion); then Σ_j M_j AWRT_j / Σ_j M_j over the sites with
+/// some, M_j their PEs. NaN without a completed lease.
+fn awrt(jobs: &[&&JobRecord], site_pes: &[f64]) -> f64 {
+    let mut per_site: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+    for j in jobs.iter().filter(|j| j.outcome == JobOutcome::Completed) {
+        let (Some(site), Some(end)) = (j.site, j.end) else { continue };
+        let w = f64::from(j.pes) * j.runtime;
+        let e = per_site.entry(site.index()).or_default();
+        e.0 += w * (end - j.submit);
+        e.1 += w;
+    }
+    let (mut num, mut den) = (0.0, 0.0);
+    for (site, (weighted, weight)) in per_site {
+        let pes = site_pes.get(site).copied().unwrap_or(0.0);
+        if weight > 0.0 && pes > 0.0 {
+            num += pes * weighted / weight;
+            den += pes;
+        }
+    }
+    if den > 0.0 { num / den } else { f64::NAN }
 }
 
 #[cfg(test)]

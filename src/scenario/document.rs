@@ -123,14 +123,24 @@ impl Document {
     }
 }
 
-// Sets `parts[depth..]` under `table` to `value`; a part `*` stands for every table at its place (`datacentres.*.dvs`
-/// sets `dvs` in every data centre group), and must match at least one.
+/// Whether table name `name` matches `pattern`, in which one `*` stands for any run of characters (`local-*`).
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
+        None => pattern == name,
+    }
+}
+
+/// Sets `parts[depth..]` under `table` to `value`; a part `*` stands for every table at its place (`datacentres.*.dvs`
+/// sets `dvs` in every data centre group), `local-*` for those whose name starts with `local-`; it must match at
+/// least one.
 fn assign_at(table: &mut Table, parts: &[&str], depth: usize, value: Value, add_tables: bool) -> Result<(), String> {
     let (last, path) = parts.split_last().ok_or("empty key")?;
     let mut table = table;
     for (i, part) in path.iter().enumerate().skip(depth) {
-        if *part == "*" {
-            let children: Vec<&mut Table> = table.iter_mut().filter_map(|(_, v)| v.as_table_mut()).collect();
+        if part.contains('*') {
+            let children: Vec<&mut Table> =
+                table.iter_mut().filter(|(k, _)| glob(part, k)).filter_map(|(_, v)| v.as_table_mut()).collect();
             if children.is_empty() {
                 return Err(format!("no table in the scenario matches `{}`", parts[..=i].join(".")));
             }
@@ -292,12 +302,24 @@ mod tests {
         assert_eq!(d.table["providers"]["a"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["price"].as_float(), Some(2.0));
         assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(8));
+        // A prefix and a star: only the tables whose name starts with it.
+        d.set("providers.b*.pes", Value::Integer(16)).unwrap();
+        assert_eq!(d.table["providers"]["a"]["pes"].as_integer(), Some(4));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(16));
         assert_eq!(d.set("gateways.*.x", Value::Integer(1)).unwrap_err(), "no key `gateways` in the scenario");
         assert_eq!(
             d.set("providers.a.*.x", Value::Integer(1)).unwrap_err(),
             "no table in the scenario matches `providers.a.*`"
         );
         assert!(d.set("providers.*", Value::Integer(1)).unwrap_err().contains("not for a key"));
+        // A `*` inside a name matches the names around it.
+        d.set("providers.a*.pes", Value::Integer(2)).unwrap();
+        assert_eq!(d.table["providers"]["a"]["pes"].as_integer(), Some(2));
+        assert_eq!(d.table["providers"]["b"]["pes"].as_integer(), Some(16));
+        assert_eq!(
+            d.set("providers.c*.pes", Value::Integer(1)).unwrap_err(),
+            "no table in the scenario matches `providers.c*`"
+        );
     }
 
     #[test]

@@ -55,7 +55,8 @@ pub struct RawScenario {
     #[serde(default)]
     pub outputs: RawOutputs,
     /// Parameter sweep: dotted key → list of values; runs the cartesian product (at most 10,000 points). A `*` in a
-    /// key stands for every table at its place: `"datacentres.*.dvs"` sets `dvs` in every data centre group.
+    /// key stands for every table at its place: `"datacentres.*.dvs"` sets `dvs` in every data centre group, and
+    /// `"workloads.local-*.time-scale"` `time-scale` in every workload whose name starts with `local-`.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,

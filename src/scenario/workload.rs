@@ -65,15 +65,32 @@ pub struct RawWorkload {
     pub u_hi: Option<f64>,
     /// Lublin: UMED, the split of the two-stage uniform (Garg 2010, ch5: UHI − 2.5); applied after `max-nodes`.
     pub u_med: Option<f64>,
-    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs).
+    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs). DAS-2: move the split m of the
+    /// two-stage log-uniform size so that the mean is this (ch4's external sweep of the number of VMs).
     pub mean_nodes: Option<Positive>,
     /// Lublin: scale runtimes to this mean [s] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
-    /// the mean, must stay within 1e12 s.
+    /// the mean, must stay within 1e12 s. DAS-2: the log-normal's location a for this mean, b kept.
     pub mean_runtime: Option<Seconds>,
     /// Lublin: scale inter-arrival times to this mean [s]; the last arrival must stay within 1e12 s on average.
+    /// DAS-2: the Weibull scale for this mean, the shape kept.
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
+    /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l [s] (default 1.7 external, 4 local; shape
+    /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
+    pub scale: Option<Positive>,
+    /// Bag-of-tasks: the mean task duration M_e or M_l [s] (default 90; normal, standard deviation 6.1). With
+    /// `cluster`, the value for C128: C64 uses M_l − 1 and C256 M_l + 1.
+    pub task_duration: Option<Positive>,
+    /// Bag-of-tasks: each bag is one request of as many PEs as it has tasks, for the mean of their durations (its
+    /// work the sum of theirs), rather than one single-PE job per task; with `urgency-ratios`, its deadline is submit
+    /// + ratio × that duration (a moldable provider rescales it to the duration it runs for).
+    #[serde(default)]
+    pub bags: bool,
+    /// Bag-of-tasks: the urgency classes of external bags (Amini Salehi, Javadi & Buyya): half of high urgency with a
+    /// deadline ratio N(2, 1), half of low urgency with N(4, 1), the ratio truncated at 1, when true; with `bags`.
+    #[serde(default)]
+    pub urgency_ratios: bool,
     /// Poisson: arrival rate [1/s; from 1e-9 to 1e6].
     pub rate: Option<Positive>,
     /// Poisson: one arrival rate per priority class [1/s], class 0 (the highest) first, instead of `rate` and
@@ -284,7 +301,7 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 21] = [
+const MODEL_KEYS: [(&str, &[Model]); 25] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson, Model::LocalRequests]),
     ("rho", &[Model::LocalRequests]),
@@ -295,10 +312,14 @@ const MODEL_KEYS: [(&str, &[Model]); 21] = [
     ("max-nodes", &[Model::Lublin]),
     ("u-hi", &[Model::Lublin]),
     ("u-med", &[Model::Lublin]),
-    ("mean-nodes", &[Model::Lublin]),
-    ("mean-runtime", &[Model::Lublin]),
-    ("mean-interarrival", &[Model::Lublin]),
+    ("mean-nodes", &[Model::Lublin, Model::Das2]),
+    ("mean-runtime", &[Model::Lublin, Model::Das2]),
+    ("mean-interarrival", &[Model::Lublin, Model::Das2]),
     ("cluster", &[Model::Das2, Model::Bot]),
+    ("scale", &[Model::Bot]),
+    ("task-duration", &[Model::Bot]),
+    ("bags", &[Model::Bot]),
+    ("urgency-ratios", &[Model::Bot]),
     ("rate", &[Model::Poisson]),
     ("class-rates", &[Model::Poisson]),
     ("runtime", &[Model::Poisson]),
@@ -396,6 +417,9 @@ impl WorkloadPlan {
         if let Some(d) = &raw.deadline {
             deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
         }
+        if raw.urgency_ratios && !raw.bags {
+            return Err(bad("urgency-ratios", "gives each bag's deadline: a key of `bags = true` only".into()));
+        }
         if let Some(u) = &raw.urgency {
             if raw.deadline.is_some() {
                 return Err(bad("urgency", "gives the deadlines: leave out `deadline`".into()));
@@ -477,7 +501,7 @@ impl WorkloadPlan {
                 let gap = p.mean_interarrival().map_err(|e| ("mean-interarrival".to_string(), e.to_string()))?;
                 Some((gap, 1.0, "mean-interarrival"))
             }
-            Model::Das2 => Some((das2(raw).map_err(|m| ("cluster".to_string(), m))?.interarrival.mean(), 1.0, "jobs")),
+            Model::Das2 => Some((das2(raw)?.interarrival.mean(), 1.0, "jobs")),
             Model::Bot => {
                 let m = bot(raw).map_err(|m| ("cluster".to_string(), m))?;
                 Some((m.interarrival.mean(), m.tasks.mean(), "jobs"))
@@ -564,7 +588,7 @@ impl WorkloadPlan {
             Model::Lublin => {
                 lublin_params(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?
             }
-            Model::Das2 => das2(raw)?.generate(limit, rng).map_err(err)?,
+            Model::Das2 => das2(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?,
             Model::Bot => bot(raw)?.generate(limit, rng).map_err(err)?,
             Model::Metabroker => {
                 let slack = match raw.deadline.as_ref().and_then(toml::Value::as_str) {
@@ -795,6 +819,10 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "mean-runtime" => raw.mean_runtime.is_some(),
         "mean-interarrival" => raw.mean_interarrival.is_some(),
         "cluster" => raw.cluster.is_some(),
+        "scale" => raw.scale.is_some(),
+        "task-duration" => raw.task_duration.is_some(),
+        "bags" => raw.bags,
+        "urgency-ratios" => raw.urgency_ratios,
         "rate" => raw.rate.is_some(),
         "class-rates" => raw.class_rates.is_some(),
         "priority-fraction" => raw.priority_fraction.is_some(),
@@ -891,21 +919,40 @@ fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
     }
 }
 
-/// The DAS-2 model of `cluster` (the external rows without one).
-fn das2(raw: &RawWorkload) -> Result<Das2Model, String> {
-    match cluster(raw)? {
-        Some(c) => Ok(Das2Model::local_default(c)),
-        None => Das2Model::external_default().map_err(|e| e.to_string()),
+/// The DAS-2 model of `cluster` (the external rows without one), with the means of `mean-nodes`, `mean-runtime` and
+/// `mean-interarrival`; errors name the key.
+fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
+    let mut model = match cluster(raw).map_err(|m| ("cluster".to_string(), m))? {
+        Some(c) => Das2Model::local_default(c),
+        None => Das2Model::external_default().map_err(|e| ("cluster".to_string(), e.to_string()))?,
+    };
+    if let Some(m) = raw.mean_nodes {
+        model.size = model.size.with_mean(m.0).map_err(|e| ("mean-nodes".to_string(), e.to_string()))?;
     }
+    if let Some(m) = raw.mean_runtime {
+        model.duration = Dist::lognormal_with_mean(m.0, Das2Model::DURATION_SIGMA);
+    }
+    if let Some(m) = raw.mean_interarrival
+        && let Dist::Weibull { shape, .. } = model.interarrival
+    {
+        model.interarrival = Dist::weibull_with_mean(m.0, shape);
+    }
+    Ok(model)
 }
 
 /// The bag-of-tasks model of `cluster`, with the tables' defaults (Amini Salehi 2012, Table 5.2): α_e 1.7, α_l 4, M 90
 /// s.
 fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
-    Ok(match cluster(raw)? {
-        Some(c) => BotModel::local(4.0, 90.0, c),
-        None => BotModel::external(1.7, 90.0),
-    })
+    let m = raw.task_duration.map_or(90.0, |m| m.0);
+    let mut model = match cluster(raw)? {
+        Some(c) => BotModel::local(raw.scale.map_or(4.0, |a| a.0), m, c),
+        None => BotModel::external(raw.scale.map_or(1.7, |a| a.0), m),
+    };
+    model.whole_bags = raw.bags;
+    if raw.bags && !raw.urgency_ratios {
+        model.urgency = None;
+    }
+    Ok(model)
 }
 
 /// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.

@@ -114,6 +114,11 @@ impl Dist {
         Dist::LogNormal { mu: mean.ln() - sigma * sigma / 2.0, sigma }
     }
 
+    /// Weibull with the given mean and shape: scale = mean / Γ(1 + 1/shape).
+    pub fn weibull_with_mean(mean: f64, shape: f64) -> Dist {
+        Dist::Weibull { scale: mean / gamma_fn(1.0 + 1.0 / shape), shape }
+    }
+
     /// Two-phase hyper-exponential with balanced means, given mean and coefficient of
     /// variation cv ≥ 1 (Melendez 2010, §4.1 recommended parameterisation; cv = 1 is exponential).
     pub fn h2_balanced(mean: f64, cv: f64) -> Result<Dist, WorkloadError> {

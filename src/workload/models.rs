@@ -164,6 +164,9 @@ pub struct BotModel {
     pub task_duration: Dist,
     /// Urgency classes of external bags; `None` for local ones.
     pub urgency: Option<UrgencyMix>,
+    /// Each bag is one request (PEs = its tasks, runtime = their mean duration) with its deadline set from its
+    /// urgency, rather than one single-PE job per task (Amini Salehi, Javadi & Buyya: moldable requests).
+    pub whole_bags: bool,
 }
 
 impl BotModel {
@@ -203,6 +206,7 @@ impl BotModel {
             tasks: BotModel::tasks_per_bag(),
             task_duration: Dist::TruncatedNormal { mean: m, sd: Self::TASK_DURATION_SD, low: Some(0.0), high: None },
             urgency: None,
+            whole_bags: false,
         }
     }
 
@@ -223,6 +227,14 @@ impl BotModel {
         arrivals(&self.interarrival, limit, rng, |bag, t, rng| {
             let n = tasks.sample(rng).round().max(1.0) as u64;
             let u = urgency.as_ref().map(|s| s.sample(rng));
+            if self.whole_bags {
+                let runtime = (0..n).map(|_| durations.sample(rng)).sum::<f64>() / n as f64;
+                let mut job = WorkloadJob::new(jobs.len() as u64 + 1, t, runtime, n as u32);
+                job.bot = Some(bag as u64 + 1);
+                job.urgency = u;
+                job.deadline = u.map(|u| u.deadline(t, runtime));
+                return jobs.push(job);
+            }
             for _ in 0..n {
                 let mut job = WorkloadJob::new(jobs.len() as u64 + 1, t, durations.sample(rng), 1);
                 job.bot = Some(bag as u64 + 1);
@@ -581,6 +593,23 @@ mod tests {
             / w.jobs.len() as f64;
         assert!((high - 0.5).abs() < 0.03); // bags, not tasks, are the trials
         assert!((model.mean_work() - 1.559 * 90.0).abs() < 0.2);
+    }
+
+    #[test]
+    fn whole_bags_are_moldable_requests_with_deadlines() {
+        let tasks = BotModel { whole_bags: false, ..BotModel::external(1.7, 90.0) };
+        let bags = BotModel { whole_bags: true, ..BotModel::external(1.7, 90.0) };
+        let tasks = tasks.generate(Limit::Jobs(2_000), &mut Pcg64Mcg::seed_from_u64(3)).unwrap();
+        let bags = bags.generate(Limit::Jobs(2_000), &mut Pcg64Mcg::seed_from_u64(3)).unwrap();
+        assert_eq!(bags.jobs.len(), 2_000);
+        // The same draws: each bag's work is the sum of its tasks' durations, at its submit time.
+        let work = |w: &Workload| w.jobs.iter().map(|j| f64::from(j.pes) * j.runtime).sum::<f64>();
+        assert!((work(&bags) - work(&tasks)).abs() < 1e-6 * work(&tasks));
+        for j in &bags.jobs {
+            let u = j.urgency.unwrap();
+            assert!(u.deadline_ratio >= 1.0);
+            assert_eq!(j.deadline, Some(j.submit + u.deadline_ratio * j.runtime));
+        }
     }
 
     #[test]

@@ -305,6 +305,8 @@ impl UserBroker {
         let now = ctx.now().secs();
         match msg {
             JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
+            // Only gateways receive it; a provider answers a user who submitted directly with `Rejected`.
+            JobMsg::Refused { job, reason } => self.end(job.id, JobOutcome::Rejected, Some(&reason.to_string()), now),
             JobMsg::Rejected { job, reason } => self.end(*job, JobOutcome::Rejected, Some(reason), now),
             JobMsg::Started { job } => {
                 if let Some(t) = self.tracked(*job)
@@ -355,7 +357,11 @@ impl UserBroker {
         if ticket.prepaid {
             t.record.cost += ticket.cost;
         }
-        let job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
+        let mut job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
+        // The meta-broker's ETC on this provider, as a reference-PE runtime (Garg 2010 ch5).
+        if let Some(runtime) = ticket.runtime {
+            (job.runtime, job.estimate) = (runtime, runtime);
+        }
         let (reservation, start) = (ticket.reservation, ticket.start);
         ctx.send(ticket.provider, Msg::Job(JobMsg::SubmitReserved { job, reservation, start }));
     }

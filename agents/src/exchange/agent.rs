@@ -789,6 +789,7 @@ impl Exchange {
             start,
             cost,
             prepaid: true,
+            runtime: None,
         };
         ctx.send(p.consumer, MarketMsg::Ticket(Box::new(ticket)));
     }

@@ -143,13 +143,7 @@ impl MetaBroker {
     }
 
     fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        if !self.round_armed {
-            self.round_armed = true;
-            // Rounds fall at the ends of intervals k·SI, as in the thesis.
-            let now = ctx.now().secs();
-            let next = ((now / self.interval).floor() + 1.0) * self.interval;
-            ctx.wake_in(next - now, TimerMsg::Round { n: self.rounds });
-        }
+        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
     }
 
     /// End of an interval: ask every provider for its free slots.
@@ -255,7 +249,7 @@ impl MetaBroker {
         };
         self.tickets += 1;
         self.quoted += cost;
-        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost, prepaid: false };
+        let ticket = Ticket { job, part, cpus, provider, reservation, start, cost, prepaid: false, runtime: None };
         ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 

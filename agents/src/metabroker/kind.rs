@@ -7,10 +7,13 @@ use serde::Deserialize;
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
 use super::dam::{AuctionPolicy, BidTest, DamParams, Payment, SlotGeneration};
+use super::tradeoff::etc::EtcModel;
+use super::tradeoff::heuristics::Heuristic;
+use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
 use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::limits::short;
-use crate::registry::values::{Fraction, Interval, Positive, Seconds};
+use crate::registry::values::{Fraction, Interval, NonNegative, Positive, Seconds};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
     serde_name, unknown_name,
@@ -46,6 +49,7 @@ impl AgentKind for MetaBrokerKind {
         vec![
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
+            Policy::of("policy", &Heuristic::ALL, "Garg (2010) ch5, time/cost trade-off"),
             Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
             Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
@@ -64,6 +68,11 @@ impl AgentKind for MetaBrokerKind {
             ),
             Metric::new("dropped", Unit::Count, "jobs dropped: no feasible placement before their deadline"),
             Metric::new("spending", Unit::Money, "what the tickets quoted, summed: the users' spending as planned"),
+            Metric::new(
+                "data_transfer",
+                Unit::Money,
+                "trade-off: the data-transfer costs users paid to the network carrier, part of spending",
+            ),
             Metric::new("providers", Unit::Count, "providers in the catalogue at the end of the run"),
             Metric::new("users", Unit::Count, "users registered"),
             Metric::new("generations", Unit::Count, "genetic-algorithm generations run, summed over rounds"),
@@ -77,13 +86,45 @@ impl AgentKind for MetaBrokerKind {
                 Unit::Count,
                 "generations over the rounds that ran the genetic algorithm",
             ),
-            Metric::new("too_wide", Unit::Count, "queue matching: applications refused as wider than every queue"),
+            Metric::new(
+                "too_wide",
+                Unit::Count,
+                "queue matching and trade-off: applications refused as wider than every queue or site",
+            ),
             Metric::new(
                 "refused_windows",
                 Unit::Count,
                 "queue matching: matched windows a provider could not hold (the application waited for the next round)",
             ),
-            Metric::new("pending", Unit::Count, "queue matching: applications still unmatched at the end of the run"),
+            Metric::new(
+                "pending",
+                Unit::Count,
+                "queue matching and trade-off: applications still unplaced at the end of the run",
+            ),
+            Metric::new(
+                "rolled_over",
+                Unit::Count,
+                "trade-off: times an application found no window (or its window was refused) and waited a round",
+            ),
+            Metric::new(
+                "makespan",
+                Unit::Seconds,
+                "trade-off: the last planned finish of a ticketed application after the first arrival (Garg 2010 §5.4)",
+            ),
+            Metric::new("mean_response", Unit::Seconds, "trade-off: mean of planned finish minus arrival per ticket"),
+            Metric::new(
+                "cost_bound",
+                Unit::Money,
+                "trade-off: lower bound of the overall cost, each application alone on its best site (Garg 2010 Eq 5.2)",
+            ),
+            Metric::new(
+                "makespan_bound",
+                Unit::Seconds,
+                "trade-off: lower bound of the makespan (Garg 2010 Eq 5.3, read as the larger of the latest lone finish \
+                 and the work over all CPUs)",
+            ),
+            Metric::new("cost_bound_gap", Unit::Relative, "trade-off: spending over its lower bound, minus 1"),
+            Metric::new("makespan_bound_gap", Unit::Relative, "trade-off: makespan over its lower bound, minus 1"),
         ];
         METRICS
     }
@@ -95,6 +136,11 @@ impl AgentKind for MetaBrokerKind {
     fn parse(&self, group: toml::Value) -> Result<Box<dyn RawGroup>, ParseError> {
         Ok(Box::new(crate::registry::parse::<RawMetaBroker>(group)?))
     }
+
+    /// The trade-off policies book their users' data-transfer costs, which users pay to the network carrier.
+    fn clears(&self) -> bool {
+        true
+    }
 }
 
 /// A meta-broker (Garg 2010, ch3–4): schedules the queued requests at the end of every interval.
@@ -104,8 +150,9 @@ pub struct RawMetaBroker {
     /// Scheduling policy: "greedy" (default), "mmc", "ga", "lpga", "hga" (each job whole on one site), or "lp" (the
     /// MGN relaxation: a job's tasks may be split over several sites, one ticket per part); matching applications to
     /// providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) or its baselines "sjf",
-    /// "fcfs", "edf-fq", "hvfq" and "fair-share"; or the name of a policy added to the registry, which places one job
-    /// at a time (see docs/writing-a-policy.md).
+    /// "fcfs", "edf-fq", "hvfq" and "fair-share"; trading time against cost on the providers' slots (Garg 2010 ch5),
+    /// "min-ctt", "max-ctt", "suff-ctt" or "greedy-ctt"; or the name of a policy added to the registry, which places
+    /// one job at a time (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
     pub policy: String,
     /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
@@ -127,8 +174,25 @@ pub struct RawMetaBroker {
     /// ones (each queue's free slots over `horizon`), Garg 2010 §7.3.2.
     #[schemars(with = "Option<String>")]
     pub slots: Option<SlotGeneration>,
-    /// Packaged slots: how far ahead queues offer them [s] (default 86,400).
+    /// Packaged slots: how far ahead queues offer them [s] (default 86,400); trade-off policies: how far ahead
+    /// providers report their free slots (default 1e8).
     pub horizon: Option<Seconds>,
+    /// Trade-off policies: the trade-off factor δ, the weight of cost against time in φ (Garg 2010 Eq 5.1): a number
+    /// in [0, 1] for every application (default 0.5), or "per-user", drawn U[0, 1] for each application (§5.4's
+    /// Case 2; the thesis gives no distribution).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub delta: Option<Delta>,
+    /// Trade-off policies: how an application's time to compute (ETC) varies across sites, around its runtime over
+    /// the site's speed: `{ variation = "high", cov = 0.9 }` (the CVB gamma method; default), `{ variation = "low",
+    /// sd = 20 }` (uniform with this standard deviation [s]) or `{ variation = "exact" }`; `cov` and `sd` default to
+    /// those values.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub etc: Option<EtcModel>,
+    /// Trade-off policies: a data-transfer cost (DTC, Garg 2010 §5.4, Fig 5.6), `{ share = 0.1 }`: an application's
+    /// initial DTC is `share` times its average execution cost over the sites (the thesis's 1/10), divided every
+    /// scheduling interval by each site's bandwidth factor, drawn U(0, 1]; it is added to the cost in φ and the user
+    /// pays it to the network carrier. None by default.
+    pub data_transfer: Option<DataTransfer>,
     /// DAM: O_k, the asks' proportionality constant of Eq 7.1 (default 1; at most 1e12).
     pub ask_scale: Option<Positive>,
     /// DAM: H_i, the bids' proportionality constant of Eq 7.2 (default 1; at most 1e12).
@@ -143,6 +207,14 @@ pub struct RawMetaBroker {
     pub payment: Option<Payment>,
     /// The k-double-auction payment: k in [0, 1] (default 0.5).
     pub k: Option<Fraction>,
+}
+
+/// A data-transfer cost of the trade-off policies (see `data-transfer`).
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DataTransfer {
+    /// The initial DTC as a share of an application's average execution cost (Garg 2010 §5.4: 0.1).
+    pub share: NonNegative,
 }
 
 fn greedy() -> String {
@@ -164,18 +236,76 @@ impl RawMetaBroker {
             return batch(RoundPolicy::Thesis(policy));
         }
         if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            self.no_tradeoff_keys()?;
             return Ok(Scheduler::Auction { policy, params: self.dam_params()? });
+        }
+        if let Some(&heuristic) = Heuristic::ALL.iter().find(|p| serde_name(*p) == name) {
+            return Ok(Scheduler::Tradeoff { heuristic, params: self.tradeoff_params()? });
         }
         if let Some(policy) = cx.registry.meta_policy(name) {
             return batch(RoundPolicy::Each(policy));
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
+        let thesis = thesis.chain(Heuristic::ALL.iter().map(serde_name));
         let known: Vec<String> = thesis.chain(cx.registry.meta_policies().iter().map(|p| p.name().into())).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
     }
 
+    /// A key of the ch5 policies given to another would be silently ignored: refused.
+    fn no_tradeoff_keys(&self) -> Result<(), Invalid> {
+        let keys = [
+            ("delta", self.delta.is_some()),
+            ("etc", self.etc.is_some()),
+            ("data-transfer", self.data_transfer.is_some()),
+        ];
+        match keys.iter().find(|k| k.1) {
+            Some((key, _)) => Err(Invalid::at(
+                *key,
+                format!(
+                    "a key of the time/cost trade-off policies (min-ctt, max-ctt, suff-ctt, greedy-ctt), but the \
+                     policy is \"{}\"",
+                    self.policy
+                ),
+            )
+            .hint("set one of them as `policy`, or remove the key")),
+            None => Ok(()),
+        }
+    }
+
+    /// The ch5 settings, checked; the keys of the ch7 policies other than `horizon` are refused.
+    fn tradeoff_params(&self) -> Result<TradeoffParams, Invalid> {
+        let defaults = TradeoffParams::default();
+        let keys = [
+            ("slots", self.slots.is_some()),
+            ("ask-scale", self.ask_scale.is_some()),
+            ("bid-scale", self.bid_scale.is_some()),
+            ("bid-test", self.bid_test.is_some()),
+            ("payment", self.payment.is_some()),
+            ("k", self.k.is_some()),
+        ];
+        if let Some((key, _)) = keys.iter().find(|k| k.1) {
+            let message = format!("a key of the queue-matching policies, but the policy is \"{}\"", self.policy);
+            return Err(Invalid::at(*key, message).hint("remove the key"));
+        }
+        let delta = self.delta.unwrap_or(defaults.delta);
+        if let Delta::Fixed(d) = delta
+            && !(0.0..=1.0).contains(&d)
+        {
+            return Err(Invalid::at("delta", format!("expected a number in [0, 1] or \"per-user\", found {d}")));
+        }
+        let etc = self.etc.unwrap_or(defaults.etc);
+        etc.check().map_err(|m| Invalid::at("etc", m))?;
+        Ok(TradeoffParams {
+            delta,
+            etc,
+            horizon: self.horizon.map_or(defaults.horizon, |h| h.0),
+            data_transfer: self.data_transfer.map(|d| d.share.0),
+        })
+    }
+
     /// A key of the ch7 policies given to a ch3–4 one would be silently ignored: refused.
     fn no_auction_keys(&self) -> Result<(), Invalid> {
+        self.no_tradeoff_keys()?;
         let keys = [
             ("slots", self.slots.is_some()),
             ("horizon", self.horizon.is_some()),
@@ -266,6 +396,13 @@ pub enum Scheduler {
         /// Its settings.
         params: DamParams,
     },
+    /// A ch5 trade-off heuristic over the sites' slots.
+    Tradeoff {
+        /// The heuristic.
+        heuristic: Heuristic,
+        /// Its settings.
+        params: TradeoffParams,
+    },
 }
 
 /// A checked meta-broker.
@@ -289,6 +426,9 @@ impl GroupSpec for MetaBrokerSpec {
             }
             Scheduler::Auction { policy, params } => {
                 Box::new(AuctionMetaBroker::new(policy, params, self.interval, members))
+            }
+            Scheduler::Tradeoff { heuristic, params } => {
+                Box::new(TradeoffMetaBroker::new(heuristic, params, self.interval, members))
             }
         })
     }

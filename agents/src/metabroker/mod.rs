@@ -23,7 +23,9 @@
 //! Besides these, a meta-broker may run a registered [`MetaPolicy`] ([`mod@policy`]), which places one application
 //! at a time; [`RoundPolicy`] is either. Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
 //! match applications to the providers' queues instead of placing them on slots; they live in [`mod@dam`], with
-//! their own actor.
+//! their own actor. Chapter 5's time/cost trade-off heuristics (MinCTT, MaxCTT, SuffCTT and greedy on φ) place
+//! rigid applications on the providers' advance-reservation slots; they live in [`mod@tradeoff`], with their own
+//! actor.
 
 pub mod agent;
 pub mod dam;
@@ -35,7 +37,19 @@ pub mod lp;
 pub mod mincost;
 pub mod model;
 pub mod policy;
+pub mod tradeoff;
 mod transport;
+
+/// Wakes a meta-broker that allocates in rounds at the end of the current interval k·SI (Garg 2010's scheduling
+/// interval), unless a round is already armed.
+pub(crate) fn arm_round(armed: &mut bool, interval: f64, round: u64, ctx: &mut crate::sim::Ctx<'_>) {
+    if !*armed {
+        *armed = true;
+        let now = ctx.now().secs();
+        let next = ((now / interval).floor() + 1.0) * interval;
+        ctx.wake_in(next - now, crate::protocol::TimerMsg::Round { n: round });
+    }
+}
 
 #[cfg(test)]
 pub(crate) mod tests;

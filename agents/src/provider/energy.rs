@@ -5,7 +5,13 @@
 //! reservation to the end of time, and a booting node by one until it is ready. Switching a node off is holding it,
 //! which succeeds only if nothing is scheduled on it, ever ("a node is switched off when no lease is scheduled on
 //! it"); switching one on cancels its hold, and conservative backfilling moves the queued leases onto it at the
-//! instant's pass. All nodes start off.
+//! instant's pass. All nodes start off. The scheduler plans before the holds' end only (see
+//! [`LocalScheduler::plan_before`](super::scheduler::LocalScheduler::plan_before)): a request the switched-on nodes
+//! cannot take waits without a reservation until nodes are switched on.
+//!
+//! GESP switches nodes on for a local request's window only (they go off at its planned end, whatever external
+//! request is planned after it), so external requests run only in the fragments the local leases leave; SESP and
+//! PEMP keep a node on while anything is scheduled on it.
 //!
 //! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
 //! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
@@ -13,7 +19,11 @@
 //! cannot cover its share (no preemptable lease), the rest is switched on too. Consolidation suspends the running
 //! external leases with the fewest VMs (with one VM per node, every busy node hosts one lease: the fewest leases are
 //! on the nodes of the smallest leases) and switches their nodes off; the leases are rescheduled like any preempted
-//! lease.
+//! lease. One decision never both consolidates and switches on: with f > 1 the request is served by preemption
+//! alone, so consolidation happens only when the external leases left after it cover what the request lacks (the
+//! thesis is silent; the alternative suspends leases only to switch their nodes back on at once). Consolidation
+//! suspends only leases whose nodes can be switched off once they are suspended (nothing planned on them after the
+//! lease's end): otherwise the lease resumes at once on the same nodes, paying its overhead for nothing.
 //!
 //! The violation rate is the share of external requests whose wait before their first start exceeds α × the mean
 //! duration of the external requests (§6.4.1, α = 5); requests still waiting at the end count by their wait so far.
@@ -58,6 +68,9 @@ pub(super) struct Energy {
     nodes: Nodes,
     /// The holds of the nodes that are off or shutting down, one PE each.
     holds: Vec<ReservationId>,
+    /// GESP: holds from the planned end of a local request of the nodes switched on for it, one PE each; the node
+    /// goes off when its hold begins.
+    closing: Vec<(SimTime, ReservationId)>,
     /// The periodic check's timer.
     timer: Option<TimerId>,
     /// External requests not started yet: arrival and planned duration [s].
@@ -88,10 +101,12 @@ impl Provider {
             let request = ReservationRequest { start: SimTime::ZERO, end: forever(), pes: 1, partition: None };
             holds.push(self.scheduler.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?);
         }
+        self.scheduler.plan_before(forever());
         self.energy = Some(Box::new(Energy {
             config,
             nodes,
             holds,
+            closing: Vec::new(),
             timer: None,
             arrived: BTreeMap::new(),
             waits: Vec::new(),
@@ -129,14 +144,25 @@ impl Provider {
         e.metered.push(Metered { job: job.spec.id, energy: joules / JOULES_PER_KWH, carbon: 0.0 });
     }
 
-    /// The policy's decision for a local request of `pes` VMs arriving now; returns when its lease can start (now,
-    /// or when the nodes switched on for it are ready).
-    pub(super) fn power_for_local(&mut self, pes: u32, ctx: &mut Ctx<'_>) -> SimTime {
+    /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now; returns when its
+    /// lease can start (now, or when the nodes switched on for it are ready).
+    pub(super) fn power_for_local(&mut self, pes: u32, duration: f64, ctx: &mut Ctx<'_>) -> SimTime {
         let now = ctx.now();
         let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return now };
         self.advance_nodes(now);
-        let free = self.scheduler.free_pes(now, None).unwrap_or(0);
+        let mut free = self.scheduler.free_pes(now, None).unwrap_or(0);
+        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
+            // Nodes switched on for other local requests go off when those end: free only if they stay on.
+            free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
+        }
         let lacking = pes.saturating_sub(free);
+        // Preemption covers what is not switched on only as far as there are external leases to preempt.
+        let preemptable: u32 = self
+            .jobs
+            .values()
+            .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
+            .map(|j| j.spec.pes)
+            .sum();
         let (switch_on, consolidate) = match policy {
             // GESP switches on what local requests need; SESP too, and more for starving externals (periodic).
             EnergyPolicy::Gesp | EnergyPolicy::Sesp => (lacking, 0),
@@ -145,24 +171,26 @@ impl Provider {
             EnergyPolicy::Pemp => {
                 let f = self.controller(now);
                 match (pemp::decide(f, pes), pemp::decide(f, lacking)) {
-                    (Decision::Consolidate(n), _) => (0, n),
+                    // f > 1 serves the request by preemption alone: consolidating nodes that the same decision
+                    // would then switch on again (preemption falling short) only suspends leases, so it
+                    // consolidates only when the leases left after it cover what the request lacks.
+                    (Decision::Consolidate(n), _) if lacking + n <= preemptable => (0, n),
+                    (Decision::Consolidate(_), _) => (0, 0),
                     (_, Decision::Provide { switch_on, .. }) => (switch_on, 0),
                     (_, Decision::Consolidate(_)) => (0, 0),
                 }
             }
         };
-        // Preemption covers the rest only as far as there are external leases to preempt.
-        let preemptable: u32 = self
-            .jobs
-            .values()
-            .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
-            .map(|j| j.spec.pes)
-            .sum();
         let switch_on = switch_on.max(lacking.saturating_sub(preemptable));
         if consolidate > 0 {
             self.consolidate(consolidate, pes, ctx);
         }
-        self.switch_on(switch_on, now).unwrap_or(now)
+        let before = self.energy.as_ref().map_or(0, |e| e.switched_on);
+        let start = self.switch_on(switch_on, now).unwrap_or(now);
+        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
+            self.close_after(before, start + duration, now);
+        }
+        start
     }
 
     /// The periodic check: the policy's decision for the waiting external request at the head of the queue.
@@ -185,6 +213,9 @@ impl Provider {
                     self.switch_on(lacking, now);
                 }
             }
+            // A decision to provide with a share to switch on switches on all the head lacks: a part of it starts
+            // nothing (the request needs all its nodes at once), and nodes nothing is planned on are switched off
+            // again at the end of the instant; preempting externals for an external gains nothing.
             EnergyPolicy::Pemp => match pemp::decide(self.controller(now), head) {
                 Decision::Provide { switch_on, .. } if switch_on > 0 => {
                     self.switch_on(lacking, now);
@@ -224,10 +255,30 @@ impl Provider {
         self.record_power(now);
     }
 
-    /// Completes due boots and shutdowns.
+    /// Completes due boots and shutdowns, and switches off the nodes whose GESP closing hold has begun.
     fn advance_nodes(&mut self, now: SimTime) {
         if let Some(e) = self.energy.as_mut() {
             e.nodes.advance(now);
+            let (due, later): (Vec<_>, Vec<_>) = e.closing.iter().partition(|c| c.0 <= now);
+            e.closing = later;
+            let n = (due.len() as u32).min(e.nodes.on());
+            if n > 0 {
+                e.nodes.switch_off(now, n).expect("n nodes are on");
+            }
+            e.holds.extend(due.into_iter().map(|c| c.1));
+        }
+    }
+
+    /// GESP switches nodes on for a local request's window only: the nodes switched on since the count `before`
+    /// are held from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the
+    /// external requests can be scheduled in the remaining time slots of local leases").
+    fn close_after(&mut self, before: u64, end: SimTime, now: SimTime) {
+        let Some(e) = self.energy.as_mut() else { return };
+        for _ in before..e.switched_on {
+            let request = ReservationRequest { start: end, end: forever(), pes: 1, partition: None };
+            // Just switched on, so free from now on.
+            let Ok(hold) = self.scheduler.reserve(now, request) else { break };
+            e.closing.push((end, hold));
         }
     }
 
@@ -285,6 +336,7 @@ impl Provider {
             return;
         }
         let mut off = self.switch_off_idle(count, now);
+        let ends: BTreeMap<JobId, SimTime> = self.scheduler.running().map(|r| (r.id, r.end)).collect();
         let mut victims: Vec<(u32, JobId)> = self
             .jobs
             .iter()
@@ -295,6 +347,12 @@ impl Provider {
         for (vms, id) in victims {
             if off >= count {
                 break;
+            }
+            // Only a lease whose nodes can then be switched off: if waiting requests are planned on them after it
+            // ends, suspending it frees nothing to switch off and it would resume at once on the same nodes.
+            let Some(&end) = ends.get(&id) else { continue };
+            if self.scheduler.min_free_as_planned(end, forever()) < vms {
+                continue;
             }
             let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { continue };
             self.start(started, ctx);

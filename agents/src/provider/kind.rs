@@ -7,6 +7,8 @@ use rand::RngExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::admission::model::{Algorithm4, VarianceForm};
+use super::admission::{AdmissionConfig, AdmissionPolicy};
 use super::energy::RawEnergy;
 use super::overhead::OverheadModel;
 use super::pemp::EnergyPolicy;
@@ -18,8 +20,9 @@ use super::{CancelledLeases, EnergyConfig, ExchangeTrading, Provider, ProviderCo
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
+use crate::metabroker::tradeoff::prices::WeibullPrice;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
-use crate::registry::values::{GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
+use crate::registry::values::{Fraction, GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit, serde_name,
     unknown_name,
@@ -50,7 +53,11 @@ impl AgentKind for ProviderKind {
         use SchedulerPolicy::*;
         vec![
             Policy::of("scheduler", &[Fcfs, Easy, Conservative, MultiPartitionEasy], "local scheduling"),
-            Policy::of("preemption", &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip], "Amini Salehi (2012) ch3"),
+            Policy::of(
+                "preemption",
+                &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, TypeAware],
+                "Amini Salehi (2012) ch3-4",
+            ),
             Policy::of(
                 "energy.policy",
                 &[EnergyPolicy::Pemp, EnergyPolicy::Gesp, EnergyPolicy::Sesp],
@@ -67,6 +74,11 @@ impl AgentKind for ProviderKind {
                     RuleName::TimeOfDay,
                 ],
                 "how the posted price moves; see docs/market.md",
+            ),
+            Policy::of(
+                "admission.policy",
+                &[AdmissionPolicy::Cacp, AdmissionPolicy::Aacp, AdmissionPolicy::Racp, AdmissionPolicy::Pacp],
+                "admission control of external requests; Amini Salehi, Javadi & Buyya",
             ),
             Policy::of(
                 "asking",
@@ -118,6 +130,25 @@ impl AgentKind for ProviderKind {
             Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
             Metric::new("completed", Unit::Count, "jobs that ran to completion"),
             Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
+            Metric::new("external_requests", Unit::Count, "external requests (forwarded by a gateway) that arrived"),
+            Metric::new("external_refused", Unit::Count, "external requests the admission control refused"),
+            Metric::new("external_completed", Unit::Count, "external requests that ran to completion"),
+            Metric::new(
+                "external_met",
+                Unit::Count,
+                "external requests completed by their deadline (as molded here, for a moldable provider)",
+            ),
+            Metric::new(
+                "admission_capacity",
+                Unit::Count,
+                "K of the admission control at the end of the run: the most external requests held (undefined when \
+                 unbounded or without admission control)",
+            ),
+            Metric::new(
+                "admission_fallbacks",
+                Unit::Count,
+                "estimates of K the model refused (a local load of 1 or more), each answered with K = 1",
+            ),
             Metric::new("price", Unit::Price, "the price posted at the end of the run"),
             Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
             Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
@@ -175,21 +206,50 @@ impl AgentKind for ProviderKind {
             "preempted_migratable",
             "migrated_out",
             "deadline_missed",
+            "busy_pe_seconds",
+            "overhead_pe_seconds",
+            "lost_pe_seconds",
+            "external_requests",
+            "external_refused",
+            "external_completed",
+            "external_met",
         ]
     }
 
     fn derived_metrics(&self) -> &'static [Metric] {
-        const DERIVED: &[Metric] =
-            &[Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers")];
+        const DERIVED: &[Metric] = &[
+            Metric::new("migration_rate", Unit::Share, "migrated_out / preempted_migratable over all providers"),
+            Metric::new(
+                "migrated_share",
+                Unit::Share,
+                "migrated_out / migratable leases submitted (leases.migratable.total): Amini Salehi (2012) ch4's migration rate",
+            ),
+            Metric::new(
+                "useful_work",
+                Unit::Share,
+                "1 − overhead / computation over all providers (Amini Salehi 2012, Eqs 4.21-4.22): overhead_pe_seconds over the busy PE-seconds that computed (busy − overhead − lost)",
+            ),
+        ];
         DERIVED
     }
 
-    /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider.
+    /// Amini Salehi (2012) ch4: the share of preempted migratable leases that moved to another provider, the share of
+    /// all migratable leases that did (the chapter's migration rate), and Eq 4.21's useful-work utilisation.
     fn derive_metrics(&self, metrics: &mut BTreeMap<String, f64>) {
         let migratable = metrics.get("preempted_migratable").copied().unwrap_or(0.0);
         if migratable > 0.0 {
             let migrated = metrics.get("migrated_out").copied().unwrap_or(0.0);
             metrics.insert("migration_rate".into(), migrated / migratable);
+        }
+        let get = |k: &str| metrics.get(k).copied().unwrap_or(0.0);
+        let (submitted, migrated) = (get("leases.migratable.total"), get("migrated_out"));
+        let overhead = get("overhead_pe_seconds");
+        let computation = get("busy_pe_seconds") - overhead - get("lost_pe_seconds");
+        if submitted > 0.0 {
+            metrics.insert("migrated_share".into(), migrated / submitted);
+        }
+        if computation > 0.0 {
+            metrics.insert("useful_work".into(), 1.0 - overhead / computation);
         }
     }
 }
@@ -217,6 +277,10 @@ pub struct RawProvider {
     pub speed_range: Option<[f64; 2]>,
     /// Speed of a PE relative to the reference PE that job runtimes are given for (default 1; from 0.001 to 1000).
     pub speed: Option<Speed>,
+    /// The price drawn per replication from one Weibull sample shared by `of` sites, this one at `rank` by speed
+    /// (Garg 2010 §5.4): `{ shape = 0.4, scale = 0.8, rank = 0, of = 10, consistent = true }`; consistent: the
+    /// slowest the cheapest; false: assigned at random. Instead of `price` and `price-range`; one provider per group.
+    pub price_weibull: Option<WeibullPrice>,
     /// Price [G$ per PE-second] (default 0; at most 1e6).
     pub price: Option<Price>,
     /// Local scheduler: "fcfs", "easy", "conservative" or "multi-partition-easy" (default "easy").
@@ -278,6 +342,13 @@ pub struct RawProvider {
     pub asking: Option<Strategy>,
     /// On the exchange, `asking` "shaded", "zi-c" or "zi-u": the highest ask [G$ per CPU-second].
     pub ask_ceiling: Option<Price>,
+    /// Admission control of external requests (Amini Salehi, Javadi & Buyya): `{ policy = "pacp" }`; see
+    /// [`RawAdmission`].
+    pub admission: Option<RawAdmission>,
+    /// Moldable requests: each job's work (PEs × runtime) spreads over all the cluster's PEs, its deadline keeping its
+    /// ratio to the runtime (default false).
+    #[serde(default)]
+    pub moldable: bool,
     /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
@@ -285,6 +356,82 @@ pub struct RawProvider {
     /// 2012, ch6): `{ policy = "pemp" }`, with `node-watts`, `boot-delay`, `shutdown-delay`, `waiting-factor` and
     /// `period`.
     pub energy: Option<RawEnergy>,
+}
+
+/// Admission control of external requests, as written.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawAdmission {
+    /// "cacp" (accept all), "aacp" (one external request at a time), "racp" (K = μ_e/λ) or "pacp" (Algorithm 4's K).
+    #[schemars(with = "String")]
+    pub policy: AdmissionPolicy,
+    /// RACP or PACP: this K instead of the one estimated from the workload seen (at most 10,000).
+    pub k: Option<PositiveInt>,
+    /// RACP or PACP: seconds between two estimates of K (default 3,600); every request is admitted before the first.
+    pub period: Option<Interval>,
+    /// PACP: rate_l, the share of low-urgency requests in the threshold D = (rate_l u_l + (1 − rate_l) u_h) ω
+    /// (default 0.5: the source does not give it).
+    pub low_urgency_share: Option<Fraction>,
+    /// PACP: u_l, the mean deadline ratio of low urgency (default 4).
+    pub low_ratio: Option<Positive>,
+    /// PACP: u_h, the mean deadline ratio of high urgency (default 2).
+    pub high_ratio: Option<Positive>,
+    /// PACP: Algorithm 4 "intended" (the largest K whose expected response stays below D; default) or "literal" (the
+    /// loop as printed, which returns two more).
+    #[schemars(with = "Option<String>")]
+    pub algorithm: Option<Algorithm4>,
+    /// PACP: the rate in the variance of the completion time (Eq 5): "corrected" (the local service rate; default)
+    /// or "printed" (the external one).
+    #[schemars(with = "Option<String>")]
+    pub variance: Option<VarianceForm>,
+    /// PACP: the largest K its search tries, returned when the expected response never reaches D by then (default
+    /// and at most 10,000).
+    pub max_k: Option<PositiveInt>,
+}
+
+/// The largest K of the admission control: Algorithm 4's search is quadratic in it.
+const MAX_ADMISSION_K: u32 = 10_000;
+
+impl RawAdmission {
+    fn check(&self) -> Result<AdmissionConfig, Invalid> {
+        let estimated = matches!(self.policy, AdmissionPolicy::Racp | AdmissionPolicy::Pacp);
+        let pacp = self.policy == AdmissionPolicy::Pacp;
+        let keys = [
+            ("k", self.k.is_some(), estimated),
+            ("period", self.period.is_some(), estimated),
+            ("low-urgency-share", self.low_urgency_share.is_some(), pacp),
+            ("low-ratio", self.low_ratio.is_some(), pacp),
+            ("high-ratio", self.high_ratio.is_some(), pacp),
+            ("algorithm", self.algorithm.is_some(), pacp),
+            ("variance", self.variance.is_some(), pacp),
+            ("max-k", self.max_k.is_some(), pacp),
+        ];
+        if let Some((key, ..)) = keys.iter().find(|(_, given, applies)| *given && !applies) {
+            let policy = serde_name(&self.policy);
+            let of = if ["k", "period"].contains(key) { "\"racp\" and \"pacp\"" } else { "\"pacp\"" };
+            return Err(Invalid::at(format!("admission.{key}"), format!("a key of {of}, not of \"{policy}\"")));
+        }
+        for (key, k) in [("k", self.k), ("max-k", self.max_k)] {
+            if let Some(k) = k
+                && k.0 > MAX_ADMISSION_K
+            {
+                let m = format!("expected a positive integer up to {MAX_ADMISSION_K}, found {}", k.0);
+                return Err(Invalid::at(format!("admission.{key}"), m));
+            }
+        }
+        let d = AdmissionConfig::new(self.policy);
+        Ok(AdmissionConfig {
+            capacity: self.k.map(|k| k.0 as usize),
+            period: self.period.map_or(d.period, |p| p.0),
+            low_urgency_share: self.low_urgency_share.map_or(d.low_urgency_share, |f| f.0),
+            low_ratio: self.low_ratio.map_or(d.low_ratio, |r| r.0),
+            high_ratio: self.high_ratio.map_or(d.high_ratio, |r| r.0),
+            algorithm: self.algorithm.unwrap_or(d.algorithm),
+            variance: self.variance.unwrap_or(d.variance),
+            max_k: self.max_k.map_or(d.max_k, |k| k.0 as usize),
+            ..d
+        })
+    }
 }
 
 /// How a provider sells on an exchange, as written.
@@ -392,7 +539,20 @@ impl RawGroup for RawProvider {
         }
         let check = config.overhead.check(config.vm_memory_mb);
         check.map_err(|(key, message)| Invalid::at(format!("overhead.{key}"), message))?;
+        if let Some(w) = &self.price_weibull {
+            w.check().map_err(|(key, m)| Invalid::at(format!("price-weibull.{key}"), m))?;
+            let other = [("price", self.price.is_some()), ("price-range", self.price_range.is_some())];
+            if let Some((key, _)) = other.iter().find(|k| k.1) {
+                return Err(Invalid::at("price-weibull", format!("a drawn price, but `{key}` sets one too"))
+                    .hint(format!("remove `{key}`")));
+            }
+            if self.count.0 > 1 {
+                let m = format!("one site of a joint sample, but the group has {} providers", self.count.0);
+                return Err(Invalid::at("price-weibull", m).hint("give each site its own table and rank"));
+            }
+        }
         let draws = Draws {
+            price_weibull: self.price_weibull,
             pes_max: self.pes_max.map(|m| m.0),
             price_range: self.price_range.map(|[l, h]| (l, h)),
             speed_range: self.speed_range.map(|[l, h]| (l, h)),
@@ -446,7 +606,9 @@ impl RawGroup for RawProvider {
         let pricing = self.pricing(config.price, &trading)?;
         let energy = self.energy.as_ref().map(RawEnergy::check).transpose();
         let energy = energy.map_err(|(key, m)| Invalid::at(format!("energy.{key}"), m))?;
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla: self.sla, queue_order, pricing, energy }))
+        let admission = self.admission.as_ref().map(RawAdmission::check).transpose()?;
+        let (sla, moldable) = (self.sla, self.moldable);
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla, queue_order, pricing, admission, moldable, energy }))
     }
 }
 
@@ -523,6 +685,10 @@ pub struct ProviderSpec {
     pub queue_order: Option<&'static dyn QueueOrder>,
     /// How its price moves.
     pub pricing: PricingConfig,
+    /// Its admission control of external requests, if any.
+    pub admission: Option<AdmissionConfig>,
+    /// Whether requests are molded to the whole cluster.
+    pub moldable: bool,
     /// Its node power states and energy policy, if any.
     pub energy: Option<EnergyConfig>,
 }
@@ -534,6 +700,8 @@ pub struct Draws {
     pub pes_max: Option<u32>,
     /// Price: normal around config.price, sd (high − low) / 4, kept in [low, high].
     pub price_range: Option<(f64, f64)>,
+    /// Price: this site's place in a joint Weibull sample.
+    pub price_weibull: Option<WeibullPrice>,
     /// Speed uniform in [low, high].
     pub speed_range: Option<(f64, f64)>,
 }
@@ -556,6 +724,10 @@ impl ProviderSpec {
         // Drawn last, so that adding it leaves the other draws as they were.
         if let Some((lo, hi)) = self.draws.speed_range {
             config.speed = rng.random_range(lo..=hi);
+        }
+        // From a stream of its own, shared by the sites of the sample.
+        if let Some(w) = self.draws.price_weibull {
+            config.price = w.draw(seed, MAX_PRICE);
         }
         config
     }
@@ -580,6 +752,12 @@ impl GroupSpec for ProviderSpec {
         let mut provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
         if let Some(energy) = self.energy {
             provider = provider.with_energy(energy)?;
+        }
+        if let Some(admission) = self.admission {
+            provider = provider.with_admission(admission);
+        }
+        if self.moldable {
+            provider = provider.moldable();
         }
         if let Some(order) = self.queue_order {
             provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;

@@ -1,5 +1,6 @@
 //! A job's life cycle at the provider: submission and admission, start, end, and the scheduler's wake-ups.
 
+use super::admission::model::Capacity;
 use super::scheduler::{QueuedJob, Rejected, Started};
 use super::{LocalJob, Provider};
 use crate::model::{JobId, LeaseType};
@@ -8,9 +9,21 @@ use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
     /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
-    /// `Rejected`.
-    pub(super) fn on_submit(&mut self, job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
+    /// `Rejected`; an external request its admission control refuses goes back to the gateway as `Refused`.
+    pub(super) fn on_submit(&mut self, mut job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
+        let external = from != owner;
+        // A refused request goes back as submitted, to be molded anew wherever the gateway offers it next.
+        let submitted = (self.moldable && external).then(|| job.clone());
+        if self.moldable {
+            self.mold(&mut job, ctx.now());
+        }
+        if let Err(reason) = self.admission_control(&job, external, ctx.now()) {
+            self.rejected += 1;
+            let job = Box::new(submitted.unwrap_or(job));
+            ctx.send(from, Msg::Job(JobMsg::Refused { job, reason: reason.into() }));
+            return self.after_event(ctx);
+        }
         let admitted = match job.lease {
             Some(LeaseType::Local) => return self.on_local_request(job, ctx),
             Some(LeaseType::Migratable | LeaseType::NonPreemptable) => self.admit_by_deadline(job, ctx.now()),
@@ -19,10 +32,9 @@ impl Provider {
         match admitted {
             Ok(started) => {
                 self.accepted += 1;
-                if from != owner
-                    && let Some(job) = self.jobs.get_mut(&id)
-                {
+                if external && let Some(job) = self.jobs.get_mut(&id) {
                     job.via = Some(from);
+                    self.held.insert(id);
                 }
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 self.start(started, ctx);
@@ -37,6 +49,45 @@ impl Provider {
             }
         }
         self.after_event(ctx);
+    }
+
+    /// Spreads a moldable request's work over every PE of the cluster. Its deadline keeps its ratio to the runtime:
+    /// the ratio was drawn against the runtime as submitted, and applies to the undisturbed runtime here.
+    fn mold(&self, job: &mut JobSpec, now: SimTime) {
+        let share = f64::from(job.pes) / f64::from(self.config.pes);
+        (job.pes, job.runtime, job.estimate) = (self.config.pes, job.runtime * share, job.estimate * share);
+        if let Some(deadline) = job.deadline {
+            job.deadline = Some(now + (deadline - now).max(0.0) * share / self.config.speed);
+        }
+    }
+
+    /// An external request passes the admission control, if any (`Err` with the reason when refused); a local one
+    /// feeds its estimates.
+    fn admission_control(&mut self, job: &JobSpec, external: bool, now: SimTime) -> Result<(), String> {
+        self.externals.requests += u64::from(external);
+        let runtime = self.scaled(job.runtime);
+        let Some(admission) = self.admission.as_mut() else { return Ok(()) };
+        if !external {
+            admission.local_arrived(runtime);
+            return Ok(());
+        }
+        // Requests that left other than by completing (cancelled, dropped, migrated) leave the count when it matters.
+        if let Capacity::Finite(k) = admission.capacity()
+            && self.held.len() >= k
+        {
+            self.held.retain(|id| self.jobs.contains_key(id) || self.parked.contains_key(id));
+        }
+        let decision = admission.admit(runtime, now.secs(), self.held.len());
+        self.externals.refused += u64::from(decision.is_err());
+        decision
+    }
+
+    /// The current K of the admission control (NaN: none, or unbounded).
+    pub(super) fn admission_capacity(&self) -> f64 {
+        match self.admission.as_ref().map(|a| a.capacity()) {
+            Some(Capacity::Finite(k)) => k as f64,
+            _ => f64::NAN,
+        }
     }
 
     /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
@@ -95,6 +146,11 @@ impl Provider {
         self.completed += 1;
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
         let now = ctx.now();
+        if job.via.is_some() {
+            self.held.remove(&id);
+            self.externals.completed += 1;
+            self.externals.met += u64::from(job.spec.deadline.is_none_or(|d| now <= d));
+        }
         let freed = match job.reservation {
             Some(r) => match self.scheduler.cancel_reservation(now, r) {
                 // A local lease ends with its window, which the scheduler may already have closed this instant.

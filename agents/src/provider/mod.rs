@@ -27,6 +27,7 @@
 //! becomes of a preempted lease), `migration` (leases migrating in, parked leases settled) and `owner` (an owner's
 //! suspend and cancel).
 
+pub mod admission;
 pub mod kind;
 pub mod overhead;
 pub mod pemp;
@@ -56,6 +57,7 @@ use crate::model::JobId;
 use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
+use admission::{Admission, AdmissionConfig};
 use overhead::OverheadModel;
 use preemption::PreemptionPolicy;
 use scheduler::{LocalScheduler, Partitioning, QueueOrder, QueuedJob, Rejected, ReservationId, SchedulerPolicy};
@@ -219,6 +221,24 @@ pub struct Provider {
     pricing: pricing::Pricing,
     /// Node power states and their management (Amini Salehi 2012, ch6), if it has them.
     energy: Option<Box<energy::Energy>>,
+    /// Admission control of external requests, if any (see [`admission`]).
+    admission: Option<Admission>,
+    /// Moldable requests: a job's work (PEs × runtime) spreads over all the cluster's PEs, its deadline keeping its
+    /// ratio to the runtime (Amini Salehi, Javadi & Buyya: "the number of VMs required by a request adapts to the
+    /// number of VMs in the allocated cluster and the duration of the request changes accordingly").
+    moldable: bool,
+    /// External requests (forwarded by a gateway) held here, queued, running or preempted.
+    held: BTreeSet<JobId>,
+    externals: ExternalStats,
+}
+
+/// What became of the external requests, for the violation rate of Amini Salehi, Javadi & Buyya (Eq 14).
+#[derive(Clone, Debug, Default)]
+struct ExternalStats {
+    requests: u64,
+    refused: u64,
+    completed: u64,
+    met: u64,
 }
 
 /// What contention cost, for the metrics of Amini Salehi (2012) ch3.
@@ -282,8 +302,24 @@ impl Provider {
             sla_granted: None,
             pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
             energy: None,
+            admission: None,
+            moldable: false,
+            held: BTreeSet::new(),
+            externals: ExternalStats::default(),
             config,
         }
+    }
+
+    /// A provider whose admission control refuses external requests beyond the K of `config`.
+    pub fn with_admission(mut self, config: AdmissionConfig) -> Provider {
+        self.admission = Some(Admission::new(config));
+        self
+    }
+
+    /// A provider that molds every request to its whole cluster (see the field `moldable`).
+    pub fn moldable(mut self) -> Provider {
+        self.moldable = true;
+        self
     }
 
     /// A provider that grants the SLA claims of personalised brokers by `rule` (default: while its PEs last).
@@ -421,6 +457,12 @@ impl Agent<GridMarket> for Provider {
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
             ("pes", f64::from(self.config.pes)),
+            ("external_requests", self.externals.requests as f64),
+            ("external_refused", self.externals.refused as f64),
+            ("external_completed", self.externals.completed as f64),
+            ("external_met", self.externals.met as f64),
+            ("admission_capacity", self.admission_capacity()),
+            ("admission_fallbacks", self.admission.as_ref().map_or(0.0, |a| a.fallbacks as f64)),
         ]);
         out.transfers.extend_from_slice(self.book.transfers());
         out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));

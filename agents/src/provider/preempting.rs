@@ -17,7 +17,7 @@ impl Provider {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
         let (id, owner) = (job.id, job.owner);
-        let start = self.power_for_local(job.pes, ctx);
+        let start = self.power_for_local(job.pes, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {

@@ -478,7 +478,7 @@ fn median(mut overheads: Vec<f64>) -> Option<f64> {
 }
 
 /// How a provider resolves a contention between a local request and external leases; deserialises from "nop",
-/// "mov", "mlip", "moml", "greedy-mov" and "greedy-mlip".
+/// "mov", "mlip", "moml", "greedy-mov", "greedy-mlip" and "type-aware".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PreemptionPolicy {
@@ -496,6 +496,15 @@ pub enum PreemptionPolicy {
     GreedyMov,
     /// The prototype's MLIP ("naïve"): preempt the largest leases first regardless of overhead (ties: lease id).
     GreedyMlip,
+    /// Amini Salehi (2012) ch4's type-aware local scheduler: preempt best-effort leases (cancellable, suspendable)
+    /// before deadline-constrained ones (migratable), "more valuable" leases only when the others are not enough; the
+    /// prototype's MOV order within a class.
+    TypeAware,
+}
+
+/// The class of a candidate for the type-aware policy: best effort (0) before deadline-constrained (1).
+fn value_class(lease_type: LeaseType) -> u8 {
+    u8::from(!matches!(lease_type, LeaseType::Cancellable | LeaseType::Suspendable))
 }
 
 impl PreemptionPolicy {
@@ -515,6 +524,14 @@ impl PreemptionPolicy {
                 return Ok(contention.greedy(|a, b| a.overhead.total_cmp(&b.overhead).then(b.vms.cmp(&a.vms))));
             }
             PreemptionPolicy::GreedyMlip => return Ok(contention.greedy(|a, b| b.vms.cmp(&a.vms))),
+            PreemptionPolicy::TypeAware => {
+                return Ok(contention.greedy(|a, b| {
+                    value_class(a.lease_type)
+                        .cmp(&value_class(b.lease_type))
+                        .then(a.overhead.total_cmp(&b.overhead))
+                        .then(b.vms.cmp(&a.vms))
+                }));
+            }
             PreemptionPolicy::Mov => (by_overhead, f64::INFINITY),
             PreemptionPolicy::Mlip => (by_leases_then_overhead, f64::INFINITY),
             PreemptionPolicy::Moml => {
@@ -863,6 +880,35 @@ mod tests {
     }
 
     #[test]
+    fn type_aware_takes_best_effort_leases_first() {
+        // A migratable lease with the least overhead, suspendable ones dearer, a cancellable one free: 4 VMs missing.
+        let lease = |lease: JobId, vms: u32, lease_type: LeaseType, overhead: f64| Candidate {
+            lease,
+            vms,
+            lease_type,
+            holding: Holding::Running,
+            start: SimTime::ZERO,
+            end: t(10.0),
+            overhead,
+        };
+        let candidates = vec![
+            lease(1, 4, LeaseType::Migratable, 5.0),
+            lease(2, 2, LeaseType::Suspendable, 300.0),
+            lease(3, 1, LeaseType::Cancellable, 0.0),
+            lease(4, 2, LeaseType::Suspendable, 200.0),
+        ];
+        let contention = Contention::new(&local(0.0, 10.0, 4), &[], candidates.clone());
+        // MOV would preempt the migratable lease alone; type-aware frees the 4 VMs from best-effort leases, cheapest
+        // first: 3 (free), 4, then 2.
+        assert_choice(Mov, &contention, &[1], 5.0);
+        assert_choice(PreemptionPolicy::TypeAware, &contention, &[3, 4, 2], 500.0);
+        // Not enough best-effort VMs: the migratable lease too.
+        let contention = Contention::new(&local(0.0, 10.0, 8), &[], candidates);
+        let (chosen, _) = select(PreemptionPolicy::TypeAware, &contention).unwrap();
+        assert_eq!(chosen, [3, 4, 2, 1]);
+    }
+
+    #[test]
     fn search_limit_guards_the_combinatorial_explosion() {
         // n one-VM leases and n/2 VMs missing: C(n, n/2) minimal sets.
         let contention = |n: u64| {
@@ -892,10 +938,10 @@ mod tests {
 
     #[test]
     fn config_names() {
-        let names: Vec<String> = [Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip]
+        let names: Vec<String> = [Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, PreemptionPolicy::TypeAware]
             .iter()
             .map(|p| serde_json::to_value(p).unwrap().as_str().unwrap().to_owned())
             .collect();
-        assert_eq!(names, ["nop", "mov", "mlip", "moml", "greedy-mov", "greedy-mlip"]);
+        assert_eq!(names, ["nop", "mov", "mlip", "moml", "greedy-mov", "greedy-mlip", "type-aware"]);
     }
 }

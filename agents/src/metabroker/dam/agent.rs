@@ -116,12 +116,7 @@ impl AuctionMetaBroker {
 
     /// Wakes at the end of the current interval (k·SI), unless already armed.
     fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        if !self.round_armed {
-            self.round_armed = true;
-            let now = ctx.now().secs();
-            let next = ((now / self.interval).floor() + 1.0) * self.interval;
-            ctx.wake_in(next - now, TimerMsg::Round { n: self.rounds });
-        }
+        crate::metabroker::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
     }
 
     /// End of an interval: collection, every provider reports its queues.
@@ -238,7 +233,8 @@ impl AuctionMetaBroker {
         let Some(p) = self.pending.remove(&job) else { return };
         self.tickets += 1;
         self.quoted += cost;
-        let ticket = Ticket { job, part: job, cpus: pes, provider, reservation, start, cost, prepaid: false };
+        let ticket =
+            Ticket { job, part: job, cpus: pes, provider, reservation, start, cost, prepaid: false, runtime: None };
         ctx.send(p.spec.owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 

@@ -223,6 +223,7 @@ impl EnergyMetaBroker {
             start: a.start,
             cost,
             prepaid: false,
+            runtime: None,
         };
         ctx.send(p.job.owner, MarketMsg::Ticket(Box::new(ticket)));
     }
