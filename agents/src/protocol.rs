@@ -963,6 +963,8 @@ pub enum TimerMsg {
     },
     /// A provider revises its price (its pricing strategy's interval, or a change of tariff).
     Reprice,
+    /// A provider with power states checks its nodes (Amini Salehi 2012, ch6's periodic trigger of PEMP).
+    PowerCheck,
 }
 
 impl TimerMsg {
@@ -978,6 +980,7 @@ impl TimerMsg {
             TimerMsg::OpenMarkets => "timer.open_markets",
             TimerMsg::Advertise => "timer.advertise",
             TimerMsg::Reprice => "timer.reprice",
+            TimerMsg::PowerCheck => "timer.power_check",
         }
     }
 }
