@@ -160,6 +160,10 @@ pub enum JobMsg {
         /// Why, in a few words (boxed: the message stays small).
         reason: Box<str>,
     },
+    /// Gateway → resource provider: a job another provider's admission control refused (`Refused`), offered here
+    /// when the gateway re-routes. Answered like `Submit`, and `Accepted` or `Rejected` go to the gateway too, so that
+    /// it forgets which providers refused the job.
+    Reoffer(Box<JobSpec>),
     /// Resource provider → submitter: the job started at the delivery time.
     Started {
         /// The job.
@@ -197,6 +201,7 @@ impl JobMsg {
             JobMsg::Accepted { .. } => "job.accepted",
             JobMsg::Rejected { .. } => "job.rejected",
             JobMsg::Refused { .. } => "job.refused",
+            JobMsg::Reoffer(_) => "job.reoffer",
             JobMsg::Started { .. } => "job.started",
             JobMsg::Cancel { .. } => "job.cancel",
             JobMsg::SubmitReserved { .. } => "job.submit_reserved",

@@ -367,7 +367,8 @@ pub struct RawAdmission {
     pub policy: AdmissionPolicy,
     /// RACP or PACP: this K instead of the one estimated from the workload seen (at most 10,000).
     pub k: Option<PositiveInt>,
-    /// RACP or PACP: seconds between two estimates of K (default 3,600); every request is admitted before the first.
+    /// RACP or PACP: seconds between two estimates of K (default 3,600); the first ones come sooner, after a 64th of
+    /// it and then at doubling intervals, and every request is admitted before the first.
     pub period: Option<Interval>,
     /// PACP: rate_l, the share of low-urgency requests in the threshold D = (rate_l u_l + (1 − rate_l) u_h) ω
     /// (default 0.5: the source does not give it).

@@ -9,8 +9,9 @@ use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
     /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
-    /// `Rejected`; an external request its admission control refuses goes back to the gateway as `Refused`.
-    pub(super) fn on_submit(&mut self, mut job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
+    /// `Rejected`; an external request its admission control refuses goes back to the gateway as `Refused`. A request
+    /// a gateway `reoffer`s after another provider refused it: the gateway hears the answer too.
+    pub(super) fn on_submit(&mut self, mut job: JobSpec, from: AgentId, reoffer: bool, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
         let external = from != owner;
         // A refused request goes back as submitted, to be molded anew wherever the gateway offers it next.
@@ -37,6 +38,9 @@ impl Provider {
                     self.held.insert(id);
                 }
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                if reoffer {
+                    ctx.send(from, Msg::Job(JobMsg::Accepted { job: id }));
+                }
                 self.start(started, ctx);
                 if self.config.preemptive_priority {
                     self.arrivals.push(id);
@@ -45,6 +49,9 @@ impl Provider {
             Err(reason) => {
                 self.rejected += 1;
                 self.pricing.refused();
+                if reoffer {
+                    ctx.send(from, Msg::Job(JobMsg::Rejected { job: id, reason: reason.clone() }));
+                }
                 ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
             }
         }

@@ -397,7 +397,8 @@ impl Agent<GridMarket> for Provider {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         self.on_request_seen(&env.msg, ctx.now());
         match &env.msg {
-            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
+            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), false, ctx),
+            Msg::Job(JobMsg::Reoffer(job)) => self.on_submit((**job).clone(), env.from(), true, ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.settle_parked(*lease, true, env.from(), ctx),
             Msg::Lease(LeaseMsg::Resume { lease }) => self.settle_parked(*lease, false, env.from(), ctx),
