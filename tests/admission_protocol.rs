@@ -70,9 +70,10 @@ fn test_pacp_refuses_the_third_request_and_the_gateway_rejects_it() {
             .at(3.0)
             .msg(Msg::Job(JobMsg::Rejected { job: 3, reason: reason.into() })),
     ]);
-    tb.assert_none(&expect("job.submit").from("igg").to("b"));
+    tb.assert_none(&expect("job.reoffer").from("igg").to("b"));
     assert_eq!(metric(&mut tb, igg, "admission_refusals"), 1.0);
     assert_eq!(metric(&mut tb, igg, "admission_rejected"), 1.0);
+    assert_eq!(metric(&mut tb, igg, "reroutes_open"), 0.0);
     assert_eq!(metric(&mut tb, a, "external_requests"), 3.0);
     assert_eq!(metric(&mut tb, a, "external_refused"), 1.0);
     // Molded to the 4 PEs, each of the two runs 25 s: both complete, by no deadline.
@@ -85,12 +86,15 @@ fn test_with_rerouting_the_next_cluster_accepts_it() {
     let (mut tb, [_, b, igg, _]) = prepare(true);
     tb.assert_in_order(&[
         expect("job.refused").from("a").to("igg").at(3.0),
-        expect("job.submit").from("igg").to("b").at(3.0),
+        expect("job.reoffer").from("igg").to("b").at(3.0),
         expect("job.accepted").from("b").to("user").at(3.0),
         expect("job.completed").from("b").to("user").at(103.0),
     ]);
+    // The gateway hears of the acceptance too, and forgets that "a" refused the request.
+    tb.assert_in_order(&[expect("job.accepted").from("b").to("igg").at(3.0)]);
     tb.assert_none(&expect("job.rejected"));
     assert_eq!(metric(&mut tb, igg, "rerouted"), 1.0);
+    assert_eq!(metric(&mut tb, igg, "reroutes_open"), 0.0);
     assert_eq!(metric(&mut tb, igg, "admission_rejected"), 0.0);
     assert_eq!(metric(&mut tb, b, "external_completed"), 1.0);
 }
@@ -103,4 +107,29 @@ fn test_a_freed_place_admits_again() {
     tb.run_to_quiescence().unwrap();
     tb.assert_in_order(&[expect("job.accepted").from("a").to("user").at(60.0)]);
     assert_eq!(metric(&mut tb, a, "external_refused"), 1.0);
+}
+
+#[test]
+fn test_a_request_every_cluster_refuses_is_rejected_and_forgotten() {
+    // Both clusters hold two requests under K = 2; a third, re-routed from "a" to "b", is refused there too.
+    let mut tb = TestBed::new(1);
+    let pacp = AdmissionConfig { capacity: Some(2), ..AdmissionConfig::new(AdmissionPolicy::Pacp) };
+    let a = tb.agent("a", "provider", provider(4).with_admission(pacp));
+    let b = tb.agent("b", "provider", provider(4).with_admission(pacp));
+    let info = |id| ProviderInfo { id, pes: 4, speed: 1.0, price: 0.0 };
+    let igg = tb.agent("igg", "gateway", Gateway::new(vec![info(a), info(b)], Dispatch::RoundRobin).rerouting());
+    let user = tb.probe("user");
+    for (id, to) in [(1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "a")] {
+        tb.inject(id as f64, "igg", to, Msg::Job(JobMsg::Submit(Box::new(JobSpec::new(id, user, 1, 100.0)))));
+    }
+    tb.run_to_quiescence().unwrap();
+    tb.assert_in_order(&[
+        expect("job.refused").from("a").to("igg").at(5.0),
+        expect("job.reoffer").from("igg").to("b").at(5.0),
+        expect("job.refused").from("b").to("igg").at(5.0),
+        expect("job.rejected").from("igg").to("user").at(5.0),
+    ]);
+    assert_eq!(metric(&mut tb, igg, "admission_refusals"), 2.0);
+    assert_eq!(metric(&mut tb, igg, "admission_rejected"), 1.0);
+    assert_eq!(metric(&mut tb, igg, "reroutes_open"), 0.0);
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
-use gridmarket::workload::models::{Das2Model, InterGridCluster};
+use gridmarket::workload::models::{Das2Model, InterGridCluster, InterarrivalUnit};
 
 const FAMILY: &str = "scenarios/salehi-ch4";
 const FILES: [&str; 4] = ["duration.toml", "external-rate.toml", "local-rate.toml", "vms.toml"];
@@ -28,13 +28,19 @@ fn test_configured_statistics_are_the_das2_models_means() {
         let near = |got: f64, want: f64, tol: f64, what: &str| {
             assert!((got / want - 1.0).abs() < tol, "{file}: {what} {got} against the model's {want}");
         };
+        // The unit the file reads Table 4.2's Weibull rows in (seconds unless it says otherwise).
+        let unit = match doc["workloads"]["external"].get("interarrival-unit").and_then(toml::Value::as_str) {
+            Some("minutes") => InterarrivalUnit::Minutes,
+            _ => InterarrivalUnit::Seconds,
+        };
+        let external = external.clone().in_unit(unit);
         let e = &igg["external"];
         near(number(&e["rate"]), 1.0 / external.interarrival.mean(), 0.01, "external rate");
         near(number(&e["vms"]), external.size.mean(), 0.01, "external VMs");
         near(number(&e["duration"]), external.duration.mean(), 0.01, "external duration");
         let locals = igg["locals"].as_array().unwrap();
         for (local, cluster) in locals.iter().zip(clusters) {
-            let model = Das2Model::local_default(cluster);
+            let model = Das2Model::local_default(cluster).in_unit(unit);
             near(number(&local["rate"]), 1.0 / model.interarrival.mean(), 0.01, "local rate");
             // The generator's mean size, not Eq 4.28's estimate (3.08, 5.65 and 10.71).
             near(number(&local["vms"]), model.size.mean(), 0.03, "local VMs");

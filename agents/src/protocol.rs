@@ -164,6 +164,10 @@ pub enum JobMsg {
         /// Why, in a few words (boxed: the message stays small).
         reason: Box<str>,
     },
+    /// Gateway → resource provider: a job another provider's admission control refused (`Refused`), offered here
+    /// when the gateway re-routes. Answered like `Submit`, and `Accepted` or `Rejected` go to the gateway too, so that
+    /// it forgets which providers refused the job.
+    Reoffer(Box<JobSpec>),
     /// Resource provider → submitter: the job started at the delivery time.
     Started {
         /// The job.
@@ -201,6 +205,7 @@ impl JobMsg {
             JobMsg::Accepted { .. } => "job.accepted",
             JobMsg::Rejected { .. } => "job.rejected",
             JobMsg::Refused { .. } => "job.refused",
+            JobMsg::Reoffer(_) => "job.reoffer",
             JobMsg::Started { .. } => "job.started",
             JobMsg::Cancel { .. } => "job.cancel",
             JobMsg::SubmitReserved { .. } => "job.submit_reserved",
@@ -973,6 +978,8 @@ pub enum TimerMsg {
     Report,
     /// The utility manager's earliest transfer on its links completes.
     Transfer,
+    /// A provider with power states checks its nodes (Amini Salehi 2012, ch6's periodic trigger of PEMP).
+    PowerCheck,
 }
 
 impl TimerMsg {
@@ -991,6 +998,7 @@ impl TimerMsg {
             TimerMsg::Availability => "timer.availability",
             TimerMsg::Report => "timer.report",
             TimerMsg::Transfer => "timer.transfer",
+            TimerMsg::PowerCheck => "timer.power_check",
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - **No PE over-subscribed**: an agent's busy PEs stay within [0, its PEs] at all times.
 //! - **The clock never goes back**: every series, every agent's book and every job record keeps within the run and
 //!   in time order.
+//! - **Energy is never negative**: no metered job's energy and no energy metric (`Unit::Energy`) below zero.
 //! - **Agents' own rules**: whatever an agent reports broken about itself (`Report::violations`; the providers'
 //!   schedulers report a job that overran its estimate or started off its plan, and a conservative reservation
 //!   delayed by a later arrival, which only a preemption, cancellation or migration may do).
@@ -64,6 +65,14 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
             && let Some(&(t, v)) = busy.points().iter().find(|p| p.1 > pes || p.1 < 0.0)
         {
             return Err(format!("{who} at t={t}: {v} busy PEs of {pes}"));
+        }
+        let declared = kind(AgentId(i as u32)).map_or(&[][..], |k| k.metrics());
+        let energy = |k: &str| declared.iter().any(|m| m.name == k && m.unit == agents::registry::Unit::Energy);
+        if let Some((k, v)) = report.metrics.iter().find(|(k, v)| energy(k) && (v.is_nan() || *v < 0.0)) {
+            return Err(format!("{who}: energy `{k}` is {v}"));
+        }
+        if let Some(m) = report.metered.iter().find(|m| m.energy.is_nan() || m.energy < 0.0) {
+            return Err(format!("{who}: job {} metered {} kWh", m.job, m.energy));
         }
         let times: Vec<f64> = report.transfers.iter().map(|t| t.at.secs()).collect();
         if let Some(w) = times.windows(2).find(|w| w[1] < w[0]) {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::dist::Dist;
 use crate::workload::lublin::LublinParams;
-use crate::workload::models::{BotModel, Das2Model, InterGridCluster, MetaBrokerJobModel};
+use crate::workload::models::{BotModel, Das2Model, InterGridCluster, InterarrivalUnit, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack, UrgencyMix};
 use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, csv, gwf, swf};
 use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
@@ -31,6 +31,9 @@ pub enum Model {
     Metabroker,
     /// Poisson arrivals (`rate` per second) with `runtime` drawn from a distribution: queueing validation.
     Poisson,
+    /// The local requests Amini Salehi (2012) ch6 interleaves with a trace (`rho`, `delta`, `theta`, `rp-nodes` over
+    /// `until`), each a local lease.
+    LocalRequests,
     /// A Standard Workload Format trace (`file`).
     Swf,
     /// A Grid Workloads Format trace (`file`).
@@ -73,6 +76,11 @@ pub struct RawWorkload {
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
     pub cluster: Option<String>,
+    /// DAS-2: the time unit of Table 4.2's Weibull inter-arrival scales, which the table leaves unstated: "seconds"
+    /// (default; the DAS-2 model's unit, each cluster's local requests alone offering 3–7 times its capacity) or
+    /// "minutes" (gaps 60 times longer: local loads of 5–11%, external requests 1% of the grid). `mean-interarrival`
+    /// is in seconds either way.
+    pub interarrival_unit: Option<InterarrivalUnit>,
     /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l [s] (default 1.7 external, 4 local; shape
     /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
     pub scale: Option<Positive>,
@@ -175,6 +183,18 @@ pub struct RawWorkload {
     /// non-negative values. Not with `budget-price`.
     #[schemars(with = "Option<serde_json::Value>")]
     pub budget_per_pe_second: Option<Dist>,
+    /// Every job is a lease of this type (Amini Salehi 2012): "local", "cancellable", "suspendable", "migratable" or
+    /// "non-preemptable". Not with `local-fraction`.
+    #[schemars(with = "Option<String>")]
+    pub lease_type: Option<agents::protocol::LeaseType>,
+    /// Local requests: ρ, the share of the provider's node-time they take (Amini Salehi 2012, ch6: 5% to 30%).
+    pub rho: Option<Fraction>,
+    /// Local requests: δ, their mean duration [s] (each drawn in δ ± 30 min; at least 1,800 s).
+    pub delta: Option<Seconds>,
+    /// Local requests: θ, their size range, "small" (1–24 nodes), "medium" (25–48) or "large" (49–72).
+    pub theta: Option<String>,
+    /// Local requests: the provider's nodes, which ρ is a share of.
+    pub rp_nodes: Option<PositiveInt>,
 }
 
 /// The urgency classes of `urgency`: the share of high urgency and each class's deadline ratio.
@@ -286,9 +306,13 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 21] = [
+const MODEL_KEYS: [(&str, &[Model]); 26] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
-    ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson]),
+    ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson, Model::LocalRequests]),
+    ("rho", &[Model::LocalRequests]),
+    ("delta", &[Model::LocalRequests]),
+    ("theta", &[Model::LocalRequests]),
+    ("rp-nodes", &[Model::LocalRequests]),
     ("preset", &[Model::Lublin]),
     ("max-nodes", &[Model::Lublin]),
     ("u-hi", &[Model::Lublin]),
@@ -297,6 +321,7 @@ const MODEL_KEYS: [(&str, &[Model]); 21] = [
     ("mean-runtime", &[Model::Lublin, Model::Das2]),
     ("mean-interarrival", &[Model::Lublin, Model::Das2]),
     ("cluster", &[Model::Das2, Model::Bot]),
+    ("interarrival-unit", &[Model::Das2]),
     ("scale", &[Model::Bot]),
     ("task-duration", &[Model::Bot]),
     ("bags", &[Model::Bot]),
@@ -337,6 +362,24 @@ impl WorkloadPlan {
         {
             if given(raw, key) && !given(raw, needs) {
                 return Err(bad(key, format!("applies with `{needs}` only, which is not given")));
+            }
+        }
+        if given(raw, "lease-type") && given(raw, "local-fraction") {
+            return Err(bad("lease-type", "gives every job's type: leave out `local-fraction`".into()));
+        }
+        if raw.model == Model::LocalRequests {
+            for key in ["until", "rho", "delta", "theta", "rp-nodes"] {
+                if !given(raw, key) {
+                    return Err(bad(key, "required by the \"local-requests\" model".into()));
+                }
+            }
+            let model = local_requests(raw).map_err(|m| ("theta".to_string(), m))?;
+            if model.mean_duration < 1800.0 {
+                return Err(bad("delta", format!("expected at least 1800 s, found {}", short(model.mean_duration))));
+            }
+            if model.count() as u64 > MAX_JOBS {
+                let m = format!("makes {} requests, more than the limit of {MAX_JOBS}", model.count());
+                return Err(bad("rho", m));
             }
         }
         for other in ["rate", "priority-fraction"] {
@@ -485,7 +528,7 @@ impl WorkloadPlan {
                 }
                 Some((1.0 / rate, 1.0, key))
             }
-            Model::Metabroker | Model::Swf | Model::Gwf | Model::Csv => None,
+            Model::Metabroker | Model::Swf | Model::Gwf | Model::Csv | Model::LocalRequests => None,
         };
         if let Some((gap, per_arrival, gap_key)) = arrivals {
             check_arrivals(raw, gap, per_arrival, gap_key, scale)?;
@@ -567,6 +610,11 @@ impl WorkloadPlan {
                 model.generate(rng).map_err(err)?
             }
             Model::Poisson => poisson(raw, limit, rng)?,
+            Model::LocalRequests => {
+                let mut w = local_requests(raw)?.generate(rng).map_err(err)?;
+                w.jobs.iter_mut().for_each(|j| j.lease = Some(agents::protocol::LeaseType::Local));
+                w
+            }
             Model::Swf | Model::Gwf | Model::Csv => match &self.trace {
                 Some(trace) => trace.jobs()?.as_ref().clone(),
                 None => Workload::default(),
@@ -616,6 +664,9 @@ impl WorkloadPlan {
         }
         if let Some(local) = raw.local_fraction {
             assign_lease_types(&mut w, local.0, raw, rng);
+        }
+        if let Some(t) = raw.lease_type {
+            w.jobs.iter_mut().for_each(|j| j.lease = Some(t));
         }
         if let Some(price) = raw.budget_price {
             for j in &mut w.jobs {
@@ -774,6 +825,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "mean-runtime" => raw.mean_runtime.is_some(),
         "mean-interarrival" => raw.mean_interarrival.is_some(),
         "cluster" => raw.cluster.is_some(),
+        "interarrival-unit" => raw.interarrival_unit.is_some(),
         "scale" => raw.scale.is_some(),
         "task-duration" => raw.task_duration.is_some(),
         "bags" => raw.bags,
@@ -793,6 +845,11 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "dc-deadline-factor" => raw.dc_deadline_factor.is_some(),
         "urgency" => raw.urgency.is_some(),
         "data-size" => raw.data_size.is_some(),
+        "lease-type" => raw.lease_type.is_some(),
+        "rho" => raw.rho.is_some(),
+        "delta" => raw.delta.is_some(),
+        "theta" => raw.theta.is_some(),
+        "rp-nodes" => raw.rp_nodes.is_some(),
         _ => false,
     }
 }
@@ -875,7 +932,8 @@ fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
     let mut model = match cluster(raw).map_err(|m| ("cluster".to_string(), m))? {
         Some(c) => Das2Model::local_default(c),
         None => Das2Model::external_default().map_err(|e| ("cluster".to_string(), e.to_string()))?,
-    };
+    }
+    .in_unit(raw.interarrival_unit.unwrap_or_default());
     if let Some(m) = raw.mean_nodes {
         model.size = model.size.with_mean(m.0).map_err(|e| ("mean-nodes".to_string(), e.to_string()))?;
     }
@@ -980,6 +1038,25 @@ fn assign_urgency(
 /// share their random numbers: the same jobs are local at every best-effort share, a job best effort at one share
 /// stays so at every larger one, and a job local at one local share stays so at every larger one (otherwise the
 /// draws a type consumes would shift every later job's, and each point would draw other local requests).
+/// The local-request interleaver of Amini Salehi (2012) ch6 the keys give (checked: all present); an error says
+/// what is wrong with `theta`.
+fn local_requests(raw: &RawWorkload) -> Result<crate::workload::models::LocalRequestModel, String> {
+    use crate::workload::models::{LocalRequestModel, LocalSize};
+    let theta = match raw.theta.as_deref() {
+        Some("small") => LocalSize::Small,
+        Some("medium") | None => LocalSize::Medium,
+        Some("large") => LocalSize::Large,
+        Some(other) => return Err(format!("expected \"small\", \"medium\" or \"large\", found \"{other}\"")),
+    };
+    Ok(LocalRequestModel {
+        rho: raw.rho.map_or(0.0, |r| r.0),
+        mean_duration: raw.delta.map_or(0.0, |d| d.0),
+        nodes: theta.range(),
+        rp_nodes: raw.rp_nodes.map_or(1, |n| n.0),
+        horizon: raw.until.map_or(0.0, |u| u.0),
+    })
+}
+
 fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::sim::rng::SimRng) {
     use agents::protocol::LeaseType;
     use rand::RngExt;
@@ -1029,6 +1106,46 @@ mod tests {
 
     fn ids(w: &Workload) -> Vec<u64> {
         w.jobs.iter().map(|j| j.id).collect()
+    }
+
+    #[test]
+    fn das2_gaps_in_minutes_are_sixty_times_those_in_seconds() {
+        let table =
+            |unit: &str| format!("model = \"das2\"\ncluster = \"C64\"\njobs = 20\ninterarrival-unit = \"{unit}\"");
+        let (s, min) = (generate(&table("seconds")), generate(&table("minutes")));
+        assert_eq!(s, generate("model = \"das2\"\ncluster = \"C64\"\njobs = 20"), "seconds is the default");
+        for (a, b) in s.jobs.iter().zip(&min.jobs) {
+            assert!((b.submit - 60.0 * a.submit).abs() < 1e-6 * b.submit, "{} vs {}", b.submit, a.submit);
+            assert_eq!((a.pes, a.runtime), (b.pes, b.runtime));
+        }
+        // `mean-interarrival` stays in seconds.
+        let fixed = |unit: &str| generate(&format!("{}\nmean-interarrival = 30", table(unit)));
+        assert_eq!(fixed("seconds"), fixed("minutes"));
+        let raw: RawWorkload = toml::from_str("model = \"lublin\"\ninterarrival-unit = \"minutes\"").unwrap();
+        let (key, _) = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).unwrap_err();
+        assert_eq!(key, "interarrival-unit");
+        assert!(toml::from_str::<RawWorkload>("model = \"das2\"\ninterarrival-unit = \"hours\"").is_err());
+    }
+
+    #[test]
+    fn local_requests_are_local_leases_and_lease_type_types_every_job() {
+        // n = ρ·nodes·horizon / (δ·θ̄) = 0.15 × 512 × 30 days / (3 h × 36.5) = 505 (Amini Salehi 2012, ch6).
+        let w = generate(
+            "model = \"local-requests\"\nuntil = 2592000.0\nrho = 0.15\ndelta = 10800.0\ntheta = \"medium\"\nrp-nodes = 512",
+        );
+        assert_eq!(w.jobs.len(), 505);
+        assert!(w.jobs.iter().all(|j| j.lease == Some(LeaseType::Local) && (25..=48).contains(&j.pes)));
+        let w = generate("model = \"swf\"\nfile = \"small.swf\"\nlease-type = \"suspendable\"");
+        assert!(!w.jobs.is_empty() && w.jobs.iter().all(|j| j.lease == Some(LeaseType::Suspendable)));
+        let bad = |table: &str| {
+            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).unwrap_err()
+        };
+        let e = bad(
+            "model = \"local-requests\"\nuntil = 1000.0\nrho = 0.1\ndelta = 3600.0\ntheta = \"huge\"\nrp-nodes = 8",
+        );
+        assert_eq!(e.0, "theta");
+        assert_eq!(bad("model = \"local-requests\"\nuntil = 1000.0").0, "rho");
     }
 
     #[test]

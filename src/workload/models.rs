@@ -36,6 +36,43 @@ impl InterGridCluster {
             InterGridCluster::C256 => 256,
         }
     }
+
+    /// PE speed relative to 2000 MIPS (2000, 3000 and 2100 MIPS).
+    pub fn speed(self) -> f64 {
+        match self {
+            InterGridCluster::C64 => 1.0,
+            InterGridCluster::C128 => 1.5,
+            InterGridCluster::C256 => 1.05,
+        }
+    }
+}
+
+/// Time unit of Table 4.2's Weibull inter-arrival scales (Amini Salehi 2012), which the table leaves unstated.
+///
+/// Seconds is the unit of the DAS-2 model (Li, Groep & Wolters 2004, "Workload Characteristics of a Multi-cluster
+/// Supercomputer"), whose GridSim generator draws gaps in seconds as scale · (−ln U)^(1/shape), and the only one that
+/// fits the chapter's magnitudes: differences of 2,738–3,897 preempted VMs (Fig 4.3(a)) need many thousands of
+/// external VMs in two days, and minutes bring about 2,100. It makes each cluster's local requests alone offer 3–7
+/// times its capacity, against the chapter's wish that the local rate leave "room for external requests". Minutes
+/// make that load 5–11% and the external one 1% of the grid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum InterarrivalUnit {
+    /// Gaps in seconds (the DAS-2 model's unit).
+    #[default]
+    Seconds,
+    /// Gaps in minutes: every gap 60 times longer.
+    Minutes,
+}
+
+impl InterarrivalUnit {
+    /// Seconds per unit.
+    pub fn seconds(self) -> f64 {
+        match self {
+            InterarrivalUnit::Seconds => 1.0,
+            InterarrivalUnit::Minutes => 60.0,
+        }
+    }
 }
 
 /// Renewal arrivals until `limit`: the first job arrives one gap after time 0.
@@ -132,6 +169,20 @@ impl Das2Model {
             InterGridCluster::C256 => 1.2,
         };
         Das2Model::local(cluster, scale)
+    }
+
+    /// Table 4.2's Weibull scale read in `unit`: gaps `unit.seconds()` times those in seconds.
+    pub fn in_unit(mut self, unit: InterarrivalUnit) -> Self {
+        if let Dist::Weibull { scale, shape } = self.interarrival {
+            self.interarrival = Dist::Weibull { scale: scale * unit.seconds(), shape };
+        }
+        self
+    }
+
+    /// Offered load on `pes` PEs of relative speed `speed`: arrival rate × mean VMs × mean duration / (pes × speed),
+    /// with `mean_vms` the generator's mean or Eq 4.28's estimate.
+    pub fn offered_load(&self, mean_vms: f64, pes: f64, speed: f64) -> f64 {
+        mean_vms * self.duration.mean() / (self.interarrival.mean() * pes * speed)
     }
 
     /// Generates requests numbered from 1.
@@ -537,6 +588,46 @@ mod tests {
             assert!((m.interarrival.mean() - gap).abs() < 0.01, "{c:?}");
             assert!(m.size.max_size() <= c.pes());
         }
+    }
+
+    #[test]
+    fn das2_offered_load_of_each_reading() {
+        // Offered load ρ_j = rate × v̄ × d̄ / (M_j × speed_j) of each cluster's local requests, v̄ by Eq 4.28 (the
+        // generator's means, 4.1, 6.9 and 12.3 VMs, give 4.0, 4.0 and 7.9 in seconds), for the readings of Table 4.2's
+        // Weibull rows: (scale, shape) in seconds or in minutes, and the rate form F = 1 − exp(−α x^β) of older
+        // Weibull routines, α = scale^(−β). Durations (e^(a + b²/2) = 420 s for the external default, as the text
+        // states) and sizes (h = log2 of 64, 128, 256) are pinned by the chapter, so only the time unit is open.
+        let clusters = [
+            (InterGridCluster::C64, 3.008, 0.0501, 43.59),
+            (InterGridCluster::C128, 3.267, 0.0545, 20.02),
+            (InterGridCluster::C256, 6.850, 0.1142, 13.84),
+        ];
+        for (c, seconds, minutes, rate_form) in clusters {
+            let s = Das2Model::local_default(c);
+            let load = |m: &Das2Model| m.offered_load(m.size.eq_4_28_mean(), f64::from(c.pes()), c.speed());
+            assert!((load(&s) / seconds - 1.0).abs() < 1e-3, "{c:?} seconds: {}", load(&s));
+            let min = s.clone().in_unit(InterarrivalUnit::Minutes);
+            assert!((load(&min) / minutes - 1.0).abs() < 1e-3, "{c:?} minutes: {}", load(&min));
+            let mut rate = s.clone();
+            let Dist::Weibull { scale, shape } = s.interarrival else { unreachable!() };
+            rate.interarrival = Dist::Weibull { scale: scale.powf(-1.0 / shape), shape };
+            assert!((load(&rate) / rate_form - 1.0).abs() < 1e-3, "{c:?} rate form: {}", load(&rate));
+            // Only minutes keep a cluster's local load below 1.
+            assert!(load(&s) > 1.0 && load(&rate) > 1.0 && load(&min) < 0.2);
+        }
+        // External requests (5 VMs, 420 s, Weibull(7.0, 1.1)) on the whole grid (64 + 192 + 268.8 PE-equivalents):
+        // 59% of it in seconds, 1% in minutes; over two days 25,600 requests (128,000 VMs) against 427 (2,130 VMs).
+        let grid: f64 = [InterGridCluster::C64, InterGridCluster::C128, InterGridCluster::C256]
+            .iter()
+            .map(|c| f64::from(c.pes()) * c.speed())
+            .sum();
+        let e = Das2Model::external_default().unwrap();
+        assert!((e.offered_load(5.0, grid, 1.0) - 0.5924).abs() < 1e-3);
+        let e_min = e.clone().in_unit(InterarrivalUnit::Minutes);
+        assert!((e_min.offered_load(5.0, grid, 1.0) - 0.009874).abs() < 1e-5);
+        let two_days = 2.0 * 86_400.0;
+        assert!((5.0 * two_days / e.interarrival.mean() - 127_900.0).abs() < 100.0);
+        assert!((5.0 * two_days / e_min.interarrival.mean() - 2_132.0).abs() < 2.0);
     }
 
     #[test]

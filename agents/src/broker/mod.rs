@@ -304,7 +304,11 @@ impl UserBroker {
     fn on_job_msg(&mut self, from: AgentId, msg: &JobMsg, ctx: &mut Ctx<'_>) {
         let now = ctx.now().secs();
         match msg {
-            JobMsg::Accepted { .. } | JobMsg::Submit(_) | JobMsg::SubmitReserved { .. } | JobMsg::Cancel { .. } => {}
+            JobMsg::Accepted { .. }
+            | JobMsg::Submit(_)
+            | JobMsg::Reoffer(_)
+            | JobMsg::SubmitReserved { .. }
+            | JobMsg::Cancel { .. } => {}
             // Only gateways receive it; a provider answers a user who submitted directly with `Rejected`.
             JobMsg::Refused { job, reason } => self.end(job.id, JobOutcome::Rejected, Some(&reason.to_string()), now),
             JobMsg::Rejected { job, reason } => self.end(*job, JobOutcome::Rejected, Some(reason), now),

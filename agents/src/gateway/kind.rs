@@ -61,6 +61,11 @@ impl AgentKind for GatewayKind {
             Metric::new("admission_refusals", Unit::Count, "requests a provider's admission control sent back"),
             Metric::new("rerouted", Unit::Count, "refused requests offered to another provider (with `reroute`)"),
             Metric::new("admission_rejected", Unit::Count, "refused requests rejected for good"),
+            Metric::new(
+                "reroutes_open",
+                Unit::Count,
+                "re-routed requests still awaiting a provider's answer at the end (0 once the run drains)",
+            ),
         ];
         METRICS
     }

@@ -196,8 +196,8 @@ pub struct Gateway {
     pap_refused: u64,
     /// Offer a refused request to the next provider -- config.
     reroute: bool,
-    /// Providers that refused each request being re-routed -- internal state. An entry stays once another
-    /// provider accepts (the gateway is not told), so it grows with the re-routed requests only.
+    /// Providers that refused each request being re-routed -- internal state. An entry leaves when the request is
+    /// rejected for good or a provider it was re-offered to answers `Accepted` or `Rejected`.
     refused_by: BTreeMap<JobId, Vec<AgentId>>,
     refusals: u64,
     rerouted: u64,
@@ -347,7 +347,7 @@ impl Gateway {
                 .map(|p| p.id);
             if let Some(to) = next {
                 self.rerouted += 1;
-                return ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(job.clone()))));
+                return ctx.send(to, Msg::Job(JobMsg::Reoffer(Box::new(job.clone()))));
             }
             self.refused_by.remove(&job.id);
         }
@@ -386,6 +386,10 @@ impl Agent<GridMarket> for Gateway {
         match &env.msg {
             Msg::Job(JobMsg::Submit(job)) => self.on_submit(job, &env.msg, ctx),
             Msg::Job(JobMsg::Refused { job, reason }) => self.on_refused(job, reason, env.from(), ctx),
+            // A provider answers a re-offered request: it is settled there.
+            Msg::Job(JobMsg::Accepted { job } | JobMsg::Rejected { job, .. }) => {
+                self.refused_by.remove(job);
+            }
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate(m, ctx),
             Msg::Lease(LeaseMsg::MigrateRefused { lease }) => {
                 if let Some(search) = self.searches.remove(lease) {
@@ -413,6 +417,7 @@ impl Agent<GridMarket> for Gateway {
             ("admission_refusals", self.refusals as f64),
             ("rerouted", self.rerouted as f64),
             ("admission_rejected", self.admission_rejected as f64),
+            ("reroutes_open", self.refused_by.len() as f64),
         ]);
     }
 }

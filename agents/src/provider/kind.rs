@@ -9,12 +9,14 @@ use serde::Deserialize;
 
 use super::admission::model::{Algorithm4, VarianceForm};
 use super::admission::{AdmissionConfig, AdmissionPolicy};
+use super::energy::RawEnergy;
 use super::overhead::OverheadModel;
+use super::pemp::EnergyPolicy;
 use super::preemption::PreemptionPolicy;
 use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
-use super::{CancelledLeases, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
+use super::{CancelledLeases, EnergyConfig, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
@@ -55,6 +57,11 @@ impl AgentKind for ProviderKind {
                 "preemption",
                 &[Nop, Mov, Mlip, Moml, GreedyMov, GreedyMlip, TypeAware],
                 "Amini Salehi (2012) ch3-4",
+            ),
+            Policy::of(
+                "energy.policy",
+                &[EnergyPolicy::Pemp, EnergyPolicy::Gesp, EnergyPolicy::Sesp],
+                "Amini Salehi (2012) ch6",
             ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
             Policy::of(
@@ -173,6 +180,20 @@ impl AgentKind for ProviderKind {
                 "claims, submissions and reservations received, granted or not (what the contention index counts)",
             ),
             Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
+            Metric::new("node_energy", Unit::Energy, "energy the switched-on nodes drew (Amini Salehi 2012, ch6)"),
+            Metric::new(
+                "node_idle_energy",
+                Unit::Energy,
+                "of node_energy, what no lease held (idle, booting, shutting down)",
+            ),
+            Metric::new(
+                "violation_rate",
+                Unit::Share,
+                "external requests that waited more than the waiting factor × the mean external duration",
+            ),
+            Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
+            Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
+            Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
         ];
         METRICS
     }
@@ -331,6 +352,10 @@ pub struct RawProvider {
     /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
+    /// Node power states (all off at the start, switched on as needed) managed by an energy policy (Amini Salehi
+    /// 2012, ch6): `{ policy = "pemp" }`, with `node-watts`, `boot-delay`, `shutdown-delay`, `waiting-factor` and
+    /// `period`.
+    pub energy: Option<RawEnergy>,
 }
 
 /// Admission control of external requests, as written.
@@ -342,7 +367,8 @@ pub struct RawAdmission {
     pub policy: AdmissionPolicy,
     /// RACP or PACP: this K instead of the one estimated from the workload seen (at most 10,000).
     pub k: Option<PositiveInt>,
-    /// RACP or PACP: seconds between two estimates of K (default 3,600); every request is admitted before the first.
+    /// RACP or PACP: seconds between two estimates of K (default 3,600); the first ones come sooner, after a 64th of
+    /// it and then at doubling intervals, and every request is admitted before the first.
     pub period: Option<Interval>,
     /// PACP: rate_l, the share of low-urgency requests in the threshold D = (rate_l u_l + (1 − rate_l) u_h) ω
     /// (default 0.5: the source does not give it).
@@ -579,9 +605,11 @@ impl RawGroup for RawProvider {
             }
         };
         let pricing = self.pricing(config.price, &trading)?;
+        let energy = self.energy.as_ref().map(RawEnergy::check).transpose();
+        let energy = energy.map_err(|(key, m)| Invalid::at(format!("energy.{key}"), m))?;
         let admission = self.admission.as_ref().map(RawAdmission::check).transpose()?;
         let (sla, moldable) = (self.sla, self.moldable);
-        Ok(Box::new(ProviderSpec { config, draws, trading, sla, queue_order, pricing, admission, moldable }))
+        Ok(Box::new(ProviderSpec { config, draws, trading, sla, queue_order, pricing, admission, moldable, energy }))
     }
 }
 
@@ -662,6 +690,8 @@ pub struct ProviderSpec {
     pub admission: Option<AdmissionConfig>,
     /// Whether requests are molded to the whole cluster.
     pub moldable: bool,
+    /// Its node power states and energy policy, if any.
+    pub energy: Option<EnergyConfig>,
 }
 
 /// Provider parameters drawn per member and replication (Garg 2010, ch3's heterogeneous sites).
@@ -721,6 +751,9 @@ impl GroupSpec for ProviderSpec {
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
         let mut provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
+        if let Some(energy) = self.energy {
+            provider = provider.with_energy(energy)?;
+        }
         if let Some(admission) = self.admission {
             provider = provider.with_admission(admission);
         }

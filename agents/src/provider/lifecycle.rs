@@ -9,8 +9,9 @@ use crate::sim::{AgentId, Ctx, SimTime};
 
 impl Provider {
     /// Queues a job (or serves a local request at once); answers `Accepted` (then `Started` when it starts) or
-    /// `Rejected`; an external request its admission control refuses goes back to the gateway as `Refused`.
-    pub(super) fn on_submit(&mut self, mut job: JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
+    /// `Rejected`; an external request its admission control refuses goes back to the gateway as `Refused`. A request
+    /// a gateway `reoffer`s after another provider refused it: the gateway hears the answer too.
+    pub(super) fn on_submit(&mut self, mut job: JobSpec, from: AgentId, reoffer: bool, ctx: &mut Ctx<'_>) {
         let (id, owner) = (job.id, job.owner);
         let external = from != owner;
         // A refused request goes back as submitted, to be molded anew wherever the gateway offers it next.
@@ -37,6 +38,9 @@ impl Provider {
                     self.held.insert(id);
                 }
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
+                if reoffer {
+                    ctx.send(from, Msg::Job(JobMsg::Accepted { job: id }));
+                }
                 self.start(started, ctx);
                 if self.config.preemptive_priority {
                     self.arrivals.push(id);
@@ -45,6 +49,9 @@ impl Provider {
             Err(reason) => {
                 self.rejected += 1;
                 self.pricing.refused();
+                if reoffer {
+                    ctx.send(from, Msg::Job(JobMsg::Rejected { job: id, reason: reason.clone() }));
+                }
                 ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
             }
         }
@@ -110,6 +117,7 @@ impl Provider {
         let queued =
             QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
         let id = job.id;
+        self.note_arrival(id, now, estimate);
         let started = self.scheduler.submit(now, queued).map_err(|e| e.to_string())?;
         self.waiting_now += 1;
         self.jobs.insert(id, LocalJob::new(job, runtime, None));
@@ -120,6 +128,7 @@ impl Provider {
     /// timers that end them.
     pub(super) fn start(&mut self, started: Vec<Started>, ctx: &mut Ctx<'_>) {
         for s in started {
+            self.note_start(s.id, ctx.now());
             let Some(job) = self.jobs.get_mut(&s.id) else { continue };
             job.start = Some(ctx.now());
             self.busy_now += job.spec.pes;
@@ -138,6 +147,7 @@ impl Provider {
     pub(super) fn on_job_end(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
         let Some(job) = self.jobs.remove(&id) else { return };
         self.busy_now -= job.spec.pes;
+        self.charge_lease(&job, ctx.now());
         // This run went its whole runtime, its overhead first.
         let cost = self.bill(&job, job.computed + job.work, ctx);
         self.completed += 1;
@@ -178,9 +188,11 @@ impl Provider {
         if self.scheduler.pass_pending() || !self.arrivals.is_empty() {
             ctx.at_end_of_instant();
         }
+        self.arm_power_check(ctx);
         self.busy.set(now, f64::from(self.busy_now));
         self.queued.set(now, f64::from(self.waiting_now));
-        let due = self.scheduler.next_wakeup().filter(|&t| t > now);
+        // The holds of switched-off nodes end past any run: their end wakes nothing.
+        let due = self.scheduler.next_wakeup().filter(|&t| t > now && !self.is_power_horizon(t));
         if self.wakeup.map(|w| w.0) != due {
             if let Some((_, timer)) = self.wakeup.take() {
                 ctx.cancel(timer);

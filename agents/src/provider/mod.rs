@@ -30,14 +30,18 @@
 pub mod admission;
 pub mod kind;
 pub mod overhead;
+pub mod pemp;
+pub mod power;
 pub mod preemption;
 pub mod pricing;
 pub mod profile;
 pub mod scheduler;
 mod trading;
 
+pub use energy::{EnergyConfig, RawEnergy};
 pub use trading::{ExchangeTrading, Sell};
 
+mod energy;
 mod lifecycle;
 mod migration;
 mod owner;
@@ -126,6 +130,8 @@ struct LocalJob {
     via: Option<AgentId>,
     /// Seconds it computed here in earlier runs, not billed yet.
     computed: f64,
+    /// Seconds its VMs held nodes in earlier runs (computing, in overhead or lost), for its energy.
+    held: f64,
     /// Of `runtime`, the seconds of preemption overhead its VMs spend first (not computation) and the seconds of
     /// computation after them.
     overhead: f64,
@@ -151,6 +157,7 @@ impl LocalJob {
             preempted,
             via,
             computed,
+            held: 0.0,
             overhead,
             work: runtime,
             prepaid,
@@ -169,6 +176,7 @@ impl LocalJob {
     fn pause(&mut self, now: SimTime) {
         let Some(start) = self.start.take() else { return };
         let ran = now - start;
+        self.held += ran;
         let spent = ran.min(self.overhead);
         self.computed += ran - spent;
         self.overhead -= spent;
@@ -211,6 +219,8 @@ pub struct Provider {
     sla_granted: Option<SimTime>,
     /// How its price moves, and the requests it saw.
     pricing: pricing::Pricing,
+    /// Node power states and their management (Amini Salehi 2012, ch6), if it has them.
+    energy: Option<Box<energy::Energy>>,
     /// Admission control of external requests, if any (see [`admission`]).
     admission: Option<Admission>,
     /// Moldable requests: a job's work (PEs × runtime) spreads over all the cluster's PEs, its deadline keeping its
@@ -291,6 +301,7 @@ impl Provider {
             sla: SlaRule::Capacity,
             sla_granted: None,
             pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
+            energy: None,
             admission: None,
             moldable: false,
             held: BTreeSet::new(),
@@ -379,13 +390,15 @@ impl Agent<GridMarket> for Provider {
         for id in std::mem::take(&mut self.arrivals) {
             self.preempt_lower_classes(id, ctx);
         }
+        self.power_after_pass(ctx.now());
         self.after_event(ctx);
     }
 
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         self.on_request_seen(&env.msg, ctx.now());
         match &env.msg {
-            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), ctx),
+            Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), false, ctx),
+            Msg::Job(JobMsg::Reoffer(job)) => self.on_submit((**job).clone(), env.from(), true, ctx),
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.settle_parked(*lease, true, env.from(), ctx),
             Msg::Lease(LeaseMsg::Resume { lease }) => self.settle_parked(*lease, false, env.from(), ctx),
@@ -412,6 +425,7 @@ impl Agent<GridMarket> for Provider {
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
             Msg::Timer(TimerMsg::Reprice) => self.on_reprice(ctx),
+            Msg::Timer(TimerMsg::PowerCheck) => self.on_power_check(ctx),
             other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
         }
     }
@@ -456,6 +470,7 @@ impl Agent<GridMarket> for Provider {
         out.series.push(("busy_pes", self.busy.clone()));
         out.series.push(("queued", self.queued.clone()));
         self.report_pricing(now, out);
+        self.report_energy(now, out);
     }
 }
 

@@ -6,7 +6,7 @@ use super::preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
 use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, Started};
 use super::{CancelledLeases, LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
-use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg, TimerMsg};
 use crate::sim::Ctx;
 
 impl Provider {
@@ -17,10 +17,11 @@ impl Provider {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
         let (id, owner) = (job.id, job.owner);
+        let start = self.power_for_local(job.pes, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {
-            let request = ReservationRequest { start: now, end: now + estimate, pes: job.pes, partition: None };
+            let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
             match self.scheduler.reserve(now, request) {
                 Ok(r) => Ok((r, Vec::new())),
                 Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
@@ -34,7 +35,12 @@ impl Provider {
                 self.accepted += 1;
                 self.jobs.insert(id, LocalJob::new(job, runtime, Some(reservation)));
                 self.waiting_now += 1;
-                self.start(vec![Started { id, start: now }], ctx);
+                if start > now {
+                    // Its nodes are booting: it starts when they are ready.
+                    ctx.wake_in(start - now, TimerMsg::SlotStart { job: id });
+                } else {
+                    self.start(vec![Started { id, start: now }], ctx);
+                }
                 self.start(started, ctx);
             }
             Err(reason) => {
@@ -115,7 +121,7 @@ impl Provider {
 
     /// A preempted lease, already out of the scheduler: tell its owner, then restart, resume, migrate or drop it
     /// by type.
-    fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
+    pub(super) fn requeue_preempted(&mut self, evicted: QueuedJob, overhead: f64, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let speed = self.config.speed;
         let Some(job) = self.jobs.get_mut(&evicted.id) else { return };

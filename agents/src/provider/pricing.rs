@@ -508,7 +508,7 @@ impl Provider {
     /// accepted at.
     pub(super) fn on_request_seen(&mut self, msg: &Msg, now: SimTime) {
         let (job, pe_seconds) = match msg {
-            Msg::Job(JobMsg::Submit(job)) | Msg::Market(MarketMsg::SlaRequest(job)) => {
+            Msg::Job(JobMsg::Submit(job) | JobMsg::Reoffer(job)) | Msg::Market(MarketMsg::SlaRequest(job)) => {
                 (Some(job.id), f64::from(job.pes) * self.planned_duration(job))
             }
             Msg::Job(JobMsg::SubmitReserved { job, .. }) => {

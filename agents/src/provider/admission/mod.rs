@@ -6,8 +6,10 @@
 //! Sharifian et al.: K = μ_e/λ) and PACP (preemption-aware: Algorithm 4 on the M/G/1/K model of [`model`]). RACP and
 //! PACP need the workload's rates: the provider estimates them from what it has seen since the start (local and
 //! external arrival rates, the local service time's mean and coefficient of variation, ω the mean external service
-//! time, both as run here) and recomputes K every `period`; until the first estimate it admits every request. A
-//! request is external when it came through a gateway (its submitter is not its owner).
+//! time, both as run here) and recomputes K every `period`. The first estimates come sooner, after `period`/64 and
+//! then at doubling intervals up to `period`, so that a loaded cluster is not left to admit everything for a whole
+//! period (until the first estimate it admits every request). A request is external when it came through a gateway
+//! (its submitter is not its owner).
 
 pub mod model;
 
@@ -38,7 +40,7 @@ pub struct AdmissionConfig {
     pub policy: AdmissionPolicy,
     /// A fixed K for RACP or PACP instead of the estimated one.
     pub capacity: Option<usize>,
-    /// Time between two estimates of K [s].
+    /// Time between two estimates of K [s], once the first ones (at doubling intervals from a 64th of it) are made.
     pub period: f64,
     /// rate_l, the share of low-urgency requests, and u_l, u_h, the mean deadline ratios of low and high urgency:
     /// the threshold D = (rate_l u_l + (1 − rate_l) u_h) ω (Eq 5.13).
@@ -111,6 +113,9 @@ impl Estimates {
     }
 }
 
+/// The first estimate comes after the period over this.
+const FIRST_ESTIMATE_DIVISOR: f64 = 64.0;
+
 /// A provider's admission control: the policy, its estimates and the current K.
 #[derive(Clone, Debug)]
 pub struct Admission {
@@ -119,6 +124,8 @@ pub struct Admission {
     capacity: Capacity,
     /// When K is estimated next [s].
     next_estimate: f64,
+    /// The interval to the estimate after that [s]: doubling from `period`/64 up to `period`.
+    interval: f64,
     /// Estimates the model refused (a local load of 1 or more), each answered with K = 1.
     pub fallbacks: u64,
 }
@@ -132,7 +139,15 @@ impl Admission {
             (_, Some(k)) => Capacity::Finite(k),
             (_, None) => Capacity::Unbounded,
         };
-        Admission { config, estimates: Estimates::default(), capacity, next_estimate: config.period, fallbacks: 0 }
+        let first = config.period / FIRST_ESTIMATE_DIVISOR;
+        Admission {
+            config,
+            estimates: Estimates::default(),
+            capacity,
+            next_estimate: first,
+            interval: first,
+            fallbacks: 0,
+        }
     }
 
     /// The policy.
@@ -159,7 +174,8 @@ impl Admission {
         self.estimates.externals += 1;
         self.estimates.external_sum += runtime;
         if now >= self.next_estimate {
-            self.next_estimate = now + self.config.period;
+            self.interval = (2.0 * self.interval).min(self.config.period);
+            self.next_estimate = now + self.interval;
             self.estimate(now);
         }
         match self.capacity {
@@ -209,7 +225,8 @@ mod tests {
     #[test]
     fn pacp_estimates_k_from_what_it_saw() {
         // The thesis vector: λ = 0.01/s of locals of 30 s (θ = 0 here), Λ = 0.004/s of externals of 140 s.
-        let config = AdmissionConfig { period: 10_000.0, ..AdmissionConfig::new(AdmissionPolicy::Pacp) };
+        // The first estimate at 640,000 / 64 = 10,000 s.
+        let config = AdmissionConfig { period: 640_000.0, ..AdmissionConfig::new(AdmissionPolicy::Pacp) };
         let mut pacp = Admission::new(config);
         for _ in 0..100 {
             pacp.local_arrived(30.0);
@@ -223,6 +240,32 @@ mod tests {
         assert_eq!(pacp.capacity(), Capacity::Finite(4));
         assert!(pacp.admit(140.0, 10_000.0, 4).is_err());
         assert_eq!(pacp.fallbacks, 0);
+    }
+
+    #[test]
+    fn the_first_estimates_come_at_doubling_intervals() {
+        // Period 6,400 s: estimates at 100, 300 (100 + 200), 700, 1,500, ..., then every 6,400 s.
+        let mut racp =
+            Admission::new(AdmissionConfig { period: 6_400.0, ..AdmissionConfig::new(AdmissionPolicy::Racp) });
+        racp.local_arrived(1.0);
+        assert!(racp.admit(1.0, 99.0, 0).is_ok());
+        assert_eq!(racp.capacity(), Capacity::Unbounded, "no estimate before 100 s");
+        // λ = 0.01/s, ρ_l = 0.01, E(T) = 1/0.99: μ_e/λ = 99.
+        assert!(racp.admit(1.0, 100.0, 0).is_ok());
+        assert_eq!(racp.capacity(), Capacity::Finite(99));
+        for _ in 0..40 {
+            racp.local_arrived(1.0);
+        }
+        assert!(racp.admit(1.0, 299.0, 0).is_ok());
+        assert_eq!(racp.capacity(), Capacity::Finite(99), "the next estimate is at 300 s");
+        // λ = 41/300, ρ_l = 0.137: μ_e/λ = (1 − ρ_l)/λ = 6.3.
+        assert!(racp.admit(1.0, 300.0, 0).is_ok());
+        assert_eq!(racp.capacity(), Capacity::Finite(6));
+        assert_eq!((racp.next_estimate, racp.interval), (700.0, 400.0));
+        for now in [700.0, 1_500.0, 3_100.0, 6_300.0] {
+            assert!(racp.admit(1.0, now, 0).is_ok());
+        }
+        assert_eq!((racp.next_estimate, racp.interval), (12_700.0, 6_400.0));
     }
 
     #[test]

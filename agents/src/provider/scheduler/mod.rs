@@ -272,6 +272,9 @@ pub struct LocalScheduler {
     deferred: bool,
     /// An event since the last pass.
     pending: bool,
+    /// Conservative only: a job whose earliest start is at or after this gets no reservation (see
+    /// [`plan_before`](Self::plan_before)).
+    horizon: Option<SimTime>,
 }
 
 impl LocalScheduler {
@@ -314,7 +317,21 @@ impl LocalScheduler {
             violations: Vec::new(),
             deferred: false,
             pending: false,
+            horizon: None,
         }
+    }
+
+    /// Under conservative backfilling, a waiting job that cannot start before `horizon` gets no reservation: it
+    /// waits unplanned and each pass tries again. A provider that holds its switched-off nodes to `horizon` plans only
+    /// on the switched-on ones, and the requests they cannot take are not stacked past it (re-planning them all at
+    /// every change would cost the square of the queue).
+    pub fn plan_before(&mut self, horizon: SimTime) {
+        self.horizon = Some(horizon);
+    }
+
+    /// Whether a window starting at `start` is beyond the planning horizon.
+    fn beyond_horizon(&self, start: SimTime) -> bool {
+        self.horizon.is_some_and(|h| start >= h)
     }
 
     /// The policy.
@@ -362,12 +379,13 @@ impl LocalScheduler {
         self.next_seq += 1;
         self.seq_of.insert(job.id, seq);
         // A deferred conservative job is placed by the pass, after the schedule took in the instant's other events.
-        let hold = (self.policy == SchedulerPolicy::Conservative && !self.deferred).then(|| {
-            let hold = self.cluster.place(partition, job.pes, job.estimate, now);
-            self.cluster.allocate(&hold);
+        let hold = (self.policy == SchedulerPolicy::Conservative && !self.deferred)
+            .then(|| self.cluster.place(partition, job.pes, job.estimate, now))
+            .filter(|hold| !self.beyond_horizon(hold.start));
+        if let Some(hold) = &hold {
+            self.cluster.allocate(hold);
             self.due.insert((hold.start, seq));
-            hold
-        });
+        }
         let clean = self.epoch;
         self.queue.insert(seq, Waiting { job, partition, hold, clean });
         Ok(self.after_change(now))
@@ -592,6 +610,12 @@ impl LocalScheduler {
         Ok(f64::from(capacity - free) / f64::from(capacity))
     }
 
+    /// The fewest PEs free at any time in `[start, end)` over the whole cluster, in the plan as it stands (before a
+    /// pending pass): what a reservation made now, before that pass, can take.
+    pub fn min_free_as_planned(&self, start: SimTime, end: SimTime) -> u32 {
+        self.cluster.min_free(start.max(self.now), end)
+    }
+
     /// PEs free at `now` (of the cluster or of a partition), reservations included.
     pub fn free_pes(&self, now: SimTime, partition: Option<usize>) -> Result<u32, Rejected> {
         let now = now.max(self.now);
@@ -752,10 +776,22 @@ impl LocalScheduler {
         if self.policy == SchedulerPolicy::Conservative {
             // The instant's arrivals get their reservations, in queue order, in what the compression left.
             let unplaced: Vec<u64> = self.queue.iter().filter(|(_, w)| w.hold.is_none()).map(|(&s, _)| s).collect();
+            // (PEs, estimate) of the jobs that found no start before the horizon in this pass: placements only take
+            // capacity, so a job at least as wide and as long finds none either.
+            let mut beyond: Vec<(u32, f64)> = Vec::new();
             for seq in unplaced {
-                let waiting = self.queue.get_mut(&seq).expect("just listed");
-                let hold = self.cluster.place(waiting.partition, waiting.job.pes, waiting.job.estimate, now);
+                let waiting = &self.queue[&seq];
+                let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
+                if beyond.iter().any(|&(p, e)| pes >= p && estimate >= e) {
+                    continue;
+                }
+                let hold = self.cluster.place(waiting.partition, pes, estimate, now);
+                if self.beyond_horizon(hold.start) {
+                    beyond.push((pes, estimate));
+                    continue;
+                }
                 self.cluster.allocate(&hold);
+                let waiting = self.queue.get_mut(&seq).expect("just listed");
                 self.due.insert((hold.start, seq));
                 let starts = hold.start <= now;
                 waiting.hold = Some(hold);

@@ -876,3 +876,25 @@ fn randomized_invariants_under_shortest_job_first() {
         run(&mut s, &jobs, &requests);
     }
 }
+
+#[test]
+fn conservative_leaves_jobs_that_cannot_start_before_the_horizon_unplanned() {
+    let mut s = LocalScheduler::new(Conservative, 4);
+    s.defer_passes();
+    s.plan_before(t(1000.0));
+    // Three PEs held to the horizon (switched off); the fourth is free until a reservation from 100 on.
+    let held = s.reserve(t(0.0), window(0.0, 1000.0, 3)).unwrap();
+    s.reserve(t(0.0), window(100.0, 1000.0, 1)).unwrap();
+    let jobs = [job(1, 0.0, 2, 50.0, 50.0), job(2, 0.0, 1, 500.0, 500.0), job(3, 0.0, 1, 80.0, 80.0)];
+    for spec in jobs.iter().chain(&[job(4, 0.0, 3, 60.0, 60.0)]) {
+        assert!(s.submit(t(0.0), spec.queued()).unwrap().is_empty());
+    }
+    // Job 1 is too wide, job 2 too long, job 4 wider and longer than job 1: they wait unplanned; job 3 fits.
+    assert_eq!(s.pass(t(0.0)), at(0.0, &[3]));
+    assert!([1, 2, 4].iter().all(|&id| s.planned_start(id).is_none()));
+    // Switching the held PEs on plans them in queue order: 1 and 2 start, 4 when job 2 ends.
+    s.cancel_reservation(t(10.0), held).unwrap();
+    assert_eq!(s.pass(t(10.0)), at(10.0, &[1, 2]));
+    assert_eq!(s.planned_start(4), Some(t(510.0)));
+    assert!(s.violations().is_empty());
+}

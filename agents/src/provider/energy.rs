@@ -1,0 +1,474 @@
+//! Energy management at the provider (Amini Salehi 2012, ch6): node power states under the scheduler, the decisions
+//! of PEMP, GESP or SESP on local arrivals and periodically, consolidation, and the energy of nodes and leases.
+//!
+//! The scheduler plans only on switched-on nodes: every node that is off (or shutting down) is held by a one-PE
+//! reservation to the end of time, and a booting node by one until it is ready. Switching a node off is holding it,
+//! which succeeds only if nothing is scheduled on it, ever ("a node is switched off when no lease is scheduled on
+//! it"); switching one on cancels its hold, and conservative backfilling moves the queued leases onto it at the
+//! instant's pass. All nodes start off. The scheduler plans before the holds' end only (see
+//! [`LocalScheduler::plan_before`](super::scheduler::LocalScheduler::plan_before)): a request the switched-on nodes
+//! cannot take waits without a reservation until nodes are switched on.
+//!
+//! GESP switches nodes on for a local request's window only (they go off at its planned end, whatever external
+//! request is planned after it), so external requests run only in the fragments the local leases leave; SESP and
+//! PEMP keep a node on while anything is scheduled on it.
+//!
+//! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
+//! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
+//! nodes the request lacks (beyond the free switched-on ones) between switching on and preemption; if preemption
+//! cannot cover its share (no preemptable lease), the rest is switched on too. Consolidation suspends the running
+//! external leases with the fewest VMs (with one VM per node, every busy node hosts one lease: the fewest leases are
+//! on the nodes of the smallest leases) and switches their nodes off; the leases are rescheduled like any preempted
+//! lease. One decision never both consolidates and switches on: with f > 1 the request is served by preemption
+//! alone, so consolidation happens only when the external leases left after it cover what the request lacks (the
+//! thesis is silent; the alternative suspends leases only to switch their nodes back on at once). Consolidation
+//! suspends only leases whose nodes can be switched off once they are suspended (nothing planned on them after the
+//! lease's end): otherwise the lease resumes at once on the same nodes, paying its overhead for nothing.
+//!
+//! The violation rate is the share of external requests whose wait before their first start exceeds α × the mean
+//! duration of the external requests (§6.4.1, α = 5); requests still waiting at the end count by their wait so far.
+
+use std::collections::BTreeMap;
+
+use super::pemp::{self, Decision, EnergyPolicy, RISK_UNIVERSE, UTILISATION_UNIVERSE};
+use super::power::{Nodes, PowerConfig, PowerError};
+use super::scheduler::{ReservationId, ReservationRequest};
+use super::{LocalJob, Provider};
+use crate::model::{JobId, LeaseType, PreemptionKind};
+use crate::protocol::TimerMsg;
+use crate::report::{Metered, Report, Series};
+use crate::sim::{Ctx, SimTime, TimerId};
+
+/// Joules in a kWh.
+const JOULES_PER_KWH: f64 = 3.6e6;
+
+/// How a provider manages its nodes' power.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnergyConfig {
+    /// The policy.
+    pub policy: EnergyPolicy,
+    /// Node power and transition delays.
+    pub power: PowerConfig,
+    /// Waiting factor α of the violation threshold and risk (Eq 6.2; 5 in the thesis).
+    pub alpha: f64,
+    /// Period of the periodic check [s].
+    pub period: f64,
+}
+
+impl Default for EnergyConfig {
+    fn default() -> EnergyConfig {
+        EnergyConfig { policy: EnergyPolicy::Pemp, power: PowerConfig::default(), alpha: 5.0, period: 600.0 }
+    }
+}
+
+/// The energy manager's state at a provider.
+#[derive(Clone, Debug)]
+pub(super) struct Energy {
+    config: EnergyConfig,
+    nodes: Nodes,
+    /// The holds of the nodes that are off or shutting down, one PE each.
+    holds: Vec<ReservationId>,
+    /// GESP: holds from the planned end of a local request of the nodes switched on for it, one PE each; the node
+    /// goes off when its hold begins.
+    closing: Vec<(SimTime, ReservationId)>,
+    /// The periodic check's timer.
+    timer: Option<TimerId>,
+    /// External requests not started yet: arrival and planned duration [s].
+    arrived: BTreeMap<JobId, (SimTime, f64)>,
+    /// External requests started: wait before the first start and planned duration [s].
+    waits: Vec<(f64, f64)>,
+    /// Controller inputs outside their universe, clamped.
+    clamped: u64,
+    switched_on: u64,
+    consolidated: u64,
+    powered: Series,
+    metered: Vec<Metered>,
+}
+
+/// The end of every hold: far beyond any run.
+fn forever() -> SimTime {
+    SimTime::new(4.0 * crate::registry::limits::MAX_TIME).expect("a finite time")
+}
+
+impl Provider {
+    /// A provider whose nodes have power states managed by `config` (all off at t = 0); refused for bad delays or
+    /// wattages.
+    pub fn with_energy(mut self, config: EnergyConfig) -> Result<Provider, String> {
+        config.power.validate().map_err(|(key, m)| format!("{key}: {m}"))?;
+        let nodes = Nodes::new(self.config.pes, config.power).map_err(|e: PowerError| e.to_string())?;
+        let mut holds = Vec::with_capacity(self.config.pes as usize);
+        for _ in 0..self.config.pes {
+            let request = ReservationRequest { start: SimTime::ZERO, end: forever(), pes: 1, partition: None };
+            holds.push(self.scheduler.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?);
+        }
+        self.scheduler.plan_before(forever());
+        self.energy = Some(Box::new(Energy {
+            config,
+            nodes,
+            holds,
+            closing: Vec::new(),
+            timer: None,
+            arrived: BTreeMap::new(),
+            waits: Vec::new(),
+            clamped: 0,
+            switched_on: 0,
+            consolidated: 0,
+            powered: Series::default(),
+            metered: Vec::new(),
+        }));
+        Ok(self)
+    }
+
+    /// An external request arrived: its wait starts.
+    pub(super) fn note_arrival(&mut self, id: JobId, now: SimTime, duration: f64) {
+        if let Some(e) = self.energy.as_mut() {
+            e.arrived.entry(id).or_insert((now, duration));
+        }
+    }
+
+    /// A lease started: an external one's first start ends its wait.
+    pub(super) fn note_start(&mut self, id: JobId, now: SimTime) {
+        if let Some(e) = self.energy.as_mut()
+            && let Some((at, duration)) = e.arrived.remove(&id)
+        {
+            e.waits.push((now - at, duration));
+        }
+    }
+
+    /// A lease completed: it is charged the node power × its VMs × every second it held nodes (see
+    /// [`super::power`]).
+    pub(super) fn charge_lease(&mut self, job: &LocalJob, now: SimTime) {
+        let Some(e) = self.energy.as_mut() else { return };
+        let this_run = job.start.map_or(0.0, |s| now - s);
+        let joules = e.nodes.charge(job.spec.pes, job.held + this_run);
+        e.metered.push(Metered { job: job.spec.id, energy: joules / JOULES_PER_KWH, carbon: 0.0 });
+    }
+
+    /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now; returns when its
+    /// lease can start (now, or when the nodes switched on for it are ready).
+    pub(super) fn power_for_local(&mut self, pes: u32, duration: f64, ctx: &mut Ctx<'_>) -> SimTime {
+        let now = ctx.now();
+        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return now };
+        self.advance_nodes(now);
+        let mut free = self.scheduler.free_pes(now, None).unwrap_or(0);
+        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
+            // Nodes switched on for other local requests go off when those end: free only if they stay on.
+            free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
+        }
+        let lacking = pes.saturating_sub(free);
+        // Preemption covers what is not switched on only as far as there are external leases to preempt.
+        let preemptable: u32 = self
+            .jobs
+            .values()
+            .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
+            .map(|j| j.spec.pes)
+            .sum();
+        let (switch_on, consolidate) = match policy {
+            // GESP switches on what local requests need; SESP too, and more for starving externals (periodic).
+            EnergyPolicy::Gesp | EnergyPolicy::Sesp => (lacking, 0),
+            // Consolidation is sized on the request (Algorithm 5's nodes(req)); the split between switching on and
+            // preemption on the nodes it lacks.
+            EnergyPolicy::Pemp => {
+                let f = self.controller(now);
+                match (pemp::decide(f, pes), pemp::decide(f, lacking)) {
+                    // f > 1 serves the request by preemption alone: consolidating nodes that the same decision
+                    // would then switch on again (preemption falling short) only suspends leases, so it
+                    // consolidates only when the leases left after it cover what the request lacks.
+                    (Decision::Consolidate(n), _) if lacking + n <= preemptable => (0, n),
+                    (Decision::Consolidate(_), _) => (0, 0),
+                    (_, Decision::Provide { switch_on, .. }) => (switch_on, 0),
+                    (_, Decision::Consolidate(_)) => (0, 0),
+                }
+            }
+        };
+        let switch_on = switch_on.max(lacking.saturating_sub(preemptable));
+        if consolidate > 0 {
+            self.consolidate(consolidate, pes, ctx);
+        }
+        let before = self.energy.as_ref().map_or(0, |e| e.switched_on);
+        let start = self.switch_on(switch_on, now).unwrap_or(now);
+        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
+            self.close_after(before, start + duration, now);
+        }
+        start
+    }
+
+    /// The periodic check: the policy's decision for the waiting external request at the head of the queue.
+    pub(super) fn on_power_check(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let Some(e) = self.energy.as_ref() else { return };
+        let policy = e.config.policy;
+        self.advance_nodes(now);
+        if let Some(e) = self.energy.as_mut() {
+            e.timer = None;
+        }
+        let head = self.scheduler.waiting().next().map_or(0, |q| q.pes);
+        // What the head request lacks beyond the free switched-on nodes (preempting externals for an external would
+        // gain nothing, so a decision to provide switches all of it on).
+        let lacking = head.saturating_sub(self.scheduler.free_pes(now, None).unwrap_or(0));
+        match policy {
+            EnergyPolicy::Gesp => {}
+            EnergyPolicy::Sesp => {
+                if lacking > 0 && self.risk(now) >= 1.0 {
+                    self.switch_on(lacking, now);
+                }
+            }
+            // A decision to provide with a share to switch on switches on all the head lacks: a part of it starts
+            // nothing (the request needs all its nodes at once), and nodes nothing is planned on are switched off
+            // again at the end of the instant; preempting externals for an external gains nothing.
+            EnergyPolicy::Pemp => match pemp::decide(self.controller(now), head) {
+                Decision::Provide { switch_on, .. } if switch_on > 0 => {
+                    self.switch_on(lacking, now);
+                }
+                Decision::Provide { .. } => {}
+                Decision::Consolidate(n) => self.consolidate(n, 0, ctx),
+            },
+        }
+        self.after_event(ctx);
+    }
+
+    /// Whether `t` is the end of the holds of switched-off nodes (with power states).
+    pub(super) fn is_power_horizon(&self, t: SimTime) -> bool {
+        self.energy.is_some() && t >= forever()
+    }
+
+    /// Arms the periodic check while the provider has leases (so that an idle provider lets the run end).
+    pub(super) fn arm_power_check(&mut self, ctx: &mut Ctx<'_>) {
+        let busy = !self.jobs.is_empty();
+        // GESP decides on local arrivals only.
+        if let Some(e) = self.energy.as_mut()
+            && e.timer.is_none()
+            && busy
+            && e.config.policy != EnergyPolicy::Gesp
+        {
+            e.timer = Some(ctx.wake_in(e.config.period, TimerMsg::PowerCheck));
+        }
+    }
+
+    /// After the instant's pass: switches off every switched-on node nothing is scheduled on.
+    pub(super) fn power_after_pass(&mut self, now: SimTime) {
+        if self.energy.is_none() {
+            return;
+        }
+        self.advance_nodes(now);
+        self.switch_off_idle(u32::MAX, now);
+        self.record_power(now);
+    }
+
+    /// Completes due boots and shutdowns, and switches off the nodes whose GESP closing hold has begun.
+    fn advance_nodes(&mut self, now: SimTime) {
+        if let Some(e) = self.energy.as_mut() {
+            e.nodes.advance(now);
+            let (due, later): (Vec<_>, Vec<_>) = e.closing.iter().partition(|c| c.0 <= now);
+            e.closing = later;
+            let n = (due.len() as u32).min(e.nodes.on());
+            if n > 0 {
+                e.nodes.switch_off(now, n).expect("n nodes are on");
+            }
+            e.holds.extend(due.into_iter().map(|c| c.1));
+        }
+    }
+
+    /// GESP switches nodes on for a local request's window only: the nodes switched on since the count `before`
+    /// are held from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the
+    /// external requests can be scheduled in the remaining time slots of local leases").
+    fn close_after(&mut self, before: u64, end: SimTime, now: SimTime) {
+        let Some(e) = self.energy.as_mut() else { return };
+        for _ in before..e.switched_on {
+            let request = ReservationRequest { start: end, end: forever(), pes: 1, partition: None };
+            // Just switched on, so free from now on.
+            let Ok(hold) = self.scheduler.reserve(now, request) else { break };
+            e.closing.push((end, hold));
+        }
+    }
+
+    /// Switches off up to `max` switched-on nodes that nothing is scheduled on, by holding them; returns how many.
+    fn switch_off_idle(&mut self, max: u32, now: SimTime) -> u32 {
+        let Some(e) = self.energy.as_mut() else { return 0 };
+        let mut off = 0;
+        while off < max && e.nodes.on() > 0 {
+            let request = ReservationRequest { start: now, end: forever(), pes: 1, partition: None };
+            let Ok(hold) = self.scheduler.reserve(now, request) else { break };
+            e.holds.push(hold);
+            e.nodes.switch_off(now, 1).expect("a node is on");
+            off += 1;
+        }
+        off
+    }
+
+    /// Switches on up to `count` nodes that are off; returns when they are ready (`None` if none was off).
+    fn switch_on(&mut self, count: u32, now: SimTime) -> Option<SimTime> {
+        let e = self.energy.as_mut()?;
+        // A node still shutting down is not switched on again: only off nodes (the holds of shutting-down nodes are
+        // the last ones pushed, so the first ones are of off nodes).
+        let n = count.min(e.nodes.count(super::power::NodeState::Off));
+        if n == 0 {
+            return None;
+        }
+        let (n, ready) = e.nodes.switch_on(now, n);
+        e.switched_on += u64::from(n);
+        for hold in e.holds.drain(..n as usize) {
+            // Cancelling a hold starts nothing: the scheduler's pass is deferred to the end of the instant.
+            let _ = self.scheduler.cancel_reservation(now, hold);
+        }
+        if ready > now {
+            let request = ReservationRequest { start: now, end: ready, pes: n, partition: None };
+            // Just freed: the boot hold fits.
+            let _ = self.scheduler.reserve(now, request);
+        }
+        Some(ready)
+    }
+
+    /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled now (with a local request of
+    /// `local` VMs arriving) leave room: switch off idle nodes, then suspend the external leases with the fewest VMs
+    /// and switch their nodes off.
+    fn consolidate(&mut self, count: u32, local: u32, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let Some(on) = self.energy.as_ref().map(|e| e.nodes.on()) else { return };
+        let local_now: u32 = self
+            .jobs
+            .values()
+            .filter(|j| j.reservation.is_some() && j.start.is_some())
+            .map(|j| j.spec.pes)
+            .sum::<u32>()
+            + local;
+        if local_now + count > on {
+            return;
+        }
+        let mut off = self.switch_off_idle(count, now);
+        let ends: BTreeMap<JobId, SimTime> = self.scheduler.running().map(|r| (r.id, r.end)).collect();
+        let mut victims: Vec<(u32, JobId)> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
+            .map(|(&id, j)| (j.spec.pes, id))
+            .collect();
+        victims.sort();
+        for (vms, id) in victims {
+            if off >= count {
+                break;
+            }
+            // Only a lease whose nodes can then be switched off: if waiting requests are planned on them after it
+            // ends, suspending it frees nothing to switch off and it would resume at once on the same nodes.
+            let Some(&end) = ends.get(&id) else { continue };
+            if self.scheduler.min_free_as_planned(end, forever()) < vms {
+                continue;
+            }
+            let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { continue };
+            self.start(started, ctx);
+            let memory = self.jobs.get(&id).and_then(|j| j.spec.memory_mb).unwrap_or(self.config.vm_memory_mb);
+            let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory);
+            self.requeue_preempted(evicted, overhead, ctx);
+            if let Some(e) = self.energy.as_mut() {
+                e.consolidated += 1;
+            }
+            off += self.switch_off_idle(count - off, now);
+        }
+    }
+
+    /// The controller's output f for the state now, its inputs clamped to their universes.
+    fn controller(&mut self, now: SimTime) -> f64 {
+        let (v, v_out) = pemp::clamp(self.risk(now), RISK_UNIVERSE);
+        let (c, c_out) = pemp::clamp(self.utilisation_on(now), UTILISATION_UNIVERSE);
+        if let Some(e) = self.energy.as_mut() {
+            e.clamped += u64::from(v_out) + u64::from(c_out);
+        }
+        pemp::fuzzy_reasoning(v, c)
+    }
+
+    /// The violation risk V (Eq 6.2) of the waiting external requests.
+    fn risk(&self, now: SimTime) -> f64 {
+        let Some(e) = self.energy.as_ref() else { return 0.0 };
+        let waiting: Vec<(u32, f64, f64)> = self
+            .scheduler
+            .waiting()
+            .map(|q| {
+                let since = e.arrived.get(&q.id).map_or(q.submit, |a| a.0);
+                (q.pes, q.estimate, now - since)
+            })
+            .collect();
+        pemp::violation_risk(&waiting, e.config.alpha)
+    }
+
+    /// The utilisation of the switched-on nodes C: the remaining VM-seconds of the running leases over the nodes
+    /// on × the horizon to the latest completion (Algorithm 5's L/(P·T); the scheduler does not track which node a
+    /// VM is on, so the horizons T_j of Eq 6.5 are taken as the common one).
+    fn utilisation_on(&self, now: SimTime) -> f64 {
+        let Some(e) = self.energy.as_ref() else { return 0.0 };
+        let remaining = |j: &LocalJob| j.start.map(|s| (j.spec.pes, (s + j.runtime - now).max(0.0)));
+        let running: Vec<(u32, f64)> = self.jobs.values().filter_map(remaining).collect();
+        let load: f64 = running.iter().map(|&(n, r)| f64::from(n) * r).sum();
+        let horizon = running.iter().map(|r| r.1).fold(0.0, f64::max);
+        pemp::utilisation(load, std::iter::repeat_n(horizon, e.nodes.on() as usize))
+    }
+
+    fn record_power(&mut self, now: SimTime) {
+        if let Some(e) = self.energy.as_mut() {
+            e.powered.set(now, f64::from(e.nodes.powered()));
+        }
+    }
+
+    /// The energy metrics, the powered-nodes series and each lease's energy.
+    pub(super) fn report_energy(&self, now: SimTime, out: &mut Report) {
+        let Some(e) = self.energy.as_ref() else { return };
+        let mut nodes = e.nodes.clone();
+        nodes.advance(now);
+        let unstarted = e.arrived.values().map(|&(at, d)| (now - at, d));
+        let all: Vec<(f64, f64)> = e.waits.iter().copied().chain(unstarted).collect();
+        let mean = all.iter().map(|w| w.1).sum::<f64>() / all.len().max(1) as f64;
+        let violated = all.iter().filter(|w| w.0 > e.config.alpha * mean).count();
+        out.metrics.extend([
+            ("node_energy", nodes.joules(now) / JOULES_PER_KWH),
+            ("node_idle_energy", nodes.idle_joules(now) / JOULES_PER_KWH),
+            ("violation_rate", if all.is_empty() { 0.0 } else { violated as f64 / all.len() as f64 }),
+            ("nodes_switched_on", e.switched_on as f64),
+            ("consolidated_leases", e.consolidated as f64),
+            ("controller_clamped", e.clamped as f64),
+        ]);
+        out.series.push(("powered_nodes", e.powered.clone()));
+        out.metered.extend(e.metered.iter().cloned());
+    }
+}
+
+/// `energy = { … }` of a provider group: node power states and the policy that manages them.
+#[derive(Clone, Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawEnergy {
+    /// "pemp" (the fuzzy controller of Amini Salehi (2012) ch6; default), "gesp" or "sesp" (its baselines).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub policy: EnergyPolicy,
+    /// Power of a switched-on node [W] (default 117, the thesis's).
+    pub node_watts: Option<f64>,
+    /// Seconds a node takes to boot (default 0; the thesis gives none).
+    pub boot_delay: Option<f64>,
+    /// Seconds a node takes to shut down, drawing meanwhile (default 0; the thesis gives none).
+    pub shutdown_delay: Option<f64>,
+    /// Waiting factor α: an external request violates when it waits more than α × the mean external duration
+    /// (default 5, the thesis's).
+    pub waiting_factor: Option<f64>,
+    /// Period of the policy's periodic check [s] (default 600; the thesis gives none).
+    pub period: Option<f64>,
+}
+
+impl RawEnergy {
+    /// The checked configuration; an error is (key, what is wrong).
+    pub fn check(&self) -> Result<EnergyConfig, (&'static str, String)> {
+        let d = EnergyConfig::default();
+        let power = PowerConfig {
+            watts: self.node_watts.unwrap_or(d.power.watts),
+            boot: self.boot_delay.unwrap_or(d.power.boot),
+            shutdown: self.shutdown_delay.unwrap_or(d.power.shutdown),
+        };
+        power.validate()?;
+        let alpha = self.waiting_factor.unwrap_or(d.alpha);
+        if !(alpha.is_finite() && alpha > 0.0) {
+            return Err(("waiting-factor", format!("expected a finite number > 0, found {alpha}")));
+        }
+        let period = self.period.unwrap_or(d.period);
+        if !(1.0..=crate::registry::limits::MAX_TIME).contains(&period) {
+            return Err(("period", format!("expected a number of seconds from 1 to 1e12, found {period}")));
+        }
+        Ok(EnergyConfig { policy: self.policy, power, alpha, period })
+    }
+}

@@ -1,0 +1,130 @@
+//! Node power states and energy policies inside the provider, message by message (Amini Salehi 2012, ch6): a local
+//! request on a cluster whose nodes are all off, and a starving external request under PEMP, SESP and GESP.
+
+use agents::protocol::{JobMsg, JobSpec, LeaseType, Msg};
+use agents::provider::overhead::OverheadModel;
+use agents::provider::pemp::EnergyPolicy;
+use agents::provider::power::PowerConfig;
+use agents::provider::preemption::PreemptionPolicy;
+use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
+use agents::provider::{CancelledLeases, EnergyConfig, Provider, ProviderConfig};
+use agents::sim::AgentId;
+use agents::testbed::{Delivery, TestBed};
+
+fn lease(id: u64, owner: u32, vms: u32, duration: f64, lease: LeaseType) -> Msg {
+    let spec = JobSpec { lease: Some(lease), ..JobSpec::new(id, AgentId(owner), vms, duration) };
+    Msg::Job(JobMsg::Submit(Box::new(spec)))
+}
+
+/// A conservative-backfilling cluster of `pes` single-VM nodes under `policy`, nodes booting in `boot` seconds.
+fn cluster(pes: u32, policy: EnergyPolicy, boot: f64) -> Provider {
+    let config = ProviderConfig {
+        pes,
+        speed: 1.0,
+        price: 0.0,
+        scheduler: SchedulerPolicy::Conservative,
+        partitioning: Partitioning::default(),
+        preemption: PreemptionPolicy::Mov,
+        overhead: OverheadModel::default(),
+        vm_memory_mb: 1024.0,
+        cancelled: CancelledLeases::Restart,
+        preemptive_priority: false,
+    };
+    let energy =
+        EnergyConfig { policy, power: PowerConfig { watts: 117.0, boot, shutdown: 0.0 }, ..Default::default() };
+    Provider::new(config).with_energy(energy).unwrap()
+}
+
+fn metric(m: &[(&str, f64)], k: &str) -> f64 {
+    m.iter().find(|x| x.0 == k).map_or(f64::NAN, |x| x.1)
+}
+
+fn at(d: &[Delivery], kind: &str) -> Option<f64> {
+    d.iter().find(|d| d.msg.kind() == kind).map(|d| d.at)
+}
+
+#[test]
+fn test_a_local_request_on_a_switched_off_cluster_boots_nodes_then_starts() {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(8, EnergyPolicy::Pemp, 120.0));
+    tb.probe("local-user"); // AgentId(1)
+    tb.inject(100.0, "local-user", "site", lease(1, 1, 4, 3600.0, LeaseType::Local));
+    tb.run_to_quiescence().unwrap();
+    let d = tb.deliveries();
+    // Nothing runs and nothing waits (V = 0, C = 0): the controller says consolidate, but nothing is on and nothing
+    // can be preempted, so the four nodes the request lacks boot; the lease starts when they are ready.
+    assert_eq!(at(&d, "job.accepted"), Some(100.0));
+    assert_eq!(at(&d, "job.started"), Some(220.0));
+    assert_eq!(at(&d, "job.completed"), Some(3820.0));
+    let report = tb.sim().report(site).unwrap();
+    let m = &report.metrics;
+    assert_eq!(metric(m, "nodes_switched_on"), 4.0);
+    // Four nodes drew from 100 (boot) to 3820 (switched off once nothing is scheduled on them).
+    let kwh = |joules: f64| joules / 3.6e6;
+    assert!((metric(m, "node_energy") - kwh(4.0 * 117.0 * 3720.0)).abs() < 1e-9);
+    // The lease is booked its 4 VMs × 3600 s; the boot is idle energy.
+    assert_eq!(report.metered.len(), 1);
+    assert!((report.metered[0].energy - kwh(4.0 * 117.0 * 3600.0)).abs() < 1e-9);
+    assert!((metric(m, "node_idle_energy") - kwh(4.0 * 117.0 * 120.0)).abs() < 1e-9);
+}
+
+/// One external request of 2 VMs and 1,000 s at t = 0 on a switched-off 4-node cluster; the deliveries until
+/// 10,000 s and the metrics.
+fn starving(policy: EnergyPolicy) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(4, policy, 0.0));
+    tb.probe("igg");
+    tb.inject(0.0, "igg", "site", lease(1, 1, 2, 1000.0, LeaseType::Suspendable));
+    tb.run_until(10_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_a_starving_external_request_is_served_by_pemp_before_sesp_and_never_by_gesp() {
+    // SESP switches on when V = wait / (5 × 1000 s) reaches 1: at the check of 5,400 s.
+    let (d, m) = starving(EnergyPolicy::Sesp);
+    assert_eq!(at(&d, "job.started"), Some(5400.0));
+    assert!((metric(&m, "node_energy") - 2.0 * 117.0 * 1000.0 / 3.6e6).abs() < 1e-9);
+    assert_eq!(metric(&m, "violation_rate"), 1.0, "waited 5,400 s > 5 × 1,000 s");
+    // PEMP at 4,200 s: V = 0.84 is MR 0.32 and HR 0.68, C = 0 is VL: f = 0.32 × 1.5 + 0.68 × 0.5 = 0.82, a split
+    // with a switch-on share (at 3,600 s, V = 0.72 gives f = 1.06: consolidate).
+    let (d, m) = starving(EnergyPolicy::Pemp);
+    assert_eq!(at(&d, "job.started"), Some(4200.0));
+    assert_eq!(metric(&m, "violation_rate"), 0.0);
+    // GESP switches on only for local requests.
+    let (d, m) = starving(EnergyPolicy::Gesp);
+    assert_eq!(at(&d, "job.started"), None);
+    assert_eq!(metric(&m, "node_energy"), 0.0);
+    assert_eq!(metric(&m, "violation_rate"), 1.0);
+}
+
+/// An external request of 2 VMs and 1,000 s at t = 0, then a local one of 4 VMs and 3,600 s at 100, on a
+/// switched-off 8-node cluster; the deliveries until 20,000 s and the metrics.
+fn behind_a_local(policy: EnergyPolicy) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(8, policy, 0.0));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "igg", "site", lease(1, 1, 2, 1000.0, LeaseType::Suspendable));
+    tb.inject(100.0, "local-user", "site", lease(2, 2, 4, 3600.0, LeaseType::Local));
+    tb.run_until(20_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_gesp_switches_nodes_on_for_the_local_window_only() {
+    let started = |d: &[Delivery], job: u64| {
+        d.iter().find(|d| matches!(d.msg, Msg::Job(JobMsg::Started { job: j }) if j == job)).map(|d| d.at)
+    };
+    // GESP: the four nodes the local request lacks are on from 100 to its end at 3,700, then off; the external
+    // request finds no fragment before and waits.
+    let (d, m) = behind_a_local(EnergyPolicy::Gesp);
+    assert_eq!(started(&d, 2), Some(100.0));
+    assert_eq!(started(&d, 1), None);
+    assert!((metric(&m, "node_energy") - 4.0 * 117.0 * 3600.0 / 3.6e6).abs() < 1e-9);
+    // SESP keeps a node on while anything is planned on it: the external request takes two of them at 3,700.
+    let (d, m) = behind_a_local(EnergyPolicy::Sesp);
+    assert_eq!(started(&d, 1), Some(3700.0));
+    let joules = 4.0 * 117.0 * 3600.0 + 2.0 * 117.0 * 1000.0;
+    assert!((metric(&m, "node_energy") - joules / 3.6e6).abs() < 1e-9);
+}
