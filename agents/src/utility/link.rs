@@ -4,6 +4,8 @@
 //!
 //! Each transfer crosses one shared link (its direction) and one access link of its own, so max-min fairness is
 //! water-filling per direction: transfers capped below the fair share keep their cap and leave the rest to the others.
+//! The shares are computed lazily, once time moves on or the next end is asked for, so that a burst of transfers
+//! starting at one instant (an epoch's spawns) is shared once, not once per transfer.
 
 use std::collections::BTreeMap;
 
@@ -44,12 +46,14 @@ pub struct Links {
     at: f64,
     /// Bits carried so far, per direction.
     carried: [f64; 2],
+    /// Directions whose transfers changed since their shares were computed.
+    stale: [bool; 2],
 }
 
 impl Links {
     /// Links of `up` and `down` bits per second; `f64::INFINITY` for a link that is never the bottleneck.
     pub fn new(up: f64, down: f64) -> Links {
-        Links { up, down, transfers: BTreeMap::new(), next: 0, at: 0.0, carried: [0.0; 2] }
+        Links { up, down, transfers: BTreeMap::new(), next: 0, at: 0.0, carried: [0.0; 2], stale: [false; 2] }
     }
 
     /// Starts sending `bytes` at `now` over `direction`, through an access link of `cap` bits per second.
@@ -58,7 +62,7 @@ impl Links {
         let id = self.next;
         self.next += 1;
         self.transfers.insert(id, Transfer { direction, left: bytes.max(0.0) * 8.0, cap, rate: 0.0 });
-        self.share(direction);
+        self.stale[direction as usize] = true;
         id
     }
 
@@ -66,12 +70,13 @@ impl Links {
     pub fn cancel(&mut self, now: f64, id: TransferId) {
         self.advance(now);
         if let Some(t) = self.transfers.remove(&id) {
-            self.share(t.direction);
+            self.stale[t.direction as usize] = true;
         }
     }
 
     /// When the first transfer in progress will end at today's rates [s], if any.
-    pub fn next_end(&self) -> Option<f64> {
+    pub fn next_end(&mut self) -> Option<f64> {
+        self.reshare();
         let ends = self.transfers.values().map(|t| if t.left <= DONE_BITS { 0.0 } else { t.left / t.rate });
         ends.min_by(f64::total_cmp).map(|dt| self.at + dt)
     }
@@ -81,16 +86,10 @@ impl Links {
         self.advance(now);
         let done: Vec<TransferId> =
             self.transfers.iter().filter(|(_, t)| t.left <= DONE_BITS).map(|(&id, _)| id).collect();
-        let mut directions = Vec::new();
         for id in &done {
             if let Some(t) = self.transfers.remove(id) {
-                directions.push(t.direction);
+                self.stale[t.direction as usize] = true;
             }
-        }
-        directions.sort();
-        directions.dedup();
-        for d in directions {
-            self.share(d);
         }
         done
     }
@@ -106,19 +105,29 @@ impl Links {
     }
 
     /// A transfer's rate now [bit/s] (for tests and traces).
-    pub fn rate(&self, id: TransferId) -> Option<f64> {
+    pub fn rate(&mut self, id: TransferId) -> Option<f64> {
+        self.reshare();
         self.transfers.get(&id).map(|t| t.rate)
     }
 
     fn advance(&mut self, now: f64) {
         let dt = now - self.at;
         if dt > 0.0 {
+            self.reshare();
             for t in self.transfers.values_mut() {
                 let sent = (t.rate * dt).min(t.left);
                 t.left -= sent;
                 self.carried[t.direction as usize] += sent;
             }
             self.at = now;
+        }
+    }
+
+    fn reshare(&mut self) {
+        for direction in [Direction::Up, Direction::Down] {
+            if std::mem::take(&mut self.stale[direction as usize]) {
+                self.share(direction);
+            }
         }
     }
 

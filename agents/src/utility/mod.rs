@@ -421,10 +421,11 @@ impl Utility {
         let cap = if link.is_infinite() { link } else { self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth) };
         let id = self.links.start(ctx.now().secs(), direction, bytes, cap);
         self.transfers.insert(id, carries);
-        self.rearm_transfers(ctx);
+        ctx.at_end_of_instant();
         id
     }
 
+    /// Sets the timer for the next end of a transfer, once an instant (after all its transfers started and ended).
     fn rearm_transfers(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(t) = self.transfer_timer.take() {
             ctx.cancel(t);
@@ -438,7 +439,7 @@ impl Utility {
     fn cancel_transfer(&mut self, id: TransferId, ctx: &mut Ctx<'_>) {
         self.links.cancel(ctx.now().secs(), id);
         self.transfers.remove(&id);
-        self.rearm_transfers(ctx);
+        ctx.at_end_of_instant();
     }
 
     fn latency(&self, node: AgentId) -> f64 {
@@ -790,7 +791,7 @@ impl Utility {
                 None => {}
             }
         }
-        self.rearm_transfers(ctx);
+        ctx.at_end_of_instant();
     }
 
     fn migration_transfer_done(&mut self, job: JobId, transfer: TransferId, ctx: &mut Ctx<'_>) {
@@ -1003,6 +1004,10 @@ impl Agent<GridMarket> for Utility {
             Msg::Timer(TimerMsg::Transfer) => self.on_transfers(ctx),
             other => tracing::error!(utility = ctx.name(), kind = other.kind(), "unhandled message"),
         }
+    }
+
+    fn end_of_instant(&mut self, ctx: &mut Ctx<'_>) {
+        self.rearm_transfers(ctx);
     }
 
     fn report(&self, now: SimTime, out: &mut Report) {
