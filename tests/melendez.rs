@@ -2,21 +2,12 @@
 //! targets and checks, and the AS-against-EDF and mixed-workload sweeps run at their quick size with their sanity
 //! checks met (no deadline miss, nothing a broker accepted refused by a resource, no OD request rejected).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
 
-use gridmarket::runner::{Outcome, RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
-fn family() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios/melendez")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
+fn family() -> Vec<std::path::PathBuf> {
+    family::files("melendez")
 }
 
 #[test]
@@ -30,36 +21,9 @@ fn test_every_file_of_the_family_loads_with_targets_and_checks() {
     }
 }
 
-fn run_quick(file: &str) -> gridmarket::runner::StudyResult {
-    let opts = LoadOptions { quick: true, ..LoadOptions::default() };
-    let study = Study::load(Path::new(file), &opts).unwrap();
-    let out = std::env::temp_dir().join(format!("gridmarket-melendez-{}-{}", std::process::id(), study.name));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
-    let _ = std::fs::remove_dir_all(&out);
-    assert!(result.unfinished.is_empty(), "{:?}", result.unfinished);
-    let failed: Vec<String> = result
-        .checks
-        .iter()
-        .filter(|c| c.outcome != Outcome::Pass)
-        .map(|c| format!("{}: {} ({})", c.target, c.measured, c.source))
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-    assert!(!result.checks.is_empty());
-    result
-}
-
 #[test]
 fn test_as_against_edf_runs_with_its_checks_met() {
-    let result = run_quick("scenarios/melendez/as-vs-edf-1.toml");
+    let result = family::run_quick("scenarios/melendez/as-vs-edf-1.toml", None);
     // The AS test is sufficient, not necessary: over the sweep it blocks more than EDF on the same seeds.
     let mean = |target: &str| {
         let points: Vec<f64> = result
@@ -76,7 +40,7 @@ fn test_as_against_edf_runs_with_its_checks_met() {
 
 #[test]
 fn test_the_mixed_workload_runs_with_no_on_demand_request_rejected() {
-    let result = run_quick("scenarios/melendez/mixed-1.toml");
+    let result = family::run_quick("scenarios/melendez/mixed-1.toml", None);
     let ods: f64 = result.runs.iter().filter_map(|r| r.metrics.get("sources.src.on_demand").copied()).sum();
     assert!(ods > 0.0);
     let rejected: f64 =

@@ -1,21 +1,12 @@
 //! The salehi-ch5 family (Amini Salehi, Javadi & Buyya: preemption-aware admission control): every file loads with
 //! targets and checks, and one sweep runs at its quick size with its sanity checks met.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
 
-use gridmarket::runner::{Outcome, RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
 
-fn family() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios/salehi-ch5")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
+fn family() -> Vec<std::path::PathBuf> {
+    family::files("salehi-ch5")
 }
 
 #[test]
@@ -30,29 +21,7 @@ fn test_every_file_of_the_family_loads_with_targets_and_checks() {
 
 #[test]
 fn test_the_external_duration_sweep_runs_with_its_checks_met() {
-    let opts = LoadOptions { quick: true, ..LoadOptions::default() };
-    let study = Study::load(Path::new("scenarios/salehi-ch5/external-duration.toml"), &opts).unwrap();
-    let out = std::env::temp_dir().join(format!("gridmarket-salehi-ch5-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
-    let _ = std::fs::remove_dir_all(&out);
-    assert!(result.unfinished.is_empty(), "{:?}", result.unfinished);
-    let failed: Vec<String> = result
-        .checks
-        .iter()
-        .filter(|c| c.outcome != Outcome::Pass)
-        .map(|c| format!("{}: {} ({})", c.target, c.measured, c.source))
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-    assert!(!result.checks.is_empty());
+    family::run_quick("scenarios/salehi-ch5/external-duration.toml", None);
 }
 
 /// One reading of the paper's setup (it gives no time unit for the Weibull gaps nor a reference speed for the task

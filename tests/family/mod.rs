@@ -1,0 +1,49 @@
+//! What the family tests share: a family's files, and one file run at its quick size with its sanity checks met.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use gridmarket::runner::{Outcome, RunOptions, StudyResult, run_study};
+use gridmarket::scenario::{LoadOptions, Study};
+
+/// The scenario files of `scenarios/<name>/`, sorted.
+pub fn files(name: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new("scenarios").join(name))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs `file` at its quick size (with `replications` if given) and asserts that every run finished and every sanity
+/// check passed.
+pub fn run_quick(file: &str, replications: Option<u32>) -> StudyResult {
+    let opts = LoadOptions { quick: true, replications, ..LoadOptions::default() };
+    let study = Study::load(Path::new(file), &opts).unwrap();
+    let name = file.replace(['/', '.'], "-");
+    let out = std::env::temp_dir().join(format!("gridmarket-{name}-{}", std::process::id()));
+    let opts = RunOptions {
+        out: out.clone(),
+        jobs: 2,
+        resume: false,
+        quiet: true,
+        trace: None,
+        schedule_swf: false,
+        command: String::new(),
+    };
+    let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(result.unfinished.is_empty(), "{:?}", result.unfinished);
+    let failed: Vec<String> = result
+        .checks
+        .iter()
+        .filter(|c| c.outcome != Outcome::Pass)
+        .map(|c| format!("{}: {} ({})", c.target, c.measured, c.source))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(!result.checks.is_empty());
+    result
+}
