@@ -98,6 +98,17 @@ impl AgentKind for UtilityKind {
             Metric::new("uplink_mb", Unit::Count, "megabytes sent over the cluster's uplink"),
             Metric::new("downlink_mb", Unit::Count, "megabytes received over the cluster's downlink"),
             Metric::new(
+                "replica_availability",
+                Unit::Share,
+                "share of the time jobs spent on public nodes after the warm-up with at least one replica really \
+                 running, P(X ≥ 1) of the replica model (from the first replica's start until the job leaves them)",
+            ),
+            Metric::new(
+                "replica_uptime",
+                Unit::Share,
+                "mean replicas of a job on public nodes really running, over k: the p = μ / (λ + μ) of the replica model",
+            ),
+            Metric::new(
                 "sla_correlation",
                 Unit::Relative,
                 "Pearson's r across users of goodput V against min(V_0, B) over the run: the service differentiation",
