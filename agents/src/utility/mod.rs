@@ -261,9 +261,40 @@ struct Stats {
     measured_goodput: f64,
     dedicated_busy: f64,
     coverage: Coverage,
+    /// Bits asked of the uplink after the warm-up (spawns, replenishments and migrations out).
+    uplink_offered: f64,
+    /// Jobs started for the first time, and jobs dropped before their first start.
+    started: u64,
+    dropped_unstarted: u64,
+    backlog: Slope,
     queued: Series,
     on_public: Series,
     transfers: Series,
+}
+
+/// The least-squares slope of samples (t, y) [y per second].
+#[derive(Clone, Copy, Debug, Default)]
+struct Slope {
+    n: f64,
+    t: f64,
+    y: f64,
+    tt: f64,
+    ty: f64,
+}
+
+impl Slope {
+    fn add(&mut self, t: f64, y: f64) {
+        self.n += 1.0;
+        self.t += t;
+        self.y += y;
+        self.tt += t * t;
+        self.ty += t * y;
+    }
+
+    fn slope(&self) -> Option<f64> {
+        let var = self.n * self.tt - self.t * self.t;
+        (self.n >= 2.0 && var > 0.0).then(|| (self.n * self.ty - self.t * self.y) / var)
+    }
 }
 
 /// Time jobs spent on public nodes after the warm-up, and how much of it they had live replicas: the replica
@@ -462,7 +493,11 @@ impl Utility {
         // Transfers that cost nothing (infinite links) are not held back by the nodes' access links either.
         let link = if direction == Direction::Up { self.config.uplink } else { self.config.downlink };
         let cap = if link.is_infinite() { link } else { self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth) };
-        let id = self.links.start(ctx.now().secs(), direction, bytes, cap);
+        let now = ctx.now().secs();
+        if direction == Direction::Up && now >= self.config.warm_up {
+            self.stats.uplink_offered += bytes * 8.0;
+        }
+        let id = self.links.start(now, direction, bytes, cap);
         self.transfers.insert(id, carries);
         ctx.at_end_of_instant();
         id
@@ -531,6 +566,7 @@ impl Utility {
         }
         if !j.started {
             j.started = true;
+            self.stats.started += 1;
             ctx.send(j.spec.owner, JobMsg::Started { job });
         }
         if self.public.contains_key(&node) {
@@ -583,6 +619,9 @@ impl Utility {
         self.leave_public(job, ctx.now().secs());
         if let Some(j) = self.jobs.remove(&job) {
             self.stats.dropped += 1;
+            if !j.started {
+                self.stats.dropped_unstarted += 1;
+            }
             let reason = "hopeless: it can no longer finish within the SLA's maximum elongation".to_string();
             ctx.send(j.spec.owner, JobMsg::Rejected { job, reason });
         }
@@ -840,6 +879,11 @@ impl Utility {
         self.replenish(ctx);
         let on_public = self.jobs.values().filter(|j| !j.queued && j.dedicated.is_none()).count();
         self.stats.on_public.set(ctx.now(), on_public as f64);
+        let now = ctx.now().secs();
+        if now >= self.config.warm_up {
+            let s = &self.stats;
+            self.stats.backlog.add(now, (s.submitted - s.started - s.dropped_unstarted) as f64);
+        }
         if !self.jobs.is_empty() {
             self.arm_epoch(ctx);
         }
@@ -1123,10 +1167,17 @@ impl Agent<GridMarket> for Utility {
             ),
             ("public_work_share", if s.completed_work > 0.0 { s.public_work / s.completed_work } else { 0.0 }),
             ("uplink_mb", self.links.carried(Direction::Up) / 8e6),
+            (
+                "uplink_load",
+                if self.config.uplink.is_finite() { s.uplink_offered / measured / self.config.uplink } else { 0.0 },
+            ),
             ("downlink_mb", self.links.carried(Direction::Down) / 8e6),
         ]);
         if let Some(r) = pearson(&pairs) {
             out.metrics.push(("sla_correlation", r));
+        }
+        if let Some(slope) = s.backlog.slope() {
+            out.metrics.push(("backlog_growth", slope));
         }
         // The jobs still on public nodes count up to now.
         let mut coverage = s.coverage;
