@@ -277,5 +277,8 @@ mod tests {
         bed.assert_none(&to_rm("utility.done"));
         let lost = bed.sim().inspect(n, |node: &Node| node.lost).unwrap();
         assert!(lost > 5, "{lost} replicas lost");
+        // The measurement hears of each replica lost and of each stale run dropped (one per later announcement).
+        let told = d.iter().filter(|d| d.to == "rm" && d.msg.kind() == "utility.lost").count();
+        assert_eq!(told as u64, lost + announced as u64 - 1);
     }
 }

@@ -1199,3 +1199,28 @@ impl Agent<GridMarket> for Utility {
         ]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backlog_slope_is_the_least_squares_one() {
+        let mut s = Slope::default();
+        assert_eq!(s.slope(), None);
+        for (t, y) in [(0.0, 1.0), (10.0, 3.0), (20.0, 2.0), (30.0, 6.0)] {
+            s.add(t, y);
+        }
+        // x̄ = 15, ȳ = 3: Σ(x − x̄)(y − ȳ) = 30 + 0 − 5 + 45 = 70 over Σ(x − x̄)² = 500.
+        assert!((s.slope().unwrap() - 0.14).abs() < 1e-12, "{:?}", s.slope());
+    }
+
+    #[test]
+    fn coverage_counts_after_the_warm_up_and_caps_replicas_at_k() {
+        let mut c = Coverage::default();
+        // 10 s before the warm-up at 100 s are left out; 30 s with 3 replicas count as k = 2.
+        c.add(90.0, 130.0, 3, 100.0, 2);
+        c.add(130.0, 140.0, 0, 100.0, 2);
+        assert_eq!((c.exposed, c.held, c.replicas), (40.0, 30.0, 60.0));
+    }
+}
