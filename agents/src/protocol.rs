@@ -1011,7 +1011,8 @@ impl TimerMsg {
 pub enum UtilityMsg {
     /// Node → utility manager: the node can take a job. A dedicated node says so once, at the start; a public node
     /// each time its owner leaves the machine idle (at the start if it is idle then). A public node that its owner
-    /// takes back says nothing: the manager learns it from the missing progress reports.
+    /// takes back says nothing to the scheduler (only `Lost`, to its measurements): the manager learns it from the
+    /// missing progress reports.
     Available {
         /// A dedicated node (reliable, inside the cluster), or a public one.
         dedicated: bool,
@@ -1057,6 +1058,13 @@ pub enum UtilityMsg {
         /// Work done [s on a dedicated node].
         done: f64,
     },
+    /// Public node → utility manager, for the measurement of replica availability only: the replica of the job is
+    /// not running here from this instant (the owner took the machine back, or the state arrived while the owner had
+    /// it). The manager never schedules on it: it learns of failures from the missing reports.
+    Lost {
+        /// The job.
+        job: JobId,
+    },
 }
 
 /// A job for a node to run.
@@ -1084,6 +1092,7 @@ impl UtilityMsg {
             UtilityMsg::Stop { .. } => "utility.stop",
             UtilityMsg::Freeze { .. } => "utility.freeze",
             UtilityMsg::Frozen { .. } => "utility.frozen",
+            UtilityMsg::Lost { .. } => "utility.lost",
         }
     }
 }

@@ -2,7 +2,8 @@
 //! for its utility manager. A dedicated node sits in the utility's cluster, is always there and its progress reports
 //! are the job's checkpoints. A public node is someone else's machine lent while idle: its owner takes it back and
 //! leaves it idle again after exponential times (the two-state AV/NA Markov model), and the replica it runs is lost,
-//! silently, when that happens; it reports progress as its life pulse.
+//! silently, when that happens (a `Lost` goes to the manager's measurement of replica availability, never to its
+//! scheduler); it reports progress as its life pulse.
 
 pub mod kind;
 
@@ -101,10 +102,18 @@ impl Node {
         Some(r)
     }
 
+    /// Tells the manager's measurement of replica availability (not its scheduler) that `job` is not running here.
+    fn lost_to_measurement(&self, job: JobId, ctx: &mut Ctx<'_>) {
+        if self.config.availability.is_some() {
+            ctx.send(self.config.utility, UtilityMsg::Lost { job });
+        }
+    }
+
     fn run(&mut self, run: &Run, ctx: &mut Ctx<'_>) {
         let Run { job, work, done, report: every, session } = *run;
         // The owner has the machine, or took it back and gave it again since: the state arrived at nobody.
         if !self.available || session + 1 != self.session {
+            self.lost_to_measurement(job, ctx);
             return;
         }
         if let Some(r) = self.stop(ctx) {
@@ -165,6 +174,7 @@ impl Agent<GridMarket> for Node {
                 } else if let Some(r) = self.stop(ctx) {
                     self.lost += 1;
                     self.lost_work += self.config.speed * (now - r.since);
+                    self.lost_to_measurement(r.job, ctx);
                 }
                 self.flip_later(a, ctx);
             }
@@ -267,5 +277,8 @@ mod tests {
         bed.assert_none(&to_rm("utility.done"));
         let lost = bed.sim().inspect(n, |node: &Node| node.lost).unwrap();
         assert!(lost > 5, "{lost} replicas lost");
+        // The measurement hears of each replica lost and of each stale run dropped (one per later announcement).
+        let told = d.iter().filter(|d| d.to == "rm" && d.msg.kind() == "utility.lost").count();
+        assert_eq!(told as u64, lost + announced as u64 - 1);
     }
 }

@@ -98,6 +98,29 @@ impl AgentKind for UtilityKind {
             Metric::new("uplink_mb", Unit::Count, "megabytes sent over the cluster's uplink"),
             Metric::new("downlink_mb", Unit::Count, "megabytes received over the cluster's downlink"),
             Metric::new(
+                "replica_availability",
+                Unit::Share,
+                "share of the time jobs spent on public nodes after the warm-up with at least one replica really \
+                 running, P(X ≥ 1) of the replica model (from the first replica's start until the job leaves them)",
+            ),
+            Metric::new(
+                "replica_uptime",
+                Unit::Share,
+                "mean replicas of a job on public nodes really running, over k: the p = μ / (λ + μ) of the replica model",
+            ),
+            Metric::new(
+                "uplink_load",
+                Unit::Ratio,
+                "bits asked of the cluster's uplink per second after the warm-up (spawns, replenishments, migrations \
+                 out), over its bandwidth: the λ_b / B_up of the bottleneck bound (0 for free transfers)",
+            ),
+            Metric::new(
+                "backlog_growth",
+                Unit::PerSecond,
+                "least-squares slope of the jobs waiting for their first start (queued, or their state on its way), \
+                 sampled every epoch after the warm-up: about 0 while the uplink keeps up, positive once it cannot",
+            ),
+            Metric::new(
                 "sla_correlation",
                 Unit::Relative,
                 "Pearson's r across users of goodput V against min(V_0, B) over the run: the service differentiation",

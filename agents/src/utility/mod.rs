@@ -25,7 +25,7 @@ pub mod kind;
 pub mod link;
 pub mod sla;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -178,6 +178,12 @@ struct Job {
     down_since: Option<f64>,
     failure_downtime: f64,
     migration_downtime: f64,
+    /// The public nodes really running a replica of it (the scheduler's `replicas` include those lost unnoticed),
+    /// for the replica availability only.
+    held: BTreeSet<AgentId>,
+    /// While it is on public nodes (from its first replica's start until it leaves them): when its coverage was
+    /// last counted.
+    exposed_since: Option<f64>,
 }
 
 impl Job {
@@ -254,9 +260,75 @@ struct Stats {
     measured_work: f64,
     measured_goodput: f64,
     dedicated_busy: f64,
+    coverage: Coverage,
+    /// Bits asked of the uplink after the warm-up (spawns, replenishments and migrations out).
+    uplink_offered: f64,
+    /// Jobs started for the first time, and jobs dropped before their first start.
+    started: u64,
+    dropped_unstarted: u64,
+    backlog: Slope,
     queued: Series,
     on_public: Series,
     transfers: Series,
+}
+
+/// The least-squares slope of samples (t, y) [y per second].
+#[derive(Clone, Copy, Debug, Default)]
+struct Slope {
+    n: f64,
+    t: f64,
+    y: f64,
+    tt: f64,
+    ty: f64,
+}
+
+impl Slope {
+    fn add(&mut self, t: f64, y: f64) {
+        self.n += 1.0;
+        self.t += t;
+        self.y += y;
+        self.tt += t * t;
+        self.ty += t * y;
+    }
+
+    fn slope(&self) -> Option<f64> {
+        let var = self.n * self.tt - self.t * self.t;
+        (self.n >= 2.0 && var > 0.0).then(|| (self.n * self.ty - self.t * self.y) / var)
+    }
+}
+
+/// Time jobs spent on public nodes after the warm-up, and how much of it they had live replicas: the replica
+/// availability of Section 4.6, P(X ≥ 1) with X the live replicas of a job on public nodes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Coverage {
+    /// Job-seconds on public nodes.
+    exposed: f64,
+    /// Of which with at least one live replica.
+    held: f64,
+    /// Replica-seconds live (at most k a job).
+    replicas: f64,
+}
+
+impl Coverage {
+    /// Counts a job with `held` live replicas from `since` to `now`.
+    fn add(&mut self, since: f64, now: f64, held: usize, warm_up: f64, k: usize) {
+        let dt = now.max(warm_up) - since.max(warm_up);
+        if dt > 0.0 {
+            self.exposed += dt;
+            if held > 0 {
+                self.held += dt;
+            }
+            self.replicas += held.min(k) as f64 * dt;
+        }
+    }
+
+    /// Counts `job`'s time on public nodes from its last count to `now`.
+    fn count(&mut self, job: &mut Job, now: f64, warm_up: f64, k: usize) {
+        if let Some(since) = job.exposed_since {
+            self.add(since, now, job.held.len(), warm_up, k);
+            job.exposed_since = Some(now);
+        }
+    }
 }
 
 impl Utility {
@@ -337,6 +409,8 @@ impl Utility {
                 down_since: None,
                 failure_downtime: 0.0,
                 migration_downtime: 0.0,
+                held: BTreeSet::new(),
+                exposed_since: None,
             },
         );
         self.queue.push_back(spec.id);
@@ -419,7 +493,11 @@ impl Utility {
         // Transfers that cost nothing (infinite links) are not held back by the nodes' access links either.
         let link = if direction == Direction::Up { self.config.uplink } else { self.config.downlink };
         let cap = if link.is_infinite() { link } else { self.public.get(&node).map_or(f64::INFINITY, |p| p.bandwidth) };
-        let id = self.links.start(ctx.now().secs(), direction, bytes, cap);
+        let now = ctx.now().secs();
+        if direction == Direction::Up && now >= self.config.warm_up {
+            self.stats.uplink_offered += bytes * 8.0;
+        }
+        let id = self.links.start(now, direction, bytes, cap);
         self.transfers.insert(id, carries);
         ctx.at_end_of_instant();
         id
@@ -442,6 +520,32 @@ impl Utility {
         ctx.at_end_of_instant();
     }
 
+    /// A replica of `job` starts (`live`) or stops really running on public node `node`; its first start puts the
+    /// job on public nodes for the replica availability.
+    fn hold(&mut self, job: JobId, node: AgentId, live: bool, now: f64) {
+        let (warm_up, k) = (self.config.warm_up, self.config.replicas as usize);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        if !live && !j.held.contains(&node) {
+            return;
+        }
+        self.stats.coverage.count(j, now, warm_up, k);
+        if live {
+            j.held.insert(node);
+            j.exposed_since.get_or_insert(now);
+        } else {
+            j.held.remove(&node);
+        }
+    }
+
+    /// `job` leaves the public nodes (for a dedicated node, or for good).
+    fn leave_public(&mut self, job: JobId, now: f64) {
+        let (warm_up, k) = (self.config.warm_up, self.config.replicas as usize);
+        let Some(j) = self.jobs.get_mut(&job) else { return };
+        self.stats.coverage.count(j, now, warm_up, k);
+        j.exposed_since = None;
+        j.held.clear();
+    }
+
     fn latency(&self, node: AgentId) -> f64 {
         self.public.get(&node).map_or(0.0, |p| p.latency)
     }
@@ -462,7 +566,11 @@ impl Utility {
         }
         if !j.started {
             j.started = true;
+            self.stats.started += 1;
             ctx.send(j.spec.owner, JobMsg::Started { job });
+        }
+        if self.public.contains_key(&node) {
+            self.hold(job, node, true, now);
         }
         self.tell(node, UtilityMsg::Run(Box::new(run)), ctx);
     }
@@ -475,6 +583,7 @@ impl Utility {
         for node in replicas {
             self.stop_replica(job, node, ctx);
         }
+        self.leave_public(job, now);
         let d = &mut self.dedicated[index];
         d.job = Some(job);
         d.busy_since = now;
@@ -507,8 +616,12 @@ impl Utility {
     }
 
     fn drop_job(&mut self, job: JobId, ctx: &mut Ctx<'_>) {
+        self.leave_public(job, ctx.now().secs());
         if let Some(j) = self.jobs.remove(&job) {
             self.stats.dropped += 1;
+            if !j.started {
+                self.stats.dropped_unstarted += 1;
+            }
             let reason = "hopeless: it can no longer finish within the SLA's maximum elongation".to_string();
             ctx.send(j.spec.owner, JobMsg::Rejected { job, reason });
         }
@@ -568,6 +681,7 @@ impl Utility {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(replica) = j.replicas.remove(&node) else { return };
         self.stats.failures += 1;
+        self.hold(job, node, false, now);
         if let Some(t) = replica.transfer {
             self.cancel_transfer(t, ctx);
         }
@@ -765,6 +879,11 @@ impl Utility {
         self.replenish(ctx);
         let on_public = self.jobs.values().filter(|j| !j.queued && j.dedicated.is_none()).count();
         self.stats.on_public.set(ctx.now(), on_public as f64);
+        let now = ctx.now().secs();
+        if now >= self.config.warm_up {
+            let s = &self.stats;
+            self.stats.backlog.add(now, (s.submitted - s.started - s.dropped_unstarted) as f64);
+        }
         if !self.jobs.is_empty() {
             self.arm_epoch(ctx);
         }
@@ -831,6 +950,7 @@ impl Utility {
             Migration::In { from, .. } if from == node => {
                 transfers.push(self.start_transfer(Direction::Down, residual, from, Carries::Migration { job }, ctx));
                 self.release(from);
+                self.hold(job, from, false, now);
                 if let Some(j) = self.jobs.get_mut(&job) {
                     j.replicas.remove(&from);
                     // Counted now; a replica finishing later counts only what it adds.
@@ -913,6 +1033,7 @@ impl Utility {
     fn stop_replica(&mut self, job: JobId, node: AgentId, ctx: &mut Ctx<'_>) {
         let Some(j) = self.jobs.get_mut(&job) else { return };
         let Some(r) = j.replicas.remove(&node) else { return };
+        self.hold(job, node, false, ctx.now().secs());
         if let Some(t) = r.transfer {
             self.cancel_transfer(t, ctx);
         } else {
@@ -940,6 +1061,7 @@ impl Utility {
         if on_dedicated.is_none() && !on_public {
             return;
         }
+        self.leave_public(job, now);
         if self.jobs.get(&job).is_some_and(|j| j.migration.is_some()) {
             self.abandon_migration(job, ctx);
         }
@@ -1000,6 +1122,7 @@ impl Agent<GridMarket> for Utility {
             Msg::Utility(UtilityMsg::Progress { job, done }) => self.on_progress(from, *job, *done, now),
             Msg::Utility(UtilityMsg::Done { job }) => self.on_done(from, *job, ctx),
             Msg::Utility(UtilityMsg::Frozen { job, done }) => self.on_frozen(from, *job, *done, ctx),
+            Msg::Utility(UtilityMsg::Lost { job }) => self.hold(*job, from, false, now),
             Msg::Timer(TimerMsg::Round { .. }) => self.on_epoch(ctx),
             Msg::Timer(TimerMsg::Transfer) => self.on_transfers(ctx),
             other => tracing::error!(utility = ctx.name(), kind = other.kind(), "unhandled message"),
@@ -1044,15 +1167,60 @@ impl Agent<GridMarket> for Utility {
             ),
             ("public_work_share", if s.completed_work > 0.0 { s.public_work / s.completed_work } else { 0.0 }),
             ("uplink_mb", self.links.carried(Direction::Up) / 8e6),
+            (
+                "uplink_load",
+                if self.config.uplink.is_finite() { s.uplink_offered / measured / self.config.uplink } else { 0.0 },
+            ),
             ("downlink_mb", self.links.carried(Direction::Down) / 8e6),
         ]);
         if let Some(r) = pearson(&pairs) {
             out.metrics.push(("sla_correlation", r));
+        }
+        if let Some(slope) = s.backlog.slope() {
+            out.metrics.push(("backlog_growth", slope));
+        }
+        // The jobs still on public nodes count up to now.
+        let mut coverage = s.coverage;
+        for j in self.jobs.values() {
+            if let Some(since) = j.exposed_since {
+                coverage.add(since, now.secs(), j.held.len(), self.config.warm_up, self.config.replicas as usize);
+            }
+        }
+        if coverage.exposed > 0.0 {
+            out.metrics.extend([
+                ("replica_availability", coverage.held / coverage.exposed),
+                ("replica_uptime", coverage.replicas / (coverage.exposed * f64::from(self.config.replicas))),
+            ]);
         }
         out.series.extend([
             ("queued", s.queued.clone()),
             ("on_public", s.on_public.clone()),
             ("transfers", s.transfers.clone()),
         ]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backlog_slope_is_the_least_squares_one() {
+        let mut s = Slope::default();
+        assert_eq!(s.slope(), None);
+        for (t, y) in [(0.0, 1.0), (10.0, 3.0), (20.0, 2.0), (30.0, 6.0)] {
+            s.add(t, y);
+        }
+        // x̄ = 15, ȳ = 3: Σ(x − x̄)(y − ȳ) = 30 + 0 − 5 + 45 = 70 over Σ(x − x̄)² = 500.
+        assert!((s.slope().unwrap() - 0.14).abs() < 1e-12, "{:?}", s.slope());
+    }
+
+    #[test]
+    fn coverage_counts_after_the_warm_up_and_caps_replicas_at_k() {
+        let mut c = Coverage::default();
+        // 10 s before the warm-up at 100 s are left out; 30 s with 3 replicas count as k = 2.
+        c.add(90.0, 130.0, 3, 100.0, 2);
+        c.add(130.0, 140.0, 0, 100.0, 2);
+        assert_eq!((c.exposed, c.held, c.replicas), (40.0, 30.0, 60.0));
     }
 }
