@@ -287,21 +287,22 @@ impl End {
     }
 }
 
-/// The future-event list: a 4-ary min-heap of 16-byte entries over a slab of envelopes.
+/// The future-event list: a binary min-heap of 16-byte entries over a slab of envelopes.
 ///
-/// An entry holds the time's bits and the round, which decide almost every comparison; the rest of the key
-/// (sender, sequence number) waits per slot in `ties` and is read only when two entries share their `(time,
-/// round)`. The four children of a node fill one cache-line-aligned [`Group`], so a pop reads one line per level
-/// of a heap half as deep as a binary one and, of the slab, only the envelope it takes.
+/// An entry holds the time's bits, which decide almost every comparison with one integer compare, the round and the
+/// envelope's slot; the rest of the key (sender, sequence number) waits per slot in `ties` and is read only when two
+/// entries share their time. The two children of a node fill one aligned [`Pair`], so a level of a pop reads a
+/// single cache line. (On the kernel benchmark, 32-byte entries carrying the whole key, a 4-ary heap and a radix
+/// heap on the time's bits were all slower.)
 ///
 /// An agent may cancel what it sent itself (timers): `own` finds such an envelope's slot by (agent, sequence
 /// number), and cancelling drops the envelope at once. Its heap entry stays until it reaches the top (or a sweep
 /// when most entries are dead), where the empty slot says to skip it; only then is the slot reused. Nothing is
 /// kept for a timer that already fired.
 struct Fel<M> {
-    /// Heap entry `i` (root 0, children of `i` at `4i + 1 ..= 4i + 4`) is lane `(i + 3) % 4` of group
-    /// `(i + 3) / 4`: the children of node `i` are group `i + 1`. Lanes past the last entry hold [`LATEST`].
-    groups: Vec<Group>,
+    /// Heap entry `i` (root 0, children of `i` at `2i + 1` and `2i + 2`) is lane `(i + 1) % 2` of pair
+    /// `(i + 1) / 2`: the children of node `i` are pair `i + 1`. A lane past the last entry holds [`LATEST`].
+    pairs: Vec<Pair>,
     /// Heap entries, cancelled ones included.
     entries: usize,
     slab: Vec<Option<Envelope<M>>>,
@@ -316,7 +317,7 @@ struct Fel<M> {
 impl<M> Default for Fel<M> {
     fn default() -> Self {
         Fel {
-            groups: Vec::new(),
+            pairs: Vec::new(),
             entries: 0,
             slab: Vec::new(),
             ties: Vec::new(),
@@ -336,23 +337,20 @@ struct FelEntry {
     slot: u32,
 }
 
-/// Children per heap node.
-const ARITY: usize = 2;
-
-/// The children of one heap node, on one cache line.
+/// The two children of one heap node, never split across cache lines.
 #[derive(Clone, Copy)]
 #[repr(align(32))]
-struct Group([FelEntry; ARITY]);
+struct Pair([FelEntry; 2]);
 
-/// Fills the lanes past the last entry: later than any entry (no time has these bits), so a node's children
-/// compare without bounds checks.
+/// Fills the lane past the last entry: later than any entry (no time has these bits), so a node's children
+/// compare without a bounds check.
 const LATEST: FelEntry = FelEntry { at: u64::MAX, round: u32::MAX, slot: u32::MAX };
 
 /// Whether entry `a` comes before entry `b` in the event order.
 #[inline(always)]
 fn before(ties: &[(u32, u64)], a: FelEntry, b: FelEntry) -> bool {
-    // Times rarely tie: a well-predicted branch, and the result itself a value, not a branch. (Two [`LATEST`]
-    // fillers tie too; their order does not matter.)
+    // Times rarely tie: a well-predicted branch, and the result itself a value, not a branch. ([`LATEST`] has no
+    // slot, and ties with nothing that is compared with it.)
     if a.at != b.at {
         return a.at < b.at;
     }
@@ -362,12 +360,14 @@ fn before(ties: &[(u32, u64)], a: FelEntry, b: FelEntry) -> bool {
 impl<M> Fel<M> {
     #[inline(always)]
     fn entry(&self, i: usize) -> FelEntry {
-        self.groups[(i + ARITY - 1) / ARITY].0[(i + ARITY - 1) % ARITY]
+        let lane = i + 1; // counting from the empty lane before the root
+        self.pairs[lane / 2].0[lane % 2]
     }
 
     #[inline(always)]
     fn set_entry(&mut self, i: usize, e: FelEntry) {
-        self.groups[(i + ARITY - 1) / ARITY].0[(i + ARITY - 1) % ARITY] = e;
+        let lane = i + 1;
+        self.pairs[lane / 2].0[lane % 2] = e;
     }
 
     fn push(&mut self, env: Envelope<M>) {
@@ -395,8 +395,8 @@ impl<M> Fel<M> {
     }
 
     fn push_entry(&mut self, e: FelEntry) {
-        if (self.entries + ARITY - 1) / ARITY == self.groups.len() {
-            self.groups.push(Group([LATEST; ARITY]));
+        if self.entries.div_ceil(2) == self.pairs.len() {
+            self.pairs.push(Pair([LATEST; 2]));
         }
         self.entries += 1;
         self.sift_up(self.entries - 1, e);
@@ -406,7 +406,7 @@ impl<M> Fel<M> {
     #[inline]
     fn sift_up(&mut self, mut pos: usize, e: FelEntry) {
         while pos > 0 {
-            let parent = (pos - 1) / ARITY;
+            let parent = (pos - 1) / 2;
             let p = self.entry(parent);
             if !before(&self.ties, e, p) {
                 break;
@@ -417,10 +417,10 @@ impl<M> Fel<M> {
         self.set_entry(pos, e);
     }
 
-    /// Removes the earliest entry: the hole it leaves goes down along the earliest children to a leaf, where the
+    /// Removes the earliest entry: the hole it leaves goes down along the earlier children to a leaf, where the
     /// last entry fills it and moves up (it is usually late, so this takes fewer comparisons than sifting it down).
-    /// The earliest of four children is a tournament of three comparisons whose results are used as numbers, not
-    /// branches: which child wins is a coin toss no branch predictor guesses.
+    /// The earlier child is picked by arithmetic, not a branch: which one it is, is a coin toss no predictor
+    /// guesses.
     #[inline]
     fn pop_entry(&mut self) -> Option<FelEntry> {
         if self.entries == 0 {
@@ -434,12 +434,11 @@ impl<M> Fel<M> {
         }
         let top = self.entry(0);
         let mut pos = 0;
-        while ARITY * pos + 1 < self.entries {
-            let (g, ties) = (&self.groups[pos + 1].0, &self.ties);
-            let lane = usize::from(before(ties, g[1], g[0]));
-            let best = ARITY * pos + 1 + lane;
-            self.set_entry(pos, g[lane]);
-            pos = best;
+        while 2 * pos + 1 < self.entries {
+            let (children, ties) = (&self.pairs[pos + 1].0, &self.ties);
+            let lane = usize::from(before(ties, children[1], children[0]));
+            self.set_entry(pos, children[lane]);
+            pos = 2 * pos + 1 + lane;
         }
         self.sift_up(pos, last);
         Some(top)
@@ -468,10 +467,10 @@ impl<M> Fel<M> {
             }
             keep
         });
-        // A sorted array is a heap.
+        // Pushed in order, no entry moves up.
         let ties = &self.ties;
-        live.sort_unstable_by_key(|e| ((e.at as u128) << 32 | e.round as u128, ties[e.slot as usize]));
-        (self.groups, self.entries, self.dead) = (Vec::new(), 0, 0);
+        live.sort_unstable_by_key(|e| (e.at, e.round, ties[e.slot as usize]));
+        (self.pairs, self.entries, self.dead) = (Vec::new(), 0, 0);
         for e in live {
             self.push_entry(e);
         }
