@@ -14,12 +14,15 @@ pub(crate) struct AgentState {
     pub(crate) id: AgentId,
     seed: u64,
     seq: u64,
+    /// Stream 0, the one most agents draw from on every delivery: kept in place, not behind the list's pointer.
+    main: Option<SimRng>,
+    /// The other streams, in the order first used.
     rngs: Vec<(u64, SimRng)>,
 }
 
 impl AgentState {
     pub(crate) fn new(id: AgentId, seed: u64) -> AgentState {
-        AgentState { id, seed, seq: 0, rngs: Vec::new() }
+        AgentState { id, seed, seq: 0, main: None, rngs: Vec::new() }
     }
 }
 
@@ -127,14 +130,19 @@ impl<'a, M: Message> Ctx<'a, M> {
         self.fx.cancelled.push((self.state.id, timer.0));
     }
 
-    /// This agent's main random stream.
+    /// This agent's main random stream (stream 0).
+    #[inline]
     pub fn rng(&mut self) -> &mut SimRng {
-        self.rng_stream(0)
+        let (dir, state) = (self.dir, &mut *self.state);
+        state.main.get_or_insert_with(|| rng::stream(state.seed, dir.name(state.id).unwrap_or(""), 0))
     }
 
     /// This agent's random stream number `stream`: one per purpose (arrivals, runtimes...) so that changing how
     /// many numbers one purpose draws leaves the others unchanged.
     pub fn rng_stream(&mut self, stream: u64) -> &mut SimRng {
+        if stream == 0 {
+            return self.rng();
+        }
         let pos = match self.state.rngs.iter().position(|(s, _)| *s == stream) {
             Some(p) => p,
             None => {

@@ -30,6 +30,12 @@ impl SimTime {
         }
     }
 
+    /// The time whose `f64` bits are `bits` (taken from a valid time).
+    #[inline]
+    pub(crate) fn from_bits(bits: u64) -> SimTime {
+        SimTime(f64::from_bits(bits))
+    }
+
     /// Seconds since the start of the run.
     #[inline]
     pub fn secs(self) -> f64 {
