@@ -18,6 +18,11 @@ fn lease(id: u64, owner: u32, vms: u32, duration: f64, lease: LeaseType) -> Msg 
 
 /// A conservative-backfilling cluster of `pes` single-VM nodes under `policy`, nodes booting in `boot` seconds.
 fn cluster(pes: u32, policy: EnergyPolicy, boot: f64) -> Provider {
+    cluster_dropping(pes, policy, boot, CancelledLeases::Restart)
+}
+
+/// [`cluster`] with a rule for preempted cancellable leases.
+fn cluster_dropping(pes: u32, policy: EnergyPolicy, boot: f64, cancelled: CancelledLeases) -> Provider {
     let config = ProviderConfig {
         pes,
         speed: 1.0,
@@ -27,7 +32,7 @@ fn cluster(pes: u32, policy: EnergyPolicy, boot: f64) -> Provider {
         preemption: PreemptionPolicy::Mov,
         overhead: OverheadModel::default(),
         vm_memory_mb: 1024.0,
-        cancelled: CancelledLeases::Restart,
+        cancelled,
         preemptive_priority: false,
     };
     let energy =
@@ -127,4 +132,25 @@ fn test_gesp_switches_nodes_on_for_the_local_window_only() {
     assert_eq!(started(&d, 1), Some(3700.0));
     let joules = 4.0 * 117.0 * 3600.0 + 2.0 * 117.0 * 1000.0;
     assert!((metric(&m, "node_energy") - joules / 3.6e6).abs() < 1e-9);
+}
+
+#[test]
+fn test_a_cancelled_lease_that_is_dropped_is_booked_the_energy_of_its_run() {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster_dropping(2, EnergyPolicy::Sesp, 0.0, CancelledLeases::Drop));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    // SESP switches on for the external lease at the check of 5,400 s (it waited 5 × its 1,000 s).
+    tb.inject(0.0, "igg", "site", lease(1, 1, 2, 1000.0, LeaseType::Cancellable));
+    tb.inject(5_900.0, "local-user", "site", lease(2, 2, 2, 1000.0, LeaseType::Local));
+    tb.run_until(20_000.0).unwrap();
+    let d = tb.deliveries();
+    assert_eq!(at(&d, "job.started"), Some(5_400.0));
+    assert!(d.iter().any(|d| matches!(d.msg, Msg::Job(JobMsg::Rejected { job: 1, .. }))), "dropped when preempted");
+    let report = tb.sim().report(site).unwrap();
+    let booked = |job: u64| report.metered.iter().find(|m| m.job == job).map(|m| m.energy);
+    // Its 2 VMs ran from 5,400 s to the local request's arrival; the work is lost, the energy was spent.
+    let kwh = 2.0 * 117.0 * 500.0 / 3.6e6;
+    assert!((booked(1).expect("the dropped lease is booked") - kwh).abs() < 1e-9, "{:?}", booked(1));
+    assert!((booked(2).unwrap() - 2.0 * 117.0 * 1000.0 / 3.6e6).abs() < 1e-9);
 }

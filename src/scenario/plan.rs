@@ -253,6 +253,7 @@ impl Study {
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
             }
         }
+        let linked = linked_keys(&doc, &sweep, &opts.set, &spans)?;
         // Counted before any point is built.
         let sizes: Vec<usize> = sweep.iter().map(|(_, v)| v.len()).collect();
         let count = sizes.iter().try_fold(1usize, |n, &k| n.checked_mul(k).filter(|&n| n <= MAX_SWEEP_POINTS));
@@ -264,7 +265,7 @@ impl Study {
         }
         // What does not determine a run is left out of the points (and of their hashes): the sweep itself, the
         // targets, the reduced sizes.
-        for key in ["sweep", "quick", "expect", "chart"] {
+        for key in ["sweep", "linked", "quick", "expect", "chart"] {
             doc.table.remove(key);
         }
         let mut traces = TraceCache::default();
@@ -274,14 +275,23 @@ impl Study {
                 .push(ScenarioError::file(path, "--quick: the scenario has no [quick] table; it runs at full size"));
         }
         let mut points = Vec::new();
-        for (index, assignments) in cartesian(&sweep).into_iter().enumerate() {
+        for (index, steps) in cartesian(&sweep).into_iter().enumerate() {
             let mut point_doc = doc.clone();
             let mut overrides = overrides.clone();
-            for (key, value) in &assignments {
+            let mut assignments = Vec::with_capacity(steps.len());
+            for ((key, values), &step) in sweep.iter().zip(&steps) {
                 point_doc
-                    .set(key, value.clone())
+                    .set(key, values[step].clone())
                     .map_err(|m| ScenarioError::at_key(&spans, &format!("sweep.{key}"), m))?;
                 overrides.push((key.clone(), Override::Sweep));
+                assignments.push((key.clone(), values[step].clone()));
+                for (linked_key, values) in linked.get(key).into_iter().flatten() {
+                    let table = format!("linked.{key}.{linked_key}");
+                    point_doc
+                        .set(linked_key, values[step].clone())
+                        .map_err(|m| ScenarioError::at_key(&spans, &table, m))?;
+                    overrides.push((linked_key.clone(), Override::Linked(table)));
+                }
             }
             // An error about a swept key points at the sweep; any other names the point it appeared at.
             let at_point = |e: ScenarioError| {
@@ -384,6 +394,8 @@ enum Override {
     Arg(String),
     /// The file's `[sweep]` table.
     Sweep,
+    /// The file's `[linked]` table, at this key.
+    Linked(String),
 }
 
 /// Reports an error about an overridden key (or a key under it) where its value came from: the `[quick]` or
@@ -402,6 +414,10 @@ fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Span
             let table = if matches!(origin, Override::Quick) { "quick" } else { "sweep" };
             e.key = Some(format!("{table}.{set}"));
             e.at = spans.locate(&format!("{table}.{set}"));
+        }
+        Override::Linked(table) => {
+            e.at = spans.locate(table);
+            e.key = Some(table.clone());
         }
         Override::Arg(arg) => {
             e.at = None;
@@ -423,22 +439,77 @@ pub fn show(v: &Value) -> String {
     }
 }
 
-/// Every combination of the sweep values, the first key varying slowest.
-fn cartesian(sweep: &[(String, Vec<Value>)]) -> Vec<Vec<(String, Value)>> {
+/// Every combination of the sweep values as the index of each key's value, the first key varying slowest.
+fn cartesian(sweep: &[(String, Vec<Value>)]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new()];
-    for (key, values) in sweep {
+    for (_, values) in sweep {
         out = out
             .into_iter()
-            .flat_map(|prefix: Vec<(String, Value)>| {
-                values.iter().map(move |v| {
+            .flat_map(|prefix: Vec<usize>| {
+                (0..values.len()).map(move |i| {
                     let mut p = prefix.clone();
-                    p.push((key.clone(), v.clone()));
+                    p.push(i);
                     p
                 })
             })
             .collect();
     }
     out
+}
+
+/// A key linked to a swept key, with one value for each of the swept key's.
+type Linked = (String, Vec<Value>);
+
+/// The `[linked]` table checked against the sweep: swept key → (key, one value per value of the swept key).
+fn linked_keys(
+    doc: &Document,
+    sweep: &[(String, Vec<Value>)],
+    set: &[(String, String)],
+    spans: &Spans,
+) -> Result<BTreeMap<String, Vec<Linked>>, ScenarioError> {
+    let mut linked = BTreeMap::new();
+    let Some(Value::Table(table)) = doc.table.get("linked") else { return Ok(linked) };
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for (swept, keys) in table {
+        let at = |key: &str| format!("linked.{swept}{key}");
+        let Some((_, values)) = sweep.iter().find(|(k, _)| k == swept) else {
+            let m = "not a key of [sweep]: linked keys step with a swept key";
+            return Err(ScenarioError::at_key(spans, &at(""), m));
+        };
+        let mut steps = Vec::new();
+        for (key, list) in keys.as_table().into_iter().flatten() {
+            let list = list.as_array().cloned().unwrap_or_default();
+            let at = at(&format!(".{key}"));
+            if list.len() != values.len() {
+                let m = format!(
+                    "expected {} values, one for each value of the swept key; found {}",
+                    values.len(),
+                    list.len()
+                );
+                return Err(ScenarioError::at_key(spans, &at, m));
+            }
+            if sweep.iter().any(|(k, _)| k == key) {
+                return Err(ScenarioError::at_key(
+                    spans,
+                    &at,
+                    "this key is swept itself; a key is swept or linked, not both",
+                ));
+            }
+            if let Some(other) = seen.insert(key, swept) {
+                let m = format!("already linked to `{other}`; a key steps with one swept key");
+                return Err(ScenarioError::at_key(spans, &at, m));
+            }
+            if set.iter().any(|(k, _)| k == key) {
+                return Err(ScenarioError::file(
+                    &doc.path,
+                    format!("--set {key}: this key is linked to the sweep; drop it from [linked] or drop --set"),
+                ));
+            }
+            steps.push((key.clone(), list));
+        }
+        linked.insert(swept.clone(), steps);
+    }
+    Ok(linked)
 }
 
 /// FNV-1a: a stable hash (std's hasher may change between releases) for resuming runs.
@@ -931,8 +1002,31 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::Precision;
+    use super::{LoadOptions, Precision, Study};
     use crate::stats::Summary;
+
+    #[test]
+    fn linked_keys_step_with_their_swept_key_and_add_no_points() {
+        let text = "seed = 7\n[workloads.w]\nmodel = \"poisson\"\njobs = 10\nrate = 0.1\n\
+                    runtime = { kind = \"constant\", value = 5.0 }\n[providers.site]\npes = 4\n\
+                    [brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n\
+                    [sweep]\n\"brokers.user.submit-to\" = [\"site\"]\n\"providers.site.pes\" = [4, 8, 16]\n\
+                    [linked.\"providers.site.pes\"]\nseed = [1, 2, 3]\nreplications = [5, 6, 7]\n";
+        let path = std::env::temp_dir().join(format!("gridmarket-linked-{}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let study = Study::load(&path, &LoadOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        let study = study.unwrap();
+        let got: Vec<_> = study.points.iter().map(|p| (p.label.as_str(), p.plan.seed, p.plan.replications)).collect();
+        assert_eq!(
+            got,
+            [
+                ("brokers.user.submit-to=site, providers.site.pes=4", 1, 5),
+                ("brokers.user.submit-to=site, providers.site.pes=8", 2, 6),
+                ("brokers.user.submit-to=site, providers.site.pes=16", 3, 7),
+            ]
+        );
+    }
 
     #[test]
     fn a_target_precision_asks_for_replications_as_the_half_width_shrinks() {

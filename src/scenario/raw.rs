@@ -64,6 +64,12 @@ pub struct RawScenario {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// Keys stepped together with a swept key, adding no points: `[linked."workloads.local-*.time-scale"]` with
+    /// `"gateways.igg.locals" = [...]` gives the gateway the first of its values where the time scale takes its
+    /// first, and so on (one value for each value of the swept key). Points are labelled by the swept keys only.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, BTreeMap<String, Vec<serde_json::Value>>>")]
+    pub linked: BTreeMap<String, BTreeMap<String, Vec<toml::Value>>>,
     /// Overrides applied by `--quick` (dotted key → value): reduced sizes fit for CI.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]

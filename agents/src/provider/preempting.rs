@@ -154,9 +154,10 @@ impl Provider {
             self.contention.lost_pe_seconds += f64::from(vms) * job.computed;
         }
         match (kind, job.via) {
-            // The work is lost and not billed.
+            // The work is lost and not billed, but the nodes drew power for it: its energy is booked.
             (PreemptionKind::Cancel, _) if self.config.cancelled == CancelledLeases::Drop => {
                 let job = self.jobs.remove(&evicted.id).expect("found above");
+                self.charge_lease(&job, now);
                 self.rejected += 1;
                 let reason = "cancelled by preemption".to_string();
                 ctx.send(job.spec.owner, Msg::Job(JobMsg::Rejected { job: evicted.id, reason }));
