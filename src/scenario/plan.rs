@@ -781,6 +781,32 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
     Ok((raw, groups))
 }
 
+/// The key and message of the first cycle among the groups' `forwards_to` links (each such group is one agent), in
+/// the order of the groups: the key is that of the cycle's first link.
+fn forwarding_cycle(plans: &[GroupPlan]) -> Option<(String, String)> {
+    let next = |name: &str| plans.iter().find(|g| g.name == name)?.spec.forwards_to().map(|(_, to)| to);
+    for start in plans {
+        let Some((key, _)) = start.spec.forwards_to() else { continue };
+        let mut path = vec![start.name.clone()];
+        while let Some(to) = next(path.last()?) {
+            let closed = to == start.name;
+            let seen = path.contains(&to);
+            path.push(to);
+            if closed {
+                let m = format!(
+                    "forwarding cycle {}: a request no broker accepts would be passed round for ever",
+                    path.join(" → ")
+                );
+                return Some((format!("{}.{}.{key}", start.kind.table(), start.name), m));
+            }
+            if seen {
+                break;
+            }
+        }
+    }
+    None
+}
+
 impl Plan {
     /// Fills defaults and resolves names; `spans` locates errors in the scenario file, `traces` holds the trace files
     /// read so far (each is read once per study).
@@ -873,6 +899,8 @@ impl Plan {
             }
             plans.push(GroupPlan { kind: g.kind, name: g.name.clone(), count: m.count, spec });
         }
+
+        forwarding_cycle(&plans).map_or(Ok(()), |(key, m)| Err(err(&key, m)))?;
 
         let mut latency = Vec::new();
         if let Some(d) = raw.latency.default {

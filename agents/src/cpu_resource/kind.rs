@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::CpuResource;
 use crate::directory::kind::KIND as DIRECTORY;
-use crate::matchmaking::{LocalPolicy, resolve_one, single};
+use crate::matchmaking::{EdfPlacement, LocalPolicy, resolve_one, single};
 use crate::registry::values::GroupSize;
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
@@ -32,7 +32,10 @@ impl AgentKind for CpuResourceKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        vec![Policy::of("policy", &[LocalPolicy::Edf, LocalPolicy::Esf], "Melendez (2010) §3.2")]
+        vec![
+            Policy::of("policy", &[LocalPolicy::Edf, LocalPolicy::Esf], "Melendez (2010) §3.2"),
+            Policy::of("edf-placement", &[EdfPlacement::Literal, EdfPlacement::Either], "Melendez (2010) §3.2.1"),
+        ]
     }
 
     fn metrics(&self) -> &'static [Metric] {
@@ -88,6 +91,10 @@ pub struct RawCpuResource {
     /// (Earliest Start time First).
     #[serde(default)]
     pub policy: LocalPolicy,
+    /// When modified EDF accepts a request, which the thesis leaves open: "literal" (as printed: the deadline order
+    /// with it must be feasible before an earlier idle slot is tried; default) or "either" (accepted when the
+    /// deadline order or an earlier idle slot holds it). EDF only.
+    pub edf_placement: Option<EdfPlacement>,
 }
 
 impl RawGroup for RawCpuResource {
@@ -97,7 +104,13 @@ impl RawGroup for RawCpuResource {
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let directory = resolve_one(cx, "directory", &self.directory, &[DIRECTORY])?;
-        Ok(Box::new(CpuResourceSpec { directory, transparent: self.pool == Pool::Transparent, policy: self.policy }))
+        if self.edf_placement.is_some() && self.policy != LocalPolicy::Edf {
+            return Err(Invalid::at("edf-placement", "applies to the \"edf\" policy only, not \"esf\"")
+                .hint("drop `edf-placement`, or set `policy = \"edf\"`"));
+        }
+        let (transparent, policy) = (self.pool == Pool::Transparent, self.policy);
+        let placement = self.edf_placement.unwrap_or_default();
+        Ok(Box::new(CpuResourceSpec { directory, transparent, policy, placement }))
     }
 }
 
@@ -107,11 +120,12 @@ pub struct CpuResourceSpec {
     directory: Members,
     transparent: bool,
     policy: LocalPolicy,
+    placement: EdfPlacement,
 }
 
 impl GroupSpec for CpuResourceSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let directory = single(&self.directory, cx)?;
-        Ok(Box::new(CpuResource::new(directory, self.policy, self.transparent)))
+        Ok(Box::new(CpuResource::new(directory, self.policy, self.transparent).with_edf_placement(self.placement)))
     }
 }

@@ -9,7 +9,7 @@
 pub mod kind;
 
 use crate::matchmaking::timetable::Timetable;
-use crate::matchmaking::{EPSILON, LocalPolicy};
+use crate::matchmaking::{EPSILON, EdfPlacement, LocalPolicy};
 use crate::protocol::{MatchMsg, Msg, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
@@ -45,6 +45,12 @@ impl CpuResource {
             refused_after_acceptance: 0,
             violations: Vec::new(),
         }
+    }
+
+    /// The same, its modified EDF accepting by `placement` (brokers' copies of its timetable too).
+    pub fn with_edf_placement(mut self, placement: EdfPlacement) -> CpuResource {
+        self.timetable = self.timetable.with_placement(placement);
+        self
     }
 
     /// Completes what has ended by now and starts what is due, telling sources of completions.

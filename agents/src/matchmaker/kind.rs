@@ -203,4 +203,8 @@ impl GroupSpec for BrokerSpec {
         let forward = self.forward.as_ref().map(|f| single(f, cx)).transpose()?;
         Ok(Box::new(Matchmaker::new(self.test, self.allocation, (directory, self.transparent_pool), forward)))
     }
+
+    fn forwards_to(&self) -> Option<(&'static str, String)> {
+        Some(("forward", self.forward.as_ref()?.names().next()?))
+    }
 }

@@ -106,6 +106,18 @@ pub enum LocalPolicy {
     Esf,
 }
 
+/// When modified EDF accepts a request (Melendez 2010 §3.2.1), which the thesis's text leaves open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EdfPlacement {
+    /// As printed: the deadline order with the request must be feasible, and only then is an earlier idle slot
+    /// tried; a request an idle slot would hold is refused when the deadline order is not feasible.
+    #[default]
+    Literal,
+    /// Accepted when either placement holds it: the deadline order, or an earlier idle slot of the current plan.
+    Either,
+}
+
 /// How a broker goes through its resources (Melendez 2010 §3.5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]

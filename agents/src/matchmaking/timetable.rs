@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{EPSILON, LocalPolicy, Request};
+use super::{EPSILON, EdfPlacement, LocalPolicy, Request};
 
 /// A request and its planned start [s].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +34,7 @@ impl Slot {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timetable {
     policy: LocalPolicy,
+    placement: EdfPlacement,
     running: Option<Slot>,
     fixed: Vec<Slot>,
     chain: Vec<Slot>,
@@ -57,7 +58,12 @@ fn earliest_fit(busy: &[(f64, f64)], from: f64, length: f64) -> f64 {
 impl Timetable {
     /// An empty timetable run by `policy`.
     pub fn new(policy: LocalPolicy) -> Timetable {
-        Timetable { policy, running: None, fixed: Vec::new(), chain: Vec::new() }
+        Timetable { policy, placement: EdfPlacement::Literal, running: None, fixed: Vec::new(), chain: Vec::new() }
+    }
+
+    /// The same, with modified EDF accepting by `placement` (no effect on ESF).
+    pub fn with_placement(self, placement: EdfPlacement) -> Timetable {
+        Timetable { placement, ..self }
     }
 
     /// Its policy.
@@ -112,26 +118,31 @@ impl Timetable {
     ///
     /// Modified EDF (Melendez 2010 §3.2.1) first checks that the deadline order stays feasible with the request;
     /// then, if an idle slot of the current plan earlier than its place in that order holds it, it takes that slot
-    /// (out of deadline order, leaving the others where they are); otherwise the deadline order is adopted. ESF
-    /// (§3.2.2) inserts by earliest start and accepts when every deadline is met.
+    /// (out of deadline order, leaving the others where they are); otherwise the deadline order is adopted. With
+    /// [`EdfPlacement::Either`] an idle slot that holds it is taken even when the deadline order is not feasible.
+    /// ESF (§3.2.2) inserts by earliest start and accepts when every deadline is met.
     pub fn insert(&mut self, now: f64, request: Request) -> Result<Slot, String> {
         if let Some(why) = request.invalid() {
             return Err(why);
         }
-        let plan = self
-            .plan_chain(now, &request)
-            .ok_or_else(|| format!("request {}: the {:?} timetable would miss a deadline", request.id, self.policy))?;
-        let planned = plan.iter().find(|s| s.request.id == request.id).copied().expect("the request is planned");
-        if self.policy == LocalPolicy::Edf {
+        let plan = self.plan_chain(now, &request);
+        let planned = plan.as_ref().map(|p| *p.iter().find(|s| s.request.id == request.id).expect("it is planned"));
+        if self.policy == LocalPolicy::Edf && (planned.is_some() || self.placement == EdfPlacement::Either) {
             let gap = earliest_fit(&Self::busy(self.slots()), request.start.max(now), request.service);
-            if gap + request.service <= request.deadline + EPSILON && gap < planned.start - EPSILON {
+            let earlier = planned.is_none_or(|p| gap < p.start - EPSILON);
+            if gap + request.service <= request.deadline + EPSILON && earlier {
                 let slot = Slot { request, start: gap };
                 self.fixed.push(slot);
                 return Ok(slot);
             }
         }
-        self.chain = plan;
-        Ok(planned)
+        match (plan, planned) {
+            (Some(plan), Some(planned)) => {
+                self.chain = plan;
+                Ok(planned)
+            }
+            _ => Err(format!("request {}: the {:?} timetable would miss a deadline", request.id, self.policy)),
+        }
     }
 
     /// Inserts the on-demand `request` at `now`: it takes the earliest idle slot from its earliest start and keeps it,
@@ -235,6 +246,31 @@ mod tests {
         assert_eq!(t.running.map(|r| r.request.id), Some(4));
     }
 
+    /// Where the two readings of modified EDF part: R (S 0, E 100, D 150) holds [0, 100); N (S 50, E 20, D 140) comes
+    /// first in deadline order, at 50, and would push R to end at 170 > 150, yet the idle [100, 120) holds N in time.
+    #[test]
+    fn edf_either_placement_takes_an_idle_slot_the_literal_reading_refuses() {
+        let (r, n) = (req(1, 0.0, 100.0, 150.0), req(2, 50.0, 20.0, 140.0));
+        let mut literal = Timetable::new(LocalPolicy::Edf);
+        assert_eq!(literal.insert(0.0, r).unwrap().start, 0.0);
+        assert!(literal.insert(0.0, n).is_err());
+        assert_eq!(starts(&literal), [(1, 0.0)]);
+        let mut either = Timetable::new(LocalPolicy::Edf).with_placement(EdfPlacement::Either);
+        assert_eq!(either.insert(0.0, r).unwrap().start, 0.0);
+        assert_eq!(either.insert(0.0, n).unwrap().start, 100.0);
+        assert_eq!(starts(&either), [(1, 0.0), (2, 100.0)]);
+        // Both run to completion in their windows.
+        let done: Vec<Slot> = [100.0, 120.0].iter().flat_map(|&t| either.advance(t)).collect();
+        assert!(done.iter().all(|s| s.end() <= s.request.deadline + EPSILON && s.start >= s.request.start));
+        assert_eq!(done.len(), 2);
+        // Where the deadline order is feasible the two readings agree (the hand-worked test above, A and B).
+        for placement in [EdfPlacement::Literal, EdfPlacement::Either] {
+            let mut t = Timetable::new(LocalPolicy::Edf).with_placement(placement);
+            t.insert(0.0, req(1, 100.0, 50.0, 200.0)).unwrap();
+            assert_eq!(t.insert(0.0, req(2, 0.0, 60.0, 400.0)).unwrap().start, 0.0);
+        }
+    }
+
     #[test]
     fn esf_runs_by_earliest_start_and_refuses_what_would_miss() {
         let mut t = Timetable::new(LocalPolicy::Esf);
@@ -268,9 +304,10 @@ mod tests {
     fn the_timetables_accept_whatever_the_as_test_accepts() {
         use rand::{RngExt, SeedableRng};
         let mut rng = crate::sim::rng::SimRng::seed_from_u64(11);
-        for policy in [LocalPolicy::Edf, LocalPolicy::Esf] {
+        let kinds = [(LocalPolicy::Edf, EdfPlacement::Literal), (LocalPolicy::Edf, EdfPlacement::Either)];
+        for (policy, placement) in kinds.into_iter().chain([(LocalPolicy::Esf, EdfPlacement::Literal)]) {
             for _ in 0..100 {
-                let mut t = Timetable::new(policy);
+                let mut t = Timetable::new(policy).with_placement(placement);
                 let mut now = 0.0;
                 for id in 0..60u64 {
                     now += rng.random_range(0.0..30.0);

@@ -245,6 +245,11 @@ pub trait GroupSpec: fmt::Debug + Send + Sync {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The key and the agent a member passes on what it cannot serve (a broker's `forward`), if any: the loader
+    /// refuses a cycle of these, round which a request would circulate for ever.
+    fn forwards_to(&self) -> Option<(&'static str, String)> {
+        None
+    }
 }
 
 /// How a workload's jobs are dealt among the members of a group.
