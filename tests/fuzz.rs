@@ -495,11 +495,14 @@ struct Outcome {
 fn fuzz(p: Parser, n: u64, seed: u64, save: Option<&Path>) -> Outcome {
     let registry = Registry::standard();
     let mut f = Fuzzer::new(p, seed);
+    // Panics of this thread are recorded quietly; another test's still reach the previous hook.
     let last = Arc::new(Mutex::new(String::new()));
-    let hook = panic::take_hook();
+    let previous = Arc::new(panic::take_hook());
     {
-        let last = last.clone();
-        panic::set_hook(Box::new(move |info| *last.lock().unwrap() = info.to_string()));
+        let (last, previous, me) = (last.clone(), previous.clone(), std::thread::current().id());
+        panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == me { *last.lock().unwrap() = info.to_string() } else { previous(info) }
+        }));
     }
     let mut out = Outcome { inputs: 0, panics: Vec::new() };
     for i in 0..n {
@@ -520,7 +523,7 @@ fn fuzz(p: Parser, n: u64, seed: u64, save: Option<&Path>) -> Outcome {
             eprintln!("{}: {} inputs, {} panics", p.name(), i + 1, out.panics.len());
         }
     }
-    panic::set_hook(hook);
+    panic::set_hook(Box::new(move |info| previous(info)));
     out
 }
 
