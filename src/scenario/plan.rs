@@ -212,8 +212,13 @@ pub struct LoadOptions {
 impl Study {
     /// Loads `path` and checks every sweep point.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Study, ScenarioError> {
+        Study::from_document(Document::load(path, &opts.registry)?, opts)
+    }
+
+    /// Checks every sweep point of `doc`, a scenario already parsed (from its file, or from text by the fuzz test).
+    pub fn from_document(mut doc: Document, opts: &LoadOptions) -> Result<Study, ScenarioError> {
         let registry = &opts.registry;
-        let mut doc = Document::load(path, registry)?;
+        let path = &doc.path.clone();
         let spans = doc.spans.clone();
         // Keys given a value outside their own table, in the order applied: their errors are reported there.
         let mut overrides: Vec<(String, Override)> = Vec::new();

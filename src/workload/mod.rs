@@ -36,7 +36,7 @@ use agents::registry::limits::MAX_JOBS;
 use serde::{Deserialize, Serialize};
 
 pub use error::WorkloadError;
-pub use parse::open;
+pub use parse::{decompressed, open};
 
 /// Seconds in one week, for the week windows used by Garg (2010) (first or second trace week).
 pub const WEEK: f64 = 7.0 * 86_400.0;

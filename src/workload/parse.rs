@@ -135,8 +135,12 @@ impl<R: BufRead> Records<R> {
 /// its first two bytes, whatever the file's name, so every reader takes both.
 pub fn open(path: &Path) -> Result<Box<dyn BufRead>, WorkloadError> {
     let io = |cause| WorkloadError::Io { context: path.display().to_string(), cause };
-    let mut reader = BufReader::new(File::open(path).map_err(io)?);
-    let gzip = reader.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+    decompressed(BufReader::new(File::open(path).map_err(io)?)).map_err(io)
+}
+
+/// `reader`'s bytes, decompressed when they start as gzip does (what [`open`] does to a file's).
+pub fn decompressed<R: BufRead + 'static>(mut reader: R) -> io::Result<Box<dyn BufRead>> {
+    let gzip = reader.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     // Several gzip members one after the other (as `cat a.gz b.gz` makes) are one stream.
     Ok(if gzip { Box::new(BufReader::new(MultiGzDecoder::new(reader))) } else { Box::new(reader) })
 }
