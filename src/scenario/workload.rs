@@ -635,10 +635,10 @@ impl WorkloadPlan {
         if let Some([from, to]) = raw.window {
             w = Arc::new(w.window(from, to).map_err(err)?);
         }
-        if let Some(n) = raw.first {
-            if n.0 < w.jobs.len() as u64 {
-                Arc::make_mut(&mut w).truncate(n.0 as usize);
-            }
+        if let Some(n) = raw.first
+            && n.0 < w.jobs.len() as u64
+        {
+            Arc::make_mut(&mut w).truncate(n.0 as usize);
         }
         if let Some(f) = raw.time_scale {
             Arc::make_mut(&mut w).scale_submit(f.0).map_err(err)?;
