@@ -71,6 +71,9 @@ enum Command {
         /// Exit 1 when a target or check is inconclusive too, not only when one fails.
         #[arg(long)]
         strict: bool,
+        /// Print the whole process's wall time and peak memory (resident set) when done.
+        #[arg(long)]
+        usage: bool,
     },
     /// Check scenario files without running them.
     Validate {
@@ -119,13 +122,23 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let started = std::time::Instant::now();
     quiet_panics();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match run(cli) {
+    let usage = matches!(cli.command, Command::Run { usage: true, .. });
+    let code = run(cli);
+    if usage {
+        let peak =
+            peak_rss().map_or("unknown (no /proc/self/status)".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0));
+        // On a shared machine the wall time includes waiting for a CPU; the CPU time does not.
+        let cpu = cpu_secs().map_or(String::new(), |s| format!(", CPU {s:.2} s"));
+        println!("usage: wall {:.3} s{cpu}, peak memory {peak}", started.elapsed().as_secs_f64());
+    }
+    match code {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -149,6 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quick,
             quiet,
             strict,
+            usage: _,
         } => {
             let set = set
                 .iter()
@@ -283,6 +297,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Workload(cmd) => workload_cmd::run(cmd),
     }
+}
+
+/// The process's peak resident set [kB], as Linux counts it (`VmHWM`).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The process's CPU time, user and system [s], as Linux counts it (`/proc/self/stat`, in ticks of 1/100 s: the
+/// kernel's USER_HZ on every Linux architecture).
+fn cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields 14 and 15 (utime, stime), counted after the command name, which may hold spaces but ends at the last ')'.
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace().skip(11);
+    let (user, system): (u64, u64) = (rest.next()?.parse().ok()?, rest.next()?.parse().ok()?);
+    Some((user + system) as f64 / 100.0)
 }
 
 /// Whether a target or check of `result` fails, or with `strict` is inconclusive (documented conflicts are not

@@ -81,7 +81,7 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             let plan = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default())
                 .map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;
             let mut rng = agents::sim::rng::stream(seed, &format!("workload:{model}"), 0);
-            let mut w = plan.generate(&mut rng).map_err(anyhow::Error::msg)?;
+            let mut w = std::sync::Arc::unwrap_or_clone(plan.generate(&mut rng).map_err(anyhow::Error::msg)?);
             let mut command = format!("gridmarket workload generate {model}");
             for (flag, value) in [("--jobs", jobs.map(|n| n.to_string())), ("--until", until.map(|t| t.to_string()))] {
                 if let Some(v) = value {

@@ -11,12 +11,13 @@
 //! (`money.usage`: what users paid providers).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use agents::ledger::{Account, Reason, Transfer};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
 use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
-use agents::sim::{AgentId, Outcome};
+use agents::sim::Outcome;
 
 use super::market::{MARKET_METRICS, Site, market_metrics};
 use crate::scenario::plan::Plan;
@@ -191,7 +192,12 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
             None => member_name(&g.name, g.count, 0),
         };
         let table = g.kind.table();
-        out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{}", m.name)));
+        if summed(plan, g.count) {
+            let names = LEDGER_METRICS.iter().map(|m| m.name).chain(g.kind.summed_metrics().iter().copied());
+            out.extend(names.map(|k| format!("{table}.{}.{k}", g.name)));
+        } else {
+            out.extend(g.kind.metrics().iter().chain(&LEDGER_METRICS).map(|m| format!("{table}.{member}.{}", m.name)));
+        }
         if g.count > 1 && g.kind.metrics().iter().any(|m| m.name == "utilisation") {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
@@ -210,11 +216,11 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
 #[derive(Clone, Debug)]
 pub struct JobRow {
     /// The owning broker.
-    pub owner: String,
+    pub owner: Arc<str>,
     /// The owner's group.
-    pub group: String,
+    pub group: Arc<str>,
     /// The provider that ran it.
-    pub site: Option<String>,
+    pub site: Option<Arc<str>>,
     /// Its id in its workload: the trace's job number, or its number in a generated workload.
     pub source_id: Option<u64>,
     /// The runtime estimate it was submitted with [s].
@@ -274,40 +280,50 @@ pub struct Measured {
     pub markets: Vec<(String, agents::market::MarketRecord)>,
 }
 
-/// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant.
+/// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant. The
+/// reports' job records move into the job rows: a run holds one copy of each.
 pub fn measure(
     plan: &Plan,
     names: &[String],
-    reports: &[Report],
+    mut reports: Vec<Report>,
     outcome: &Outcome,
     sources: &[Source],
 ) -> Result<Measured, String> {
     let end = outcome.now.secs();
-    let name = |id: AgentId| names.get(id.index()).cloned().unwrap_or_else(|| "env".into());
     let mut m = Measured::default();
     m.metrics.insert("end_time".into(), end);
     m.metrics.insert("events".into(), outcome.delivered as f64);
+
+    // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
+    m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
+    m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
+    super::invariants::check(plan, names, &reports, &m.ledger, end)?;
 
     // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
     let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
+    drop(order);
     let mut metered: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for m in reports.iter().flat_map(|r| &r.metered) {
         let sum = metered.entry(m.job).or_default();
         *sum = (sum.0 + m.energy, sum.1 + m.carbon);
     }
-    let mut by_group: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
-    for (agent, report) in plan.agents().zip(reports) {
-        for r in &report.jobs {
+    // Names shared by the rows, not copied into each.
+    let shared: Vec<Arc<str>> = names.iter().map(|n| Arc::from(n.as_str())).collect();
+    // Each group's rows, by position in `m.jobs` (in report order, which the group's metrics sum in).
+    let mut by_group: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for ((i, agent), report) in plan.agents().enumerate().zip(&mut reports) {
+        let group: Arc<str> = Arc::from(agent.group);
+        for r in std::mem::take(&mut report.jobs) {
             if !warm.contains(&r.id) {
-                by_group.entry(agent.group.to_string()).or_default().push(r);
+                by_group.entry(agent.group).or_default().push(m.jobs.len());
             }
             let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
             m.jobs.push(JobRow {
-                owner: agent.name.clone(),
-                group: agent.group.to_string(),
-                site: r.site.map(name),
+                owner: shared[i].clone(),
+                group: group.clone(),
+                site: r.site.map(|id| shared.get(id.index()).cloned().unwrap_or_else(|| Arc::from("env"))),
                 source_id: source.map(|s| s.id),
                 estimate: source.map(|s| s.estimate),
                 metered: r
@@ -316,15 +332,18 @@ pub fn measure(
                     .filter_map(|id| metered.get(id))
                     .copied()
                     .reduce(|a, b| (a.0 + b.0, a.1 + b.1)),
-                record: r.clone(),
+                record: r,
             });
         }
     }
-    m.jobs.sort_by_key(|j| j.record.id);
-    if let Some(w) = m.jobs.windows(2).find(|w| w[0].record.id == w[1].record.id) {
-        return Err(format!("job {} is reported twice, by {} and by {}", w[0].record.id, w[0].owner, w[1].owner));
+    // Rows in id order (the sort is stable, as is the one of `m.jobs` below).
+    let mut by_id: Vec<usize> = (0..m.jobs.len()).collect();
+    by_id.sort_by_key(|&i| m.jobs[i].record.id);
+    if let Some(w) = by_id.windows(2).find(|w| m.jobs[w[0]].record.id == m.jobs[w[1]].record.id) {
+        let (a, b) = (&m.jobs[w[0]], &m.jobs[w[1]]);
+        return Err(format!("job {} is reported twice, by {} and by {}", a.record.id, a.owner, b.owner));
     }
-    let all: Vec<&JobRecord> = m.jobs.iter().map(|j| &j.record).collect();
+    let all: Vec<&JobRecord> = by_id.iter().map(|&i| &m.jobs[i].record).collect();
     let measured: Vec<&JobRecord> = all.iter().copied().filter(|j| !warm.contains(&j.id)).collect();
     job_metrics("jobs", &measured, &mut m.metrics);
     // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
@@ -345,8 +364,9 @@ pub fn measure(
             job_metrics(&format!("classes.{class}"), &jobs, &mut m.metrics);
         }
     }
-    for (group, jobs) in &by_group {
-        job_metrics(&format!("brokers.{group}"), jobs, &mut m.metrics);
+    for (group, rows) in &by_group {
+        let jobs: Vec<&JobRecord> = rows.iter().map(|&i| &m.jobs[i].record).collect();
+        job_metrics(&format!("brokers.{group}"), &jobs, &mut m.metrics);
     }
 
     // Every agent's own metrics, and for agents with PEs utilisation per member, per group and overall.
@@ -357,7 +377,7 @@ pub fn measure(
     let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
     let period = sample_period(plan.sample_period, end, sampled);
     let mut sites = Vec::new();
-    for (agent, report) in plan.agents().zip(reports) {
+    for (agent, report) in plan.agents().zip(&reports) {
         let prefix = agent.kind.table();
         for (k, v) in &report.metrics {
             m.metrics.insert(format!("{prefix}.{}.{k}", agent.name), *v);
@@ -448,10 +468,7 @@ pub fn measure(
         kind.derive_metrics(&mut m.metrics);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
-
-    // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
-    m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
-    m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
+    m.jobs.sort_by_key(|j| j.record.id);
     let mut flows = vec![(0.0, 0.0); names.len()];
     for t in &m.ledger {
         *m.metrics.entry(format!("money.{}", t.reason.name())).or_default() += t.amount;
@@ -473,15 +490,48 @@ pub fn measure(
         .filter(|(a, _)| a.kind.name() == agents::provider::kind::KIND)
         .map(|(_, (received, _))| received)
         .sum();
-    let owned: Vec<(&str, &JobRecord)> = m.jobs.iter().map(|j| (j.owner.as_str(), &j.record)).collect();
+    let owned: Vec<(&str, &JobRecord)> = m.jobs.iter().map(|j| (&*j.owner, &j.record)).collect();
     market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);
-    super::invariants::check(plan, names, reports, &m.ledger, end)?;
+    sum_large_groups(plan, &mut m.metrics);
     m.names = names.to_vec();
     // An empty sum of floats is -0.0: written as 0.
     for v in m.metrics.values_mut() {
         *v += 0.0;
     }
     Ok(m)
+}
+
+/// Whether a group of `count` members reports its members' metrics only summed (`[outputs] summed-above`). Never a
+/// group of one: it is named as its member, and its sums would take the keys of the group's job metrics.
+fn summed(plan: &Plan, count: usize) -> bool {
+    plan.outputs.summed_above.is_some_and(|limit| count > (limit as usize).max(1))
+}
+
+/// Replaces the members' metrics of each group `[outputs] summed-above` sums by their sums over the group: `paid`,
+/// `received` and the kind's summed metrics, as `<table>.<group>.<metric>`, summed in member order.
+fn sum_large_groups(plan: &Plan, metrics: &mut BTreeMap<String, f64>) {
+    for g in plan.groups.iter().filter(|g| summed(plan, g.count)) {
+        let table = g.kind.table();
+        let summed = |k: &str| matches!(k, "paid" | "received") || g.kind.summed_metrics().contains(&k);
+        let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+        for index in 0..g.count {
+            let prefix = format!("{table}.{}.", member_name(&g.name, g.count, index));
+            let keys: Vec<String> = metrics
+                .range(prefix.clone()..)
+                .map(|(k, _)| k)
+                .take_while(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect();
+            for key in keys {
+                let value = metrics.remove(&key).unwrap_or(0.0);
+                let k = &key[prefix.len()..];
+                if summed(k) {
+                    *sums.entry(format!("{table}.{}.{k}", g.name)).or_default() += value;
+                }
+            }
+        }
+        metrics.extend(sums);
+    }
 }
 
 /// The period `timeseries.csv` samples `sampled` agents at over a run that ended at `end`: the scenario's
@@ -554,8 +604,19 @@ fn load_deviation(sites: &[(&agents::report::Series, f64)], from: f64, until: f6
     times.dedup();
     let n = sites.len() as f64;
     let mut area = 0.0;
+    // Each site's points up to the current instant, advanced as the instants go (a search per site and instant
+    // made a thousand sites' run take minutes).
+    let mut seen = vec![0usize; sites.len()];
     for w in times.windows(2) {
-        let loads = sites.iter().map(|(s, pes)| s.at(w[0]) / pes);
+        let loads = sites.iter().zip(&mut seen).map(|((s, pes), seen)| {
+            let points = s.points();
+            while *seen < points.len() && points[*seen].0 <= w[0] {
+                *seen += 1;
+            }
+            // As `Series::at`: the last value set by then, 0 before the first.
+            let busy = if *seen == 0 { 0.0 } else { points[*seen - 1].1 };
+            busy / pes
+        });
         let (sum, sum2) = loads.fold((0.0, 0.0), |(a, b), l| (a + l, b + l * l));
         let mean = sum / n;
         area += (sum2 / n - mean * mean).max(0.0).sqrt() * (w[1] - w[0]);

@@ -626,7 +626,7 @@ fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Csv {
     let mut csv = Csv::new(&SCHEDULE.header());
     for j in &r.measured.jobs {
         let rec = &j.record;
-        let workload = plan.groups.iter().find(|g| g.name == j.group).and_then(|g| g.spec.workload()).map(|w| w.0);
+        let workload = plan.groups.iter().find(|g| *g.name == *j.group).and_then(|g| g.spec.workload()).map(|w| w.0);
         let end = rec.end.filter(|_| rec.start.is_some());
         let execution = rec.start.zip(end).map(|(s, e)| e - s);
         let turnaround = end.map(|e| e - rec.submit);
@@ -673,7 +673,7 @@ fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
                 JobOutcome::Dropped => Some(JobStatus::Cancelled),
                 JobOutcome::Running | JobOutcome::Pending => None,
             };
-            let partition = j.site.as_ref().and_then(|s| sites.iter().position(|(name, _)| name == s));
+            let partition = j.site.as_ref().and_then(|s| sites.iter().position(|(name, _)| **name == **s));
             WorkloadJob {
                 wait: start.map(|s| s - submit),
                 requested_pes: Some(rec.pes),

@@ -109,7 +109,9 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
             r
         })
         .collect();
-    let measured = metrics::measure(plan, &names, &reports, &outcome, &sources).map_err(RunError::Invariant)?;
+    // The agents' state goes before the rows are built from their reports.
+    drop(agents);
+    let measured = metrics::measure(plan, &names, reports, &outcome, &sources).map_err(RunError::Invariant)?;
     Ok(RunResult { seed, outcome, measured })
 }
 
@@ -121,7 +123,7 @@ type Dealt = (BTreeMap<String, Vec<UserJob>>, Vec<Source>);
 /// from 1 across the run, in broker order; the second list gives, for id `i`, where the job came from at `i - 1`
 /// (a trace's job number, its estimate).
 fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
-    let mut generated: BTreeMap<&str, Workload> = BTreeMap::new();
+    let mut generated: BTreeMap<&str, Arc<Workload>> = BTreeMap::new();
     for group in &plan.groups {
         let Some((name, _)) = group.spec.workload() else { continue };
         let mut r = rng::stream(seed, &format!("workload:{name}:{}", group.name), 0);

@@ -198,6 +198,11 @@ pub struct RawOutputs {
     /// Keep only messages whose kind starts with one of these (`"job."`, `"market.sla_"`).
     #[serde(default)]
     pub trace_kinds: Vec<String>,
+    /// Groups of more than this many members (and of two or more) report their members' metrics only summed over the group, as
+    /// `<table>.<group>.<metric>` (`brokers.user.paid`): `paid`, `received` and what the kind sums run-wide; the
+    /// members' other metrics (prices, ratios) are left out. Keeps `summary.json` and `summary.csv` small with
+    /// thousands of agents (default: every member reports its own).
+    pub summed_above: Option<u32>,
 }
 
 impl Default for RawOutputs {
@@ -211,6 +216,7 @@ impl Default for RawOutputs {
             trace: false,
             trace_agents: Vec::new(),
             trace_kinds: Vec::new(),
+            summed_above: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 
 use rand::distr::Distribution;
 use schemars::JsonSchema;
@@ -235,7 +235,9 @@ impl RawUrgency {
 pub struct TraceCache(BTreeMap<PathBuf, Arc<Trace>>);
 
 /// A trace file: checked record by record when the scenario is loaded, keeping none of them (validating builds no
-/// workload), then read once, by the first run that needs its jobs.
+/// workload), then read by the first run that needs its jobs and shared by every run dealing them at the same time;
+/// once no run holds them they are freed (a run keeps its jobs only until it has dealt them to its brokers), and the
+/// next run reads the file again.
 #[derive(Debug)]
 struct Trace {
     path: PathBuf,
@@ -247,7 +249,7 @@ struct Trace {
     longest: f64,
     /// The records left out.
     skipped: Skipped,
-    jobs: OnceLock<Result<Arc<Workload>, String>>,
+    jobs: Mutex<Weak<Workload>>,
 }
 
 impl Trace {
@@ -281,20 +283,26 @@ impl Trace {
                 records.skipped()
             }
         };
-        Ok(Trace { path, model, last_submit, longest, skipped, jobs: OnceLock::new() })
+        Ok(Trace { path, model, last_submit, longest, skipped, jobs: Mutex::new(Weak::new()) })
     }
 
-    /// Its jobs, read at the first call.
+    /// Its jobs: those another run holds, or else read from the file.
     fn jobs(&self) -> Result<Arc<Workload>, String> {
-        let read = || {
-            let w = match self.model {
-                Model::Gwf => gwf::read_gwf_file(&self.path),
-                Model::Csv => csv::read_csv_file(&self.path),
-                _ => swf::read_swf_file(&self.path),
-            };
-            w.map(Arc::new).map_err(|e| e.to_string())
-        };
-        self.jobs.get_or_init(read).clone()
+        // A run that panicked while reading leaves nothing half-done behind the lock.
+        let mut shared = self.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(w) = shared.upgrade() {
+            return Ok(w);
+        }
+        let mut w = match self.model {
+            Model::Gwf => gwf::read_gwf_file(&self.path),
+            Model::Csv => csv::read_csv_file(&self.path),
+            _ => swf::read_swf_file(&self.path),
+        }
+        .map_err(|e| e.to_string())?;
+        w.jobs.shrink_to_fit();
+        let w = Arc::new(w);
+        *shared = Arc::downgrade(&w);
+        Ok(w)
     }
 }
 
@@ -580,8 +588,9 @@ impl WorkloadPlan {
         Some(format!("{}: {note}", self.raw.file.as_deref().unwrap_or_default()))
     }
 
-    /// The jobs of one run, drawn with `rng` (the workload's own stream).
-    pub fn generate(&self, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
+    /// The jobs of one run, drawn with `rng` (the workload's own stream). A trace replayed as it is comes back
+    /// shared, not copied: every run of a study reads the one copy in memory; a transformation copies it first.
+    pub fn generate(&self, rng: &mut agents::sim::rng::SimRng) -> Result<Arc<Workload>, String> {
         let raw = &self.raw;
         let limit = match (raw.jobs, raw.until) {
             (Some(n), Some(t)) => Limit::JobsUntil(n.0 as usize, t.0),
@@ -590,12 +599,14 @@ impl WorkloadPlan {
             (None, None) => Limit::Jobs(50),
         };
         let err = |e: crate::workload::WorkloadError| e.to_string();
-        let mut w = match raw.model {
-            Model::Lublin => {
+        let mut w: Arc<Workload> = match raw.model {
+            Model::Lublin => Arc::new({
                 lublin_params(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?
+            }),
+            Model::Das2 => {
+                Arc::new(das2(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?)
             }
-            Model::Das2 => das2(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?,
-            Model::Bot => bot(raw)?.generate(limit, rng).map_err(err)?,
+            Model::Bot => Arc::new(bot(raw)?.generate(limit, rng).map_err(err)?),
             Model::Metabroker => {
                 let slack = match raw.deadline.as_ref().and_then(toml::Value::as_str) {
                     Some("medium") => DeadlineSlack::Medium,
@@ -607,89 +618,94 @@ impl WorkloadPlan {
                 if let Limit::Jobs(n) | Limit::JobsUntil(n, _) = limit {
                     model.jobs = n;
                 }
-                model.generate(rng).map_err(err)?
+                Arc::new(model.generate(rng).map_err(err)?)
             }
-            Model::Poisson => poisson(raw, limit, rng)?,
+            Model::Poisson => Arc::new(poisson(raw, limit, rng)?),
             Model::LocalRequests => {
                 let mut w = local_requests(raw)?.generate(rng).map_err(err)?;
                 w.jobs.iter_mut().for_each(|j| j.lease = Some(agents::protocol::LeaseType::Local));
-                w
+                Arc::new(w)
             }
             Model::Swf | Model::Gwf | Model::Csv => match &self.trace {
-                Some(trace) => trace.jobs()?.as_ref().clone(),
-                None => Workload::default(),
+                Some(trace) => trace.jobs()?,
+                None => Arc::default(),
             },
         };
         limit.check(w.jobs.len()).map_err(err)?;
         if let Some([from, to]) = raw.window {
-            w = w.window(from, to).map_err(err)?;
+            w = Arc::new(w.window(from, to).map_err(err)?);
         }
-        if let Some(n) = raw.first {
-            w.truncate(n.0 as usize);
+        if let Some(n) = raw.first
+            && n.0 < w.jobs.len() as u64
+        {
+            Arc::make_mut(&mut w).truncate(n.0 as usize);
         }
         if let Some(f) = raw.time_scale {
-            w.scale_submit(f.0).map_err(err)?;
+            Arc::make_mut(&mut w).scale_submit(f.0).map_err(err)?;
         }
         if raw.runtime_scale.is_some() || raw.runtime_offset.is_some() {
-            w.transform_runtimes(raw.runtime_scale.map_or(1.0, |f| f.0), raw.runtime_offset.map_or(0.0, |d| d.0))
+            Arc::make_mut(&mut w)
+                .transform_runtimes(raw.runtime_scale.map_or(1.0, |f| f.0), raw.runtime_offset.map_or(0.0, |d| d.0))
                 .map_err(err)?;
         }
         if let Some(max) = raw.max_pes {
             let policy = if raw.clamp { OversizePolicy::Clamp } else { OversizePolicy::Drop };
-            w.fit_to_cluster(max.0, policy);
+            Arc::make_mut(&mut w).fit_to_cluster(max.0, policy);
         }
         if raw.estimate.as_deref() == Some("exact") {
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.requested_time = None;
             }
         }
         match raw.deadline.as_ref().map(deadline_rule).transpose()? {
             Some(DeadlineRule::Slack(s)) if raw.model != Model::Metabroker => {
                 let sampler = s.dist().sampler().map_err(err)?;
-                for j in &mut w.jobs {
+                for j in &mut Arc::make_mut(&mut w).jobs {
                     j.deadline = Some(j.submit + j.runtime + sampler.sample(rng));
                 }
             }
-            Some(DeadlineRule::Factor(lo, hi)) => qos::assign_uniform_deadlines(&mut w, lo, hi, rng).map_err(err)?,
+            Some(DeadlineRule::Factor(lo, hi)) => {
+                qos::assign_uniform_deadlines(Arc::make_mut(&mut w), lo, hi, rng).map_err(err)?
+            }
             _ => {}
         }
         if let Some(u) = &raw.urgency {
-            assign_urgency(&mut w, &u.mix(), rng).map_err(err)?;
+            assign_urgency(Arc::make_mut(&mut w), &u.mix(), rng).map_err(err)?;
         }
         if let Some(high) = raw.priority_fraction {
             use rand::RngExt;
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.priority = u8::from(rng.random::<f64>() >= high.0);
             }
         }
         if let Some(local) = raw.local_fraction {
-            assign_lease_types(&mut w, local.0, raw, rng);
+            assign_lease_types(Arc::make_mut(&mut w), local.0, raw, rng);
         }
         if let Some(t) = raw.lease_type {
-            w.jobs.iter_mut().for_each(|j| j.lease = Some(t));
+            Arc::make_mut(&mut w).jobs.iter_mut().for_each(|j| j.lease = Some(t));
         }
         if let Some(price) = raw.budget_price {
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
             }
         }
         if let Some(d) = &raw.budget {
             let sampler = d.sampler().map_err(err)?;
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.budget = Some(sampler.sample(rng));
             }
         }
         // Drawn last, so that the other draws stay as they were.
         if let Some(d) = &raw.budget_per_pe_second {
             let sampler = d.sampler().map_err(err)?;
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
             }
         }
         // Drawn after every other draw, so that adding it leaves them as they were.
         if let Some(d) = &raw.data_size {
             let sampler = d.sampler().map_err(err)?;
-            for j in &mut w.jobs {
+            for j in &mut Arc::make_mut(&mut w).jobs {
                 j.data = Some(sampler.sample(rng).max(0.0));
             }
         }
@@ -1101,7 +1117,7 @@ mod tests {
         let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
         let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"));
         let plan = WorkloadPlan::check(&raw, base, &mut TraceCache::default()).expect("a valid workload");
-        plan.generate(&mut agents::sim::rng::stream(5, "workload", 0)).expect("jobs")
+        Arc::unwrap_or_clone(plan.generate(&mut agents::sim::rng::stream(5, "workload", 0)).expect("jobs"))
     }
 
     fn ids(w: &Workload) -> Vec<u64> {
