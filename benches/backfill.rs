@@ -6,7 +6,7 @@
 //! 256 PEs, lognormal runtimes, user estimates of runtime × U[1,3] and exponential
 //! inter-arrival times scaled to an offered load of 90%.
 //!
-//! `conservative/queue-1k`: the first 1,000 of those jobs submitted at once to a 256-PE cluster, a queue thousands
+//! `conservative/queue-1k`: the first 1,000 of those jobs submitted at once to a 256-PE cluster, a queue a thousand
 //! long that every early completion compresses; passes wait for the end of each event, after a query of the planned
 //! start of the last queued job (what a provider checking a deadline asks).
 
