@@ -194,8 +194,11 @@ impl Provider {
         let (id, deadline, owner) = (evicted.id, job.spec.deadline, job.spec.owner);
         let estimate = evicted.estimate + overhead;
         self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
-        // Only a scheduler that plans every queued job (conservative backfilling) knows the new completion.
-        if let (Some(deadline), Some(start)) = (deadline, self.scheduler.planned_start(id)) {
+        // Only a scheduler that plans every queued job (conservative backfilling) knows the new completion. Asked only
+        // for a lease with a deadline: before the instant's pass, the answer costs a planning of the queue.
+        if let Some(deadline) = deadline
+            && let Some(start) = self.scheduler.planned_start(id)
+        {
             let expected_end = start + estimate;
             if expected_end > deadline {
                 self.contention.deadline_missed += 1;

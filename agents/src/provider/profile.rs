@@ -134,6 +134,28 @@ impl Profile {
         });
     }
 
+    /// Moves a window of `pes` PEs from `[from, from_end)` to `[to, to_end)`, which must have them free once the
+    /// window is given back. The same profile as [`release`](Self::release) then [`allocate`](Self::allocate), but
+    /// overlapping windows (a job compressed by less than its length) only update where they differ.
+    pub fn shift(&mut self, from: SimTime, from_end: SimTime, to: SimTime, to_end: SimTime, pes: u32) {
+        if !(to < from_end && from < to_end) {
+            self.release(from, from_end, pes);
+            self.allocate(to, to_end, pes);
+            return;
+        }
+        // Starts first, then ends; each pair of windows differs on one side of each edge.
+        if to < from {
+            self.allocate(to, from, pes);
+        } else if from < to {
+            self.release(from, to, pes);
+        }
+        if to_end < from_end {
+            self.release(to_end, from_end, pes);
+        } else if from_end < to_end {
+            self.allocate(from_end, to_end, pes);
+        }
+    }
+
     /// Largest number of free PEs anywhere in `[start, end)`.
     pub fn max_free(&self, start: SimTime, end: SimTime) -> u32 {
         self.inside(start, end).fold(self.free_at(start), |max, (_, &free)| max.max(free))
@@ -314,6 +336,23 @@ mod tests {
         assert_eq!(p.earliest_refit(t(0.0), 4, 5.0, t(10.0)), t(4.0), "[4,9) after the dip at 3");
         assert_eq!(p.earliest_refit(t(4.0), 4, 9.0, t(10.0)), t(4.0), "runs into its own window");
         assert_eq!(p.earliest_refit(t(12.0), 4, 5.0, t(10.0)), t(10.0), "never later");
+    }
+
+    #[test]
+    fn shift_equals_release_then_allocate() {
+        let mut base = Profile::new(8);
+        base.allocate(t(0.0), t(10.0), 3);
+        base.allocate(t(20.0), t(40.0), 5);
+        base.allocate(t(12.0), t(30.0), 2); // the window that moves
+        let moves = [(12.0, 30.0), (5.0, 23.0), (15.0, 33.0), (0.0, 8.0), (40.0, 58.0), (12.0, 25.0), (14.0, 30.0)];
+        for (to, to_end) in moves {
+            let mut shifted = base.clone();
+            shifted.shift(t(12.0), t(30.0), t(to), t(to_end), 2);
+            let mut expected = base.clone();
+            expected.release(t(12.0), t(30.0), 2);
+            expected.allocate(t(to), t(to_end), 2);
+            assert_eq!(steps(&shifted), steps(&expected), "to [{to}, {to_end})");
+        }
     }
 
     #[test]

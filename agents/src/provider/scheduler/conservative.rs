@@ -66,9 +66,8 @@ impl LocalScheduler {
                 }
                 self.due.remove(&(hold.start, seq));
                 self.due.insert((start, seq));
-                profile.release(hold.start, hold.end, pes);
                 let end = start + estimate;
-                profile.allocate(start, end, pes);
+                profile.shift(hold.start, hold.end, start, end, pes);
                 self.epoch += 1;
                 self.releases.push(Release {
                     epoch: self.epoch,

@@ -27,6 +27,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -275,6 +276,20 @@ pub struct LocalScheduler {
     /// Conservative only: a job whose earliest start is at or after this gets no reservation (see
     /// [`plan_before`](Self::plan_before)).
     horizon: Option<SimTime>,
+    /// The pending pass as the queries computed it; any change drops it.
+    settled: SettledCache,
+}
+
+/// The schedule after the pending pass at an instant, with the jobs that pass started: the queries of an instant share
+/// it, and the pass itself takes it instead of computing it again (a provider that asks for a planned start after each
+/// of an instant's events would otherwise plan a long queue twice for each). A copy of a scheduler starts without it.
+#[derive(Default)]
+struct SettledCache(OnceLock<(SimTime, Box<LocalScheduler>, Vec<Started>)>);
+
+impl Clone for SettledCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 impl LocalScheduler {
@@ -318,6 +333,7 @@ impl LocalScheduler {
             deferred: false,
             pending: false,
             horizon: None,
+            settled: SettledCache::default(),
         }
     }
 
@@ -326,6 +342,7 @@ impl LocalScheduler {
     /// on the switched-on ones, and the requests they cannot take are not stacked past it (re-planning them all at
     /// every change would cost the square of the queue).
     pub fn plan_before(&mut self, horizon: SimTime) {
+        self.settled.0.take();
         self.horizon = Some(horizon);
     }
 
@@ -342,6 +359,7 @@ impl LocalScheduler {
     /// Has the FCFS and EASY passes consider waiting jobs in `order` rather than by arrival (priority classes still
     /// first). Conservative backfilling refuses: it gives each job its reservation when the job arrives.
     pub fn order_by(&mut self, order: &'static dyn QueueOrder) -> Result<(), Rejected> {
+        self.settled.0.take();
         if self.policy == SchedulerPolicy::Conservative {
             return Err(Rejected::Invalid("conservative backfilling plans the queue in arrival order"));
         }
@@ -366,6 +384,7 @@ impl LocalScheduler {
 
     /// A job arrives at `now`; returns the jobs that start now (possibly including it).
     pub fn submit(&mut self, now: SimTime, job: QueuedJob) -> Result<Vec<Started>, Rejected> {
+        self.settled.0.take();
         let partition = self.partition_for(job.pes, job.partition)?;
         if !(job.estimate.is_finite() && job.estimate > 0.0) {
             return Err(Rejected::Invalid("the estimate must be positive and finite"));
@@ -394,6 +413,7 @@ impl LocalScheduler {
     /// A running job left at `now` (finished, possibly before its estimate, or cancelled):
     /// frees its PEs and returns the jobs that start now.
     pub fn complete(&mut self, now: SimTime, id: JobId) -> Result<Vec<Started>, Rejected> {
+        self.settled.0.take();
         let running = self.running.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
         if now > running.hold.end {
@@ -407,6 +427,7 @@ impl LocalScheduler {
 
     /// Time passes to `now` (a wake-up requested by [`next_wakeup`](Self::next_wakeup)).
     pub fn tick(&mut self, now: SimTime) -> Vec<Started> {
+        self.settled.0.take();
         self.advance(now);
         self.after_change(now)
     }
@@ -422,6 +443,7 @@ impl LocalScheduler {
     /// Removes a waiting job (cancelled, or withdrawn to be sent elsewhere); returns it and the
     /// jobs that start now.
     pub fn remove(&mut self, now: SimTime, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
+        self.settled.0.take();
         let seq = self.seq_of.remove(&id).ok_or(Rejected::UnknownJob(id))?;
         self.advance(now);
         let waiting = self.queue.remove(&seq).expect("indexed job is queued");
@@ -436,6 +458,7 @@ impl LocalScheduler {
     /// the remaining estimated work, ready to be re-submitted ("resumed") into the next
     /// available slot, and the jobs that start now.
     pub fn suspend(&mut self, now: SimTime, id: JobId) -> Result<(QueuedJob, Vec<Started>), Rejected> {
+        self.settled.0.take();
         let running = self.running.get(&id).ok_or(Rejected::UnknownJob(id))?;
         if now >= running.hold.end {
             return Err(Rejected::Invalid("the job has no estimated work left"));
@@ -451,6 +474,7 @@ impl LocalScheduler {
     /// window, next to every running job and every existing reservation (queued jobs'
     /// reservations included), so no reservation is ever delayed by it.
     pub fn reserve(&mut self, now: SimTime, request: ReservationRequest) -> Result<ReservationId, Rejected> {
+        self.settled.0.take();
         self.check_reservation(now, &request)?;
         self.advance(now);
         let take = self
@@ -462,6 +486,7 @@ impl LocalScheduler {
 
     /// Cancels (or ends early) a reservation; returns the jobs that start now.
     pub fn cancel_reservation(&mut self, now: SimTime, id: ReservationId) -> Result<Vec<Started>, Rejected> {
+        self.settled.0.take();
         let reservation = self.reservations.remove(&id).ok_or(Rejected::UnknownReservation(id))?;
         self.advance(now);
         let start = reservation.request.start.max(now);
@@ -481,6 +506,7 @@ impl LocalScheduler {
         request: ReservationRequest,
         victims: &[JobId],
     ) -> Result<Preempted, Rejected> {
+        self.settled.0.take();
         self.check_reservation(now, &request)?;
         // (victim, its queue sequence number if waiting, the window it holds from now on)
         let mut freed: Vec<(JobId, Option<u64>, Option<Hold>)> = Vec::new();
@@ -760,6 +786,7 @@ impl LocalScheduler {
 
     /// Makes the queue passes wait for [`pass`](Self::pass) (see the type's documentation).
     pub fn defer_passes(&mut self) {
+        self.settled.0.take();
         self.deferred = true;
     }
 
@@ -770,6 +797,12 @@ impl LocalScheduler {
 
     /// The queue pass over every event since the last; returns the jobs that start now.
     pub fn pass(&mut self, now: SimTime) -> Vec<Started> {
+        if let Some((at, settled, started)) = self.settled.0.take()
+            && at == now
+        {
+            *self = *settled;
+            return started;
+        }
         self.advance(now);
         self.pending = false;
         let mut started = self.replan(now);
@@ -818,9 +851,20 @@ impl LocalScheduler {
         if !self.pending {
             return Cow::Borrowed(self);
         }
-        let mut settled = self.clone();
-        settled.pass(now.max(self.now));
-        Cow::Owned(settled)
+        let now = now.max(self.now);
+        if let Some((at, settled, _)) = self.settled.0.get() {
+            return if *at == now { Cow::Borrowed(settled) } else { Cow::Owned(Self::passed(self, now).0) };
+        }
+        let (settled, started) = Self::passed(self, now);
+        let (_, settled, _) = self.settled.0.get_or_init(|| (now, Box::new(settled), started));
+        Cow::Borrowed(settled)
+    }
+
+    /// A copy of `this` after its pending pass at `now`, with the jobs that pass started.
+    fn passed(this: &LocalScheduler, now: SimTime) -> (LocalScheduler, Vec<Started>) {
+        let mut settled = this.clone();
+        let started = settled.pass(now);
+        (settled, started)
     }
 
     /// The policy's queue pass after an event; returns the jobs that start now.

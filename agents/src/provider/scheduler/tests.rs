@@ -898,3 +898,54 @@ fn conservative_leaves_jobs_that_cannot_start_before_the_horizon_unplanned() {
     assert_eq!(s.planned_start(4), Some(t(510.0)));
     assert!(s.violations().is_empty());
 }
+
+/// Queries before a deferred pass compute that pass once, share it, and the pass takes it: the schedule is the same
+/// as without the queries, and an event after a query is not lost (the query's pass is dropped).
+#[test]
+fn queries_before_a_deferred_pass_leave_the_same_schedule() {
+    let mut rng = Pcg64::seed_from_u64(7);
+    let specs: Vec<Spec> = (0..80)
+        .map(|id| {
+            let estimate = rng.random_range(1.0..50.0);
+            let runtime = estimate * rng.random_range(0.2..=1.0);
+            job(id, (id / 3) as f64 * 4.0, rng.random_range(1..=8), estimate, runtime)
+        })
+        .collect();
+    let replay = |asking: bool| {
+        let mut s = LocalScheduler::new(Conservative, 8);
+        s.defer_passes();
+        let (mut ends, mut next) = (Vec::<(SimTime, JobId)>::new(), 0);
+        let (mut started, mut planned) = (Vec::new(), Vec::new());
+        let ask = |s: &LocalScheduler, id: JobId, now: SimTime| {
+            if asking {
+                std::hint::black_box(s.planned_start(id));
+                assert!(s.earliest_start(now, 3, 10.0, None).is_ok_and(|start| start >= now));
+            }
+        };
+        loop {
+            let arrival = specs.get(next).map(|j| t(j.submit));
+            let end = ends.iter().map(|&(e, _)| e).min();
+            let Some(now) = [arrival, end, s.next_wakeup()].into_iter().flatten().min() else { break };
+            while let Some(spec) = specs.get(next).filter(|j| t(j.submit) == now) {
+                s.submit(now, spec.queued()).unwrap();
+                ask(&s, spec.id, now);
+                next += 1;
+            }
+            for &(_, id) in ends.iter().filter(|&&(e, _)| e == now) {
+                s.complete(now, id).unwrap();
+                ask(&s, id, now);
+            }
+            ends.retain(|&(e, _)| e != now);
+            for st in s.pass(now) {
+                ends.push((now + specs[st.id as usize].runtime, st.id));
+                started.push(st);
+            }
+            planned.extend(s.waiting().map(|w| (w.id, s.planned_start(w.id))).collect::<Vec<_>>());
+        }
+        assert!(s.violations().is_empty());
+        (started, planned)
+    };
+    let (asked, plain) = (replay(true), replay(false));
+    assert_eq!(asked.0.len(), specs.len());
+    assert_eq!(asked, plain);
+}
