@@ -33,6 +33,7 @@ fn test_replicas_are_live_as_independent_binomial_ones() {
         let p = run.metrics["utilities.pcu.replica_uptime"];
         let any = run.metrics["utilities.pcu.replica_availability"];
         let k = (run.point + 1) as i32;
+        // At k = 1 the two are the same measurement; the comparison bites at k = 2 and 3.
         let binomial = 1.0 - (1.0 - p).powi(k);
         assert!((any - binomial).abs() < 0.03, "k = {k}: P(X ≥ 1) {any} against 1 − (1 − {p})^k = {binomial}");
         shares.push(any);

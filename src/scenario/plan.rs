@@ -249,16 +249,21 @@ impl Study {
             }
             _ => Vec::new(),
         };
+        // The command-line argument that gives `key` a value, if any: a swept or linked key cannot have one.
+        let given = |key: &str| {
+            let set = opts.set.iter().any(|(k, _)| k == key).then(|| format!("--set {key}"));
+            set.or_else(|| (key == "replications" && opts.replications.is_some()).then(|| "--replications".into()))
+        };
         for (key, values) in &sweep {
-            if opts.set.iter().any(|(k, _)| k == key) {
-                let msg = format!("--set {key}: this key is swept; drop it from [sweep] or drop --set");
+            if let Some(arg) = given(key) {
+                let msg = format!("{arg}: this key is swept; drop it from [sweep] or drop {arg}");
                 return Err(ScenarioError::file(path, msg));
             }
             if values.is_empty() {
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
             }
         }
-        let linked = linked_keys(&doc, &sweep, &opts.set, &spans)?;
+        let linked = linked_keys(&doc, &sweep, &given, &spans)?;
         // Counted before any point is built.
         let sizes: Vec<usize> = sweep.iter().map(|(_, v)| v.len()).collect();
         let count = sizes.iter().try_fold(1usize, |n, &k| n.checked_mul(k).filter(|&n| n <= MAX_SWEEP_POINTS));
@@ -469,7 +474,7 @@ type Linked = (String, Vec<Value>);
 fn linked_keys(
     doc: &Document,
     sweep: &[(String, Vec<Value>)],
-    set: &[(String, String)],
+    given: &dyn Fn(&str) -> Option<String>,
     spans: &Spans,
 ) -> Result<BTreeMap<String, Vec<Linked>>, ScenarioError> {
     let mut linked = BTreeMap::new();
@@ -504,11 +509,9 @@ fn linked_keys(
                 let m = format!("already linked to `{other}`; a key steps with one swept key");
                 return Err(ScenarioError::at_key(spans, &at, m));
             }
-            if set.iter().any(|(k, _)| k == key) {
-                return Err(ScenarioError::file(
-                    &doc.path,
-                    format!("--set {key}: this key is linked to the sweep; drop it from [linked] or drop --set"),
-                ));
+            if let Some(arg) = given(key) {
+                let m = format!("{arg}: this key is linked to the sweep; drop it from [linked] or drop {arg}");
+                return Err(ScenarioError::file(&doc.path, m));
             }
             steps.push((key.clone(), list));
         }
@@ -1048,7 +1051,14 @@ mod tests {
         let path = std::env::temp_dir().join(format!("gridmarket-linked-{}.toml", std::process::id()));
         std::fs::write(&path, text).unwrap();
         let study = Study::load(&path, &LoadOptions::default());
+        // The command line cannot give a linked key a value the sweep would then override.
+        let given = Study::load(&path, &LoadOptions { replications: Some(9), ..Default::default() });
         std::fs::remove_file(&path).unwrap();
+        let message = given.unwrap_err().message;
+        assert_eq!(
+            message,
+            "--replications: this key is linked to the sweep; drop it from [linked] or drop --replications"
+        );
         let study = study.unwrap();
         let got: Vec<_> = study.points.iter().map(|p| (p.label.as_str(), p.plan.seed, p.plan.replications)).collect();
         assert_eq!(

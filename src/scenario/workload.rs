@@ -299,6 +299,12 @@ impl Trace {
             _ => swf::read_swf_file(&self.path),
         }
         .map_err(|e| e.to_string())?;
+        // Read again after the runs before freed it: the file must still hold the jobs that were checked.
+        let last_submit = w.jobs.iter().map(|j| j.submit).fold(0.0, f64::max);
+        let longest = w.jobs.iter().map(|j| j.runtime).fold(0.0, f64::max);
+        if (last_submit, longest) != (self.last_submit, self.longest) {
+            return Err(format!("{}: the file changed while the study ran", self.path.display()));
+        }
         w.jobs.shrink_to_fit();
         let w = Arc::new(w);
         *shared = Arc::downgrade(&w);
@@ -1162,6 +1168,20 @@ mod tests {
         );
         assert_eq!(e.0, "theta");
         assert_eq!(bad("model = \"local-requests\"\nuntil = 1000.0").0, "rho");
+    }
+
+    #[test]
+    fn a_trace_read_again_after_it_changed_is_an_error() {
+        let path = std::env::temp_dir().join(format!("gridmarket-changed-{}.swf", std::process::id()));
+        let record = |runtime: u32| format!("1 0 10 {runtime} 4 -1 -1 4 7200 -1 1 1 1 -1 1 -1 -1 -1\n");
+        std::fs::write(&path, record(3600)).unwrap();
+        let trace = Trace::check(path.clone(), Model::Swf).unwrap();
+        assert_eq!(trace.jobs().unwrap().jobs.len(), 1, "read as checked");
+        // Freed (no run holds it), then the file changes before the next run reads it.
+        std::fs::write(&path, record(60)).unwrap();
+        let changed = trace.jobs();
+        std::fs::remove_file(&path).unwrap();
+        assert!(changed.unwrap_err().ends_with(": the file changed while the study ran"));
     }
 
     #[test]

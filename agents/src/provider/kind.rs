@@ -298,9 +298,9 @@ pub struct RawProvider {
     pub preemption: PreemptionPolicy,
     /// Preemption overhead model: `{ model = "thesis" }` (Amini Salehi 2012, Eq 3.2–3.7 with its parameters; default;
     /// each parameter can be given: `suspend_rate`, `resume_rate`, `copy_time`, `pause_time`, `reschedule_time`,
-    /// and `exclusion = "global"` (one VM at a time, the thesis's worst case) or `"local"` (one at a time per node,
-    /// Haizea's default: a lease's VMs suspend and resume in parallel)) or `{ model = "shared-storage", throughput =
-    /// 40.0 }` (the prototype of ch7).
+    /// and `exclusion = "global"` (one VM at a time, the thesis's worst case; the default) or `"local"` (one at a
+    /// time per node, Haizea's default: a lease's VMs suspend and resume in parallel)) or `{ model = "shared-storage",
+    /// throughput = 40.0 }` (the prototype of ch7).
     #[schemars(with = "Option<serde_json::Value>")]
     pub overhead: Option<OverheadModel>,
     /// Memory of one VM [MB] (default 1024; at most 1e9).
