@@ -1,11 +1,10 @@
 //! The reproduction family of Garg (2010) ch5, `scenarios/garg-ch5/`: every file loads with its targets and sanity
 //! checks, and its `--quick` size runs end to end with every sanity check met.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
 
-use gridmarket::runner::{RunOptions, run_study};
+use std::path::Path;
+
 use gridmarket::scenario::{LoadOptions, Study};
 
 const FAMILY: &str = "scenarios/garg-ch5";
@@ -13,23 +12,11 @@ const FILES: [&str; 5] = ["case1.toml", "case2.toml", "interval.toml", "sample-s
 
 #[test]
 fn test_family_runs_at_quick_size() {
-    let out: PathBuf = std::env::temp_dir().join(format!("gridmarket-garg-ch5-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
     for file in FILES {
         let study =
             Study::load(&Path::new(FAMILY).join(file), &LoadOptions { quick: true, ..LoadOptions::default() }).unwrap();
         assert!(!study.targets.is_empty(), "{file}: the chapter's claims as targets");
-        let result = run_study(&study, &opts, &interrupt).unwrap();
-        assert!(result.unfinished.is_empty(), "{file}: {:?}", result.unfinished);
+        let result = family::run(&study, file);
         assert!(!result.checks.is_empty(), "{file}");
         for check in &result.checks {
             assert_eq!(check.outcome.label(), "pass", "{file}: {} measured {}", check.target, check.measured);
@@ -41,6 +28,5 @@ fn test_family_runs_at_quick_size() {
             assert_eq!(tickets + wide, s["jobs.total"].mean, "{file}");
             assert_eq!(tickets, s["jobs.completed"].mean, "{file}");
         }
-        let _ = std::fs::remove_dir_all(&out);
     }
 }

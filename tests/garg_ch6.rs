@@ -2,60 +2,15 @@
 //! hand-made case gives the numbers its checks compute by hand, and a reduced point of the figures' sweeps runs with
 //! its sanity checks met.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
 
-use gridmarket::runner::{Outcome, RunOptions, StudyResult, run_study};
+use std::path::Path;
+
 use gridmarket::scenario::{LoadOptions, Study};
-
-fn family() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("scenarios/garg-ch6")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn run(study: &Study, name: &str) -> StudyResult {
-    run_reading(study, name, |_| ())
-}
-
-/// Runs `study`, lets `read` look at its output directory, then removes it.
-fn run_reading(study: &Study, name: &str, read: impl FnOnce(&Path)) -> StudyResult {
-    let out = std::env::temp_dir().join(format!("gridmarket-garg-ch6-{name}-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 1,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let result = run_study(study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
-    read(&out);
-    let _ = std::fs::remove_dir_all(&out);
-    assert!(result.unfinished.is_empty(), "{name}: {:?}", result.unfinished);
-    result
-}
-
-fn assert_checks_pass(name: &str, result: &StudyResult) {
-    let failed: Vec<String> = result
-        .checks
-        .iter()
-        .filter(|c| c.outcome != Outcome::Pass)
-        .map(|c| format!("{}: {} ({})", c.target, c.measured, c.source))
-        .collect();
-    assert!(failed.is_empty(), "{name}: {failed:#?}");
-    assert!(!result.checks.is_empty(), "{name} has sanity checks");
-}
 
 #[test]
 fn test_every_file_of_the_family_loads_with_targets_and_checks() {
-    let files = family();
+    let files = family::files("garg-ch6");
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
         let study = Study::load(&f, &LoadOptions { quick: true, ..LoadOptions::default() }).unwrap();
@@ -70,10 +25,10 @@ fn test_every_file_of_the_family_loads_with_targets_and_checks() {
 fn test_the_hand_made_case_gives_its_hand_computed_numbers() {
     let study = Study::load(Path::new("scenarios/garg-ch6/hand-made.toml"), &LoadOptions::default()).unwrap();
     let mut jobs = String::new();
-    let result = run_reading(&study, "hand-made", |out| {
+    let result = family::run_reading(&study, "hand-made", |out| {
         jobs = std::fs::read_to_string(out.join("p0/r0/jobs.csv")).unwrap();
     });
-    assert_checks_pass("hand-made", &result);
+    family::assert_checks_pass("hand-made", &result);
     // Each application's energy and carbon, in jobs.csv: 132.592 W × 2 for cooling at COP 1, 0.083 kg/kWh.
     let header: Vec<&str> = jobs.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
@@ -92,7 +47,7 @@ fn test_the_hand_made_case_gives_its_hand_computed_numbers() {
 
 #[test]
 fn test_a_reduced_point_of_each_figure_runs_with_its_checks_met() {
-    for f in family().into_iter().filter(|f| !f.ends_with("hand-made.toml")) {
+    for f in family::files("garg-ch6").into_iter().filter(|f| !f.ends_with("hand-made.toml")) {
         let options = LoadOptions { quick: true, replications: Some(1), ..LoadOptions::default() };
         let mut study = Study::load(&f, &options).unwrap();
         // The first and last points: the extremes of the first swept key.
@@ -102,8 +57,8 @@ fn test_a_reduced_point_of_each_figure_runs_with_its_checks_met() {
             p.index = i;
         }
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-        let result = run(&study, &name);
-        assert_checks_pass(&name, &result);
+        let result = family::run(&study, &name);
+        family::assert_checks_pass(&name, &result);
         for s in &result.summaries {
             for metric in ["energy", "carbon", "workload"] {
                 let v = s.get(metric).map(|m| m.mean);

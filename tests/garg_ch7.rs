@@ -1,13 +1,12 @@
 //! The reproduction family of Garg (2010) ch7, `scenarios/garg-ch7/`: its `--quick` size runs end to end, and the
 //! model's predictions its targets quote are those of the queueing model (`gridmarket::analytic::dam`).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
+
+use std::path::Path;
 
 use gridmarket::analytic::ServiceMoments;
 use gridmarket::analytic::dam::{DamModel, Execution, PartitionMean, ValuationClass};
-use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::plan::Test;
 use gridmarket::scenario::{LoadOptions, Study};
 
@@ -65,21 +64,9 @@ fn test_model_targets_quote_the_queueing_model() {
 
 #[test]
 fn test_family_runs_at_quick_size() {
-    let out: PathBuf = std::env::temp_dir().join(format!("gridmarket-garg-ch7-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
     for file in ["dam.toml", "demand.toml", "model.toml", "options.toml"] {
         let study = load(file, true);
-        let result = run_study(&study, &opts, &interrupt).unwrap();
-        assert!(result.unfinished.is_empty(), "{file}: {:?}", result.unfinished);
+        let result = family::run(&study, file);
         for check in &result.checks {
             assert_eq!(check.outcome.label(), "pass", "{file}: {} measured {}", check.target, check.measured);
         }
@@ -89,6 +76,5 @@ fn test_family_runs_at_quick_size() {
         }
         // Every file but options.toml (which the thesis reports nothing on) has targets.
         assert_eq!(result.verdicts.is_empty(), file == "options.toml", "{file}");
-        let _ = std::fs::remove_dir_all(&out);
     }
 }

@@ -2,11 +2,10 @@
 //! are the DAS-2 model's means (Table 4.2 as read there), and its `--quick` size runs end to end with every sanity
 //! check passing and PAP refusing, with a reason, clusters its local requests saturate.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod family;
 
-use gridmarket::runner::{RunOptions, run_study};
+use std::path::Path;
+
 use gridmarket::scenario::{LoadOptions, Study};
 use gridmarket::workload::models::{Das2Model, InterGridCluster, InterarrivalUnit};
 
@@ -51,23 +50,11 @@ fn test_configured_statistics_are_the_das2_models_means() {
 
 #[test]
 fn test_family_runs_at_quick_size() {
-    let out: PathBuf = std::env::temp_dir().join(format!("gridmarket-salehi-ch4-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
     // One file end to end keeps the test short; the others share its setup and are validated by the CLI tests.
     let study =
         Study::load(&Path::new(FAMILY).join("vms.toml"), &LoadOptions { quick: true, ..LoadOptions::default() })
             .unwrap();
-    let result = run_study(&study, &opts, &interrupt).unwrap();
-    assert!(result.unfinished.is_empty(), "{:?}", result.unfinished);
+    let result = family::run(&study, "salehi-ch4-vms");
     for check in &result.checks {
         assert_eq!(check.outcome.label(), "pass", "{} measured {}", check.target, check.measured);
     }
@@ -83,5 +70,4 @@ fn test_family_runs_at_quick_size() {
     }
     let refused: f64 = result.summaries.iter().map(|s| s["gateways.igg.pap_refused"].mean).sum();
     assert!(refused > 0.0, "PAP refuses the saturated clusters");
-    let _ = std::fs::remove_dir_all(&out);
 }
