@@ -765,15 +765,23 @@ fn reproduce_judges_mean_differences_over_the_points_and_reports_conflicts_apart
     let o = run(&["reproduce", "--quiet", "--scenarios", "tests/scenarios", "--out", &out, "pooled"]);
     assert_exit(&o, 0, "a documented conflict that fails is not scored");
     let text = stdout(&o);
-    let tally = "pooled: 1 of 1 targets pass, 0 FAIL, 0 inconclusive; 1 documented conflict (not scored)";
+    let tally = "pooled: 2 of 2 targets pass, 0 FAIL, 0 inconclusive; 1 documented conflict (not scored)";
     assert!(text.contains(tally), "{text}");
-    let row = |start: &str, end: &str| text.lines().any(|l| l.starts_with(start) && l.trim_end().ends_with(end));
+    // A row of the table, its columns padded to the widest cell.
+    let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let row = |start: &str, end: &str| {
+        text.lines().any(|l| squeeze(l).starts_with(&squeeze(start)) && squeeze(l).ends_with(&squeeze(end)))
+    };
     // 10, 20 and 40 more jobs: mean 23.33, sd 15.28, t(2) = 4.303.
     let pooled = "brokers.alice.total: mean over the points of (big − small) in [-20, 70] ";
     assert!(row(pooled, "23.33 ± 37.95 over 3 points  pass"), "{text}");
     // Against 10 and 20 (mean 15, sd 7.07): Welch's df 2.89, rounded down to 2.
     let versus = "brokers.alice.total: mean over the points of (big − small), here − in other, ≥ 100 ";
     assert!(row(versus, "8.333 ± 43.620 (Welch, 3 and 2 points)  FAIL"), "{text}");
+    // Paired by position with 15, 26 and 48 (differences −5, −6 and −8: sd 1.53, t(2) = 4.303).
+    let paired = "brokers.alice.total: mean over the points of (big − small), here − in paired (points paired by \
+                  position), ≤ 0 ";
+    assert!(row(paired, "-6.333 ± 3.795 over 3 points  pass"), "{text}");
     let conflicts = text.find("documented conflicts (the source contradicts itself: reported, not scored)\n");
     assert!(conflicts.is_some_and(|c| c < text.find(versus).unwrap()), "{text}");
     let expectations = read_string(&tmp.join("pooled/sweep/expectations.csv"));

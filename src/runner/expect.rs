@@ -232,7 +232,7 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                 verdict(target, judged)
             })
             .collect(),
-        Test::MeanDifference { over, a, b, min, max, versus: None } => {
+        Test::MeanDifference { over, a, b, min, max, versus: None, .. } => {
             let target =
                 format!("{}: {} {}{}", c.metric, mean_difference(a, b), bounds(*min, *max), at(&label_of(&c.at)));
             let judged = match per_point_differences(result, &points, over, a, b, &c.metric) {
@@ -309,12 +309,13 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
         let target = format!("{} versus {scenario}", c.metric);
         return vec![verdict(target, "the other scenario did not run".into(), Outcome::Fail)];
     };
-    if let Test::MeanDifference { over, a, b, .. } = &c.test {
+    if let Test::MeanDifference { over, a, b, by_position, .. } = &c.test {
         let target = format!(
-            "{}: {}, here − in {}, {}{}",
+            "{}: {}, here − in {}{}, {}{}",
             c.metric,
             mean_difference(a, b),
             other.name,
+            if *by_position { " (points paired by position)" } else { "" },
             bounds(*min, *max),
             at(&label_of(&c.at))
         );
@@ -325,6 +326,13 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
             per_point_differences(other_result, &there, over, a, b, &c.metric),
         );
         let (measured, outcome) = match differences {
+            (Some(x), Some(y)) if *by_position && x.len() != y.len() => {
+                (format!("not paired: {} points here, {} there", x.len(), y.len()), Outcome::Fail)
+            }
+            (Some(x), Some(y)) if *by_position => {
+                let pairs: Vec<f64> = x.iter().zip(&y).map(|(x, y)| x - y).collect();
+                across_points(&pairs, rule, *min, *max)
+            }
             (Some(x), Some(y)) => {
                 let d = welch_difference(&x, &y);
                 let shown = format!("{} (Welch, {} and {} points)", fmt_summary(&d), x.len(), y.len());

@@ -188,8 +188,16 @@ pub enum Test {
     /// (a − b) / |b| within [min, max] along sweep key `over`.
     Relative { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64> },
     /// The mean over the points of a − b (values of sweep key `over`) within [min, max]; with `versus`, that mean
-    /// minus the same mean in the other file.
-    MeanDifference { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64>, versus: Option<String> },
+    /// minus the same mean in the other file (Welch's test, or paired by position with `by_position`).
+    MeanDifference {
+        over: String,
+        a: Value,
+        b: Value,
+        min: Option<f64>,
+        max: Option<f64>,
+        versus: Option<String>,
+        by_position: bool,
+    },
     /// This file's point minus the other file's within [min, max].
     Versus { scenario: String, min: Option<f64>, max: Option<f64> },
 }
@@ -264,6 +272,14 @@ impl Study {
             }
         }
         let linked = linked_keys(&doc, &sweep, &given, &spans)?;
+        // Every point takes a swept or linked key's value from the sweep, so a `[quick]` value for it would be lost.
+        let stepped = sweep.iter().map(|(k, _)| k).chain(linked.values().flatten().map(|(k, _)| k));
+        for key in stepped {
+            if let Some(q) = quick.iter().flat_map(|q| q.keys()).find(|q| same_key(q, key)) {
+                let m = format!("`{key}` is stepped by the sweep, which would override this value at every point");
+                return Err(ScenarioError::at_key(&spans, &format!("quick.{q}"), m));
+            }
+        }
         // Counted before any point is built.
         let sizes: Vec<usize> = sweep.iter().map(|(_, v)| v.len()).collect();
         let count = sizes.iter().try_fold(1usize, |n, &k| n.checked_mul(k).filter(|&n| n <= MAX_SWEEP_POINTS));
@@ -520,6 +536,12 @@ fn linked_keys(
     Ok(linked)
 }
 
+/// Whether dotted keys `a` and `b` name the same key, a `*` standing for any one part.
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x == y || *x == "*" || *y == "*")
+}
+
 /// FNV-1a: a stable hash (std's hasher may change between releases) for resuming runs.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
@@ -687,7 +709,19 @@ fn check_claim(
         }
         (None, None, None, None, Some(d), None) => {
             let (a, b) = (d.a.clone(), d.b.clone());
-            Test::MeanDifference { over: over(&[&a, &b])?, a, b, min: d.min, max: d.max, versus: d.versus.clone() }
+            if d.by_position && d.versus.is_none() {
+                let m = "`by-position` pairs this file's points with another's: give `versus` too";
+                return Err(("mean-difference.by-position".into(), m.into(), None));
+            }
+            Test::MeanDifference {
+                over: over(&[&a, &b])?,
+                a,
+                b,
+                min: d.min,
+                max: d.max,
+                versus: d.versus.clone(),
+                by_position: d.by_position,
+            }
         }
         (None, None, None, None, None, Some(v)) => {
             Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max }

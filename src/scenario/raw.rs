@@ -380,4 +380,10 @@ pub struct RawMeanDifference {
     /// Another scenario of the family, in the same folder, that sweeps `over` too: the target is then the mean
     /// difference here minus the one there.
     pub versus: Option<String>,
+    /// With `versus`: pair the groups of points here and there by their position in the sweep (the i-th with the
+    /// i-th; files that sweep the same loads through different values, such as rates scaled with the resources)
+    /// and judge the mean of the per-pair differences by a paired t-test across the pairs, instead of Welch's test
+    /// across the points of both. Both files must have as many groups.
+    #[serde(default)]
+    pub by_position: bool,
 }
