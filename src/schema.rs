@@ -210,7 +210,9 @@ fn walk(s: &Value, prefix: &str, defs: &Value, rows: &mut Vec<(String, String, S
             .or_else(|| resolve(prop, defs).get("description"))
             .and_then(Value::as_str)
             .unwrap_or("")
-            .to_string();
+            // Units are escaped for rustdoc (`\[s\]`, not a link); a bracket not followed by `(` is plain text here.
+            .replace("\\[", "[")
+            .replace("\\]", "]");
         let default = prop.get("default").map_or(String::new(), |d| format!("`{d}`"));
         rows.push((path.clone(), type_name(prop, defs), default, doc));
         // An optional table (`anyOf` [the table, null]) is walked like the table.

@@ -1,6 +1,6 @@
 //! Money: every transfer of a run is one [`Transfer`] in one ledger.
 //!
-//! The agent that decides a transfer books it ([`Book::transfer`]) and tells the other party in the message that
+//! The agent that decides a transfer books it ([`Book::book`]) and tells the other party in the message that
 //! carries the news (a provider's bill rides on `Job::Completed`, `Lease::Cancelled` and `Market::Invoice`), so the
 //! amount the provider bills, the amount the user records and the ledger's entry are one number. Settlement is
 //! immediate, as on a utility's account: the thesis's separate `Payment` step (Garg 2010, §3.2 step 9) is that
@@ -157,7 +157,7 @@ impl Reason {
 /// One transfer of money.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Transfer {
-    /// When [s].
+    /// When \[s\].
     pub at: SimTime,
     /// Who pays.
     pub payer: Account,

@@ -98,9 +98,9 @@ pub struct JobSpec {
     pub owner: AgentId,
     /// Processing elements needed at once.
     pub pes: u32,
-    /// Actual runtime on a reference PE [s]; known to the simulator, not to schedulers.
+    /// Actual runtime on a reference PE \[s\]; known to the simulator, not to schedulers.
     pub runtime: f64,
-    /// The user's runtime estimate [s], what schedulers plan with.
+    /// The user's runtime estimate \[s\], what schedulers plan with.
     pub estimate: f64,
     /// Absolute deadline, if the job has one.
     pub deadline: Option<SimTime>,
@@ -109,11 +109,11 @@ pub struct JobSpec {
     /// Lease type (Amini Salehi 2012, ch3): a local request must start at once (preempting external leases if the
     /// provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
     pub lease: Option<LeaseType>,
-    /// Memory of each VM [MB], for preemption overheads; the provider's default when absent.
+    /// Memory of each VM \[MB\], for preemption overheads; the provider's default when absent.
     pub memory_mb: Option<f64>,
     /// Priority class, 0 the highest (see the provider's `preemptive_priority`).
     pub priority: u8,
-    /// Data moved in and out [GB], which a data centre charges for (Garg 2010, ch6's DT_j), if any.
+    /// Data moved in and out \[GB\], which a data centre charges for (Garg 2010, ch6's DT_j), if any.
     pub data: Option<f64>,
 }
 
@@ -226,7 +226,7 @@ pub enum LeaseMsg {
         lease: JobId,
         /// What was done to its VMs.
         kind: PreemptionKind,
-        /// Preemption overhead h(L) [s].
+        /// Preemption overhead h(L) \[s\].
         overhead: f64,
     },
     /// Broker, gateway or meta-broker → resource provider: reserve `pes` PEs over `[start, end)`. Answered by
@@ -319,7 +319,7 @@ pub struct Migration {
     pub lease: JobSpec,
     /// The provider it was suspended at.
     pub source: AgentId,
-    /// Migration overhead h(L) [s], spent on its VMs at the destination (copy and resume).
+    /// Migration overhead h(L) \[s\], spent on its VMs at the destination (copy and resume).
     pub overhead: f64,
 }
 
@@ -363,7 +363,7 @@ pub struct Ticket {
     pub cost: f64,
     /// The cost was paid when the slot was reserved (an exchange's contract): the provider bills nothing more.
     pub prepaid: bool,
-    /// The runtime on the reference PE to submit this part with [s], when the meta-broker knows the application's
+    /// The runtime on the reference PE to submit this part with \[s\], when the meta-broker knows the application's
     /// time on this provider (an ETC matrix, Garg 2010 ch5); none: the job's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<f64>,
@@ -399,7 +399,7 @@ pub struct QueueState {
     pub free: u32,
     /// Load l_{k,t}: the queue's busy PEs (reservations and PEs lent to other queues included) over its PEs.
     pub load: f64,
-    /// Waiting-time estimate w_{k,t} [s]: the work committed to the queue from now on (running jobs' remaining
+    /// Waiting-time estimate w_{k,t} \[s\]: the work committed to the queue from now on (running jobs' remaining
     /// estimates, held windows, queued jobs) per PE, the wait of a job needing the whole queue.
     pub wait: f64,
     /// Initial valuation c_{k,t} [G$ per PE-second]: the provider's posted price.
@@ -490,7 +490,7 @@ pub enum MarketMsg {
     /// Meta-broker → registered resource provider, at the end of every scheduling interval: report your free
     /// capacity over the next `horizon` seconds. Answered by `ResourceUpdate`.
     SlotsQuery {
-        /// Look-ahead [s].
+        /// Look-ahead \[s\].
         horizon: f64,
     },
     /// Resource provider → meta-broker (step 4): the periodic update of the resource catalogue.
@@ -499,7 +499,7 @@ pub enum MarketMsg {
     /// (Garg 2010 §7.2, collection): report your queues, with their free slots over the next `horizon` seconds.
     /// Answered by `QueueInfo`.
     QueueQuery {
-        /// Look-ahead of the slots [s] (0: none, the immediate slots only).
+        /// Look-ahead of the slots \[s\] (0: none, the immediate slots only).
         horizon: f64,
     },
     /// Resource provider → meta-broker: the state of each of its queues, its asks' inputs.
@@ -575,7 +575,7 @@ pub struct Advertisement {
     pub cpus: u32,
     /// When they are free from.
     pub start: SimTime,
-    /// For how long [s].
+    /// For how long \[s\].
     pub duration: f64,
     /// The CPUs' speed relative to the reference PE.
     pub speed: f64,
@@ -594,7 +594,7 @@ pub struct Offer {
     pub cpus: u32,
     /// From.
     pub start: SimTime,
-    /// For how long [s].
+    /// For how long \[s\].
     pub duration: f64,
     /// The provider's CPU speed relative to the reference PE.
     pub speed: f64,
@@ -619,7 +619,7 @@ pub struct AuctionInfo {
     pub reserve: f64,
     /// When it clears.
     pub end: SimTime,
-    /// How long the leases it trades last [s].
+    /// How long the leases it trades last \[s\].
     pub lease: f64,
 }
 
@@ -632,7 +632,7 @@ pub struct Discovery {
     pub request: u64,
     /// CPUs wanted (0: no slot, only the open auctions).
     pub cpus: u32,
-    /// Lease time wanted [s].
+    /// Lease time wanted \[s\].
     pub duration: f64,
 }
 
@@ -658,7 +658,7 @@ pub struct LeaseRequest {
     pub slot: u64,
     /// The job to run there (`pes` CPUs are leased).
     pub job: JobSpec,
-    /// The lease's length [s].
+    /// The lease's length \[s\].
     pub duration: f64,
 }
 
@@ -691,7 +691,7 @@ pub struct AuctionRequest {
     pub reserve: f64,
     /// When it clears.
     pub end: SimTime,
-    /// How long the leases it trades last [s].
+    /// How long the leases it trades last \[s\].
     pub lease: f64,
 }
 
@@ -884,9 +884,9 @@ pub struct Assigned {
     pub reservation: u64,
     /// When the slot starts.
     pub start: SimTime,
-    /// The CPUs' frequency while it runs [GHz].
+    /// The CPUs' frequency while it runs \[GHz\].
     pub frequency: f64,
-    /// Its runtime at that frequency [s].
+    /// Its runtime at that frequency \[s\].
     pub duration: f64,
 }
 
@@ -1018,7 +1018,7 @@ pub enum UtilityMsg {
         dedicated: bool,
         /// Its access link [bit/s] (a dedicated node's transfers stay inside the cluster).
         bandwidth: f64,
-        /// Its latency to the cluster [s].
+        /// Its latency to the cluster \[s\].
         latency: f64,
         /// How many times it has announced itself before: a `Run` meant for an earlier session (sent before the
         /// owner took the machine back) is dropped.

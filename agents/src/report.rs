@@ -40,19 +40,19 @@ impl JobOutcome {
 pub struct JobRecord {
     /// Run-wide job id.
     pub id: JobId,
-    /// Submission time [s].
+    /// Submission time \[s\].
     pub submit: f64,
-    /// Start of execution [s].
+    /// Start of execution \[s\].
     pub start: Option<f64>,
-    /// End of execution [s].
+    /// End of execution \[s\].
     pub end: Option<f64>,
     /// The provider that ran (or was running) it.
     pub site: Option<AgentId>,
     /// PEs used.
     pub pes: u32,
-    /// Runtime on a reference PE [s].
+    /// Runtime on a reference PE \[s\].
     pub runtime: f64,
-    /// Deadline [s], if any.
+    /// Deadline \[s\], if any.
     pub deadline: Option<f64>,
     /// Budget [G$], if any (the initial valuation a double-auction-inspired meta-broker reads).
     pub budget: Option<f64>,
@@ -163,9 +163,9 @@ pub struct Report {
 pub struct Metered {
     /// The job (or the part of one) that ran.
     pub job: JobId,
-    /// Energy with cooling [kWh].
+    /// Energy with cooling \[kWh\].
     pub energy: f64,
-    /// Carbon dioxide emitted [kg].
+    /// Carbon dioxide emitted \[kg\].
     pub carbon: f64,
 }
 

@@ -36,7 +36,7 @@ impl Agent<GridMarket> for Probe {
 /// One delivery, with names resolved, as the test bed shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Delivery {
-    /// Delivery time [s].
+    /// Delivery time \[s\].
     pub at: f64,
     /// Zero-delay round within the instant.
     pub round: u32,

@@ -37,7 +37,7 @@ use crate::workload::math::gamma_fn;
 /// Most partition layouts [`DamModel::optimise`] tries for one site before refusing (about a second of work).
 pub const MAX_LAYOUTS: u64 = 20_000_000;
 
-/// Moments of an application's execution time X [s]: E(X), E(X²) and E(X⁻¹), the last for slowdowns.
+/// Moments of an application's execution time X \[s\]: E(X), E(X²) and E(X⁻¹), the last for slowdowns.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Execution {
     /// E(X) and E(X²).
@@ -47,7 +47,7 @@ pub struct Execution {
 }
 
 impl Execution {
-    /// From E(X) [s], E(X²) [s²] and E(X⁻¹) [1/s], which must be finite (Jensen: E(X⁻¹) ≥ 1/E(X)).
+    /// From E(X) \[s\], E(X²) \[s²\] and E(X⁻¹) [1/s], which must be finite (Jensen: E(X⁻¹) ≥ 1/E(X)).
     pub fn new(mean: f64, second_moment: f64, mean_inverse: f64) -> Result<Execution, AnalyticError> {
         let moments = ServiceMoments::new(mean, second_moment)?;
         let mean_inverse = positive("mean_inverse", mean_inverse)?;
@@ -58,7 +58,7 @@ impl Execution {
         Ok(Execution { moments, mean_inverse })
     }
 
-    /// Weibull execution times of `shape` α > 1 and `scale` β [s]: E(X) = βΓ(1 + 1/α), E(X²) = β²Γ(1 + 2/α),
+    /// Weibull execution times of `shape` α > 1 and `scale` β \[s\]: E(X) = βΓ(1 + 1/α), E(X²) = β²Γ(1 + 2/α),
     /// E(X⁻¹) = Γ(1 − 1/α)/β. For α ≤ 1, E(X⁻¹) is infinite (no mean slowdown), so such shapes are refused.
     pub fn weibull(shape: f64, scale: f64) -> Result<Execution, AnalyticError> {
         let scale = positive("scale", scale)?;
@@ -70,12 +70,12 @@ impl Execution {
         Execution::new(scale * g(1.0 + 1.0 / shape), scale * scale * g(1.0 + 2.0 / shape), g(1.0 - 1.0 / shape) / scale)
     }
 
-    /// E(X) [s].
+    /// E(X) \[s\].
     pub fn mean(&self) -> f64 {
         self.moments.mean()
     }
 
-    /// E(X²) [s²].
+    /// E(X²) \[s²\].
     pub fn second_moment(&self) -> f64 {
         self.moments.second_moment()
     }
@@ -87,7 +87,7 @@ impl Execution {
 pub struct ValuationClass {
     /// p_j, in (0, 1]; the classes' probabilities sum to 1.
     pub probability: f64,
-    /// Valuation time of one application of the class [s].
+    /// Valuation time of one application of the class \[s\].
     pub service: ServiceMoments,
 }
 
@@ -123,7 +123,7 @@ pub struct DamModel {
 /// A stage's (or the whole model's) expected waiting time and slowdown.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Expected {
-    /// Expected waiting time [s].
+    /// Expected waiting time \[s\].
     pub wait: f64,
     /// Expected slowdown, waiting time over execution time (dimensionless).
     pub slowdown: f64,

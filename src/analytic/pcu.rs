@@ -100,7 +100,7 @@ pub fn node_availability(mttf: f64, mttr: f64) -> Result<f64, AnalyticError> {
 
 /// The mean number of jobs down after all their replicas failed, n_f = y / (1/(T + δ/2) − y): failures at rate `y`
 /// [1/s] over the public-running jobs, each noticed δ/2 after it on average and re-spawned in one migration time `T`
-/// [s] (an M/M/1 queue, stable only while y (T + δ/2) < 1).
+/// \[s\] (an M/M/1 queue, stable only while y (T + δ/2) < 1).
 pub fn failure_downtime_jobs(rate: f64, migration_time: f64, epoch: f64) -> Result<f64, AnalyticError> {
     let y = positive("rate", rate)?;
     let hold = positive("migration_time", migration_time)? + positive("epoch", epoch)? / 2.0;
@@ -109,7 +109,7 @@ pub fn failure_downtime_jobs(rate: f64, migration_time: f64, epoch: f64) -> Resu
 }
 
 /// The mean number of jobs down while migrating, n_m = (x/δ) / (1/T − x/δ): `migrations` = x started each epoch of
-/// δ [s], each taking `migration_time` = T [s] (stable only while x T < δ).
+/// δ \[s\], each taking `migration_time` = T \[s\] (stable only while x T < δ).
 pub fn migration_downtime_jobs(migrations: f64, migration_time: f64, epoch: f64) -> Result<f64, AnalyticError> {
     let x = positive("migrations", migrations)?;
     let rho = stable(x * positive("migration_time", migration_time)? / positive("epoch", epoch)?)?;

@@ -35,7 +35,7 @@ pub struct RawScenario {
     /// End of the run [s of simulated time; at most 1e12]. Without it the run goes on until every job has ended
     /// (drained).
     pub horizon: Option<Seconds>,
-    /// Period of `timeseries.csv` samples [s] (default: the end time / 100). At most a million samples per provider
+    /// Period of `timeseries.csv` samples \[s\] (default: the end time / 100). At most a million samples per provider
     /// over the horizon; a run whose file would hold more than a million rows (a long drained run, many providers)
     /// is sampled less often.
     pub sample_period: Option<Seconds>,
@@ -141,7 +141,7 @@ pub enum RawRuntime {
     Inline,
 }
 
-/// Latencies between agents [s]: zero unless set here.
+/// Latencies between agents \[s\]: zero unless set here.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawLatency {
@@ -163,7 +163,7 @@ pub struct RawLink {
     pub from: String,
     /// Receiver (kind or agent name).
     pub to: String,
-    /// Latency [s].
+    /// Latency \[s\].
     pub secs: Delay,
 }
 

@@ -59,19 +59,19 @@ pub struct RawWorkload {
     /// (calibrated to the LLNL Thunder log as Garg (2010) Table 7.1 gives it: mean 44 CPUs, runtimes of mean 2328.911 s
     /// and standard deviation 7790.11 s, a mean inter-arrival time of 16.176 s before any `time-scale`).
     pub preset: Option<String>,
-    /// Lublin: largest job [PEs] (default: the preset's; at most 2^20).
+    /// Lublin: largest job \[PEs\] (default: the preset's; at most 2^20).
     pub max_nodes: Option<PositiveInt>,
     /// Lublin: UHI, log2 of the largest size (Garg (2010) ch5: log2(p); at most 20); applied after `max-nodes`.
     pub u_hi: Option<f64>,
     /// Lublin: UMED, the split of the two-stage uniform (Garg 2010, ch5: UHI − 2.5); applied after `max-nodes`.
     pub u_med: Option<f64>,
-    /// Lublin: scale sizes to this mean [PEs] (Amini Salehi 2012, ch3 uses 4 VMs). DAS-2: move the split m of the
+    /// Lublin: scale sizes to this mean \[PEs\] (Amini Salehi 2012, ch3 uses 4 VMs). DAS-2: move the split m of the
     /// two-stage log-uniform size so that the mean is this (ch4's external sweep of the number of VMs).
     pub mean_nodes: Option<Positive>,
-    /// Lublin: scale runtimes to this mean [s] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
+    /// Lublin: scale runtimes to this mean \[s\] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
     /// the mean, must stay within 1e12 s. DAS-2: the log-normal's location a for this mean, b kept.
     pub mean_runtime: Option<Seconds>,
-    /// Lublin: scale inter-arrival times to this mean [s]; the last arrival must stay within 1e12 s on average.
+    /// Lublin: scale inter-arrival times to this mean \[s\]; the last arrival must stay within 1e12 s on average.
     /// DAS-2: the Weibull scale for this mean, the shape kept.
     pub mean_interarrival: Option<Seconds>,
     /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
@@ -81,10 +81,10 @@ pub struct RawWorkload {
     /// "minutes" (gaps 60 times longer: local loads of 5–11%, external requests 1% of the grid). `mean-interarrival`
     /// is in seconds either way.
     pub interarrival_unit: Option<InterarrivalUnit>,
-    /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l [s] (default 1.7 external, 4 local; shape
+    /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l \[s\] (default 1.7 external, 4 local; shape
     /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
     pub scale: Option<Positive>,
-    /// Bag-of-tasks: the mean task duration M_e or M_l [s] (default 90; normal, standard deviation 6.1). With
+    /// Bag-of-tasks: the mean task duration M_e or M_l \[s\] (default 90; normal, standard deviation 6.1). With
     /// `cluster`, the value for C128: C64 uses M_l − 1 and C256 M_l + 1.
     pub task_duration: Option<Positive>,
     /// Bag-of-tasks: each bag is one request of as many PEs as it has tasks, for the mean of their durations (its
@@ -114,8 +114,8 @@ pub struct RawWorkload {
     /// Poisson: PEs per job drawn uniformly from the integers in [low, high] (at most 2^20), instead of `pes`.
     pub pes_range: Option<[u32; 2]>,
     /// Swf/gwf/csv: the trace or job list, relative to the scenario file; a gzip-compressed file (`.swf.gz`) is read
-    /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` [s], `cpus` and `runtime`
-    /// [s] are required; `estimate` [s], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
+    /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` \[s\], `cpus` and `runtime`
+    /// \[s\] are required; `estimate` \[s\], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
     /// leaving the job without. Its jobs are numbered 1, 2, … in row order.
     pub file: Option<String>,
     /// Swf/gwf: keep jobs submitted in [from, to) seconds, re-based to 0.
@@ -150,7 +150,7 @@ pub struct RawWorkload {
     /// no variance), redrawn until at least 1. A job of high urgency at one fraction is so at every larger one, with
     /// the same ratio. Not with `deadline`.
     pub urgency: Option<RawUrgency>,
-    /// Data each job moves in and out [GB], drawn per job from a distribution (e.g. `{ kind = "uniform", low = 0.0,
+    /// Data each job moves in and out \[GB\], drawn per job from a distribution (e.g. `{ kind = "uniform", low = 0.0,
     /// high = 10000.0 }`, Garg (2010) §6.6.2's U[0, 10] TB), which a data centre charges for.
     #[schemars(with = "Option<serde_json::Value>")]
     pub data_size: Option<Dist>,
@@ -189,7 +189,7 @@ pub struct RawWorkload {
     pub lease_type: Option<agents::protocol::LeaseType>,
     /// Local requests: ρ, the share of the provider's node-time they take (Amini Salehi 2012, ch6: 5% to 30%).
     pub rho: Option<Fraction>,
-    /// Local requests: δ, their mean duration [s] (each drawn in δ ± 30 min; at least 1,800 s).
+    /// Local requests: δ, their mean duration \[s\] (each drawn in δ ± 30 min; at least 1,800 s).
     pub delta: Option<Seconds>,
     /// Local requests: θ, their size range, "small" (1–24 nodes), "medium" (25–48) or "large" (49–72).
     pub theta: Option<String>,

@@ -50,9 +50,9 @@ const SECONDS_IN_DAY: f64 = SECONDS_IN_BUCKET * BUCKETS as f64;
 /// What Garg (2010) Table 7.1 says of the LLNL Thunder workload it replays (the log's second week).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TraceStatistics {
-    /// Largest job the model draws [PEs] (Thunder: 1,024 nodes of 4 CPUs; our choice, see [`LublinParams::thunder`]).
+    /// Largest job the model draws \[PEs\] (Thunder: 1,024 nodes of 4 CPUs; our choice, see [`LublinParams::thunder`]).
     pub max_nodes: u32,
-    /// Mean size [PEs]: "Average CPU requirement 44 CPUs".
+    /// Mean size \[PEs\]: "Average CPU requirement 44 CPUs".
     pub mean_nodes: f64,
     /// "Average Job Runtime 2328.911 sec."
     pub mean_runtime: f64,

@@ -196,7 +196,7 @@ pub struct WorkloadJob {
     pub valuation: Option<f64>,
     /// Urgency class and deadline ratio (Amini Salehi 2012, ch5, Amini Salehi, Javadi & Buyya, Garg (2010) ch6).
     pub urgency: Option<Urgency>,
-    /// Data moved in and out [GB] (Garg 2010, ch6).
+    /// Data moved in and out \[GB\] (Garg 2010, ch6).
     pub data: Option<f64>,
 }
 

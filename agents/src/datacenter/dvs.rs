@@ -50,9 +50,9 @@ pub struct Placement {
     pub start: SimTime,
     /// The frequency level, an index into the model's levels.
     pub level: usize,
-    /// The frequency [GHz].
+    /// The frequency \[GHz\].
     pub frequency: f64,
-    /// Its runtime at that frequency [s].
+    /// Its runtime at that frequency \[s\].
     pub duration: f64,
 }
 

@@ -142,13 +142,13 @@ pub struct RawDataCentre {
     /// Speed of a CPU at f_max relative to the reference CPU that runtimes are given for, its MIPS rating normalised
     /// (default 1: an application runs its workload's runtime at f_max; Garg (2010) gives no ratings).
     pub speed: Option<Speed>,
-    /// Static power β of a CPU [W]: P(f) = β + α f³.
+    /// Static power β of a CPU \[W\]: P(f) = β + α f³.
     pub beta: NonNegative,
     /// Dynamic power factor α [W/GHz³].
     pub alpha: NonNegative,
-    /// Highest frequency [GHz].
+    /// Highest frequency \[GHz\].
     pub f_max: Positive,
-    /// Lowest frequency [GHz] (default 37.5% of `f-max`, Garg (2010) §6.4 after Wang and Lu); at most `f-max`.
+    /// Lowest frequency \[GHz\] (default 37.5% of `f-max`, Garg (2010) §6.4 after Wang and Lu); at most `f-max`.
     pub f_min: Option<Positive>,
     /// Frequency levels, equally spaced from `f-min` to `f-max` (default 5, Garg (2010) §6.4; at most 64).
     pub levels: Option<PositiveInt>,

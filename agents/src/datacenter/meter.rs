@@ -23,7 +23,7 @@ pub enum IdlePower {
     Static,
 }
 
-/// The CPUs' energy [J], split into what running and idle CPUs drew.
+/// The CPUs' energy \[J\], split into what running and idle CPUs drew.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnergyMeter {
     cpus: u32,
@@ -61,7 +61,7 @@ pub enum MeterError {
 }
 
 impl EnergyMeter {
-    /// A meter of `cpus` idle CPUs, each drawing `idle_watts` [W] while idle, from t = 0.
+    /// A meter of `cpus` idle CPUs, each drawing `idle_watts` \[W\] while idle, from t = 0.
     pub fn new(cpus: u32, idle_watts: f64) -> EnergyMeter {
         EnergyMeter {
             cpus,
@@ -114,14 +114,14 @@ impl EnergyMeter {
         self.running
     }
 
-    /// Energy the running CPUs drew from t = 0 to `now` [J].
+    /// Energy the running CPUs drew from t = 0 to `now` \[J\].
     pub fn running_joules(&self, now: SimTime) -> f64 {
         let mut m = self.clone();
         m.advance(now);
         m.running_joules
     }
 
-    /// Energy the idle CPUs drew from t = 0 to `now` [J].
+    /// Energy the idle CPUs drew from t = 0 to `now` \[J\].
     pub fn idle_joules(&self, now: SimTime) -> f64 {
         let mut m = self.clone();
         m.advance(now);

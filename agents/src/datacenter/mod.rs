@@ -60,7 +60,7 @@ pub struct DataCentreConfig {
 }
 
 impl DataCentreConfig {
-    /// An application's runtime here at f_max, from its runtime on the reference CPU [s].
+    /// An application's runtime here at f_max, from its runtime on the reference CPU \[s\].
     pub fn runtime_here(&self, reference: f64) -> f64 {
         reference / self.speed
     }

@@ -30,9 +30,9 @@ pub enum ModelError {
     /// The lowest frequency is above the highest.
     #[error("f-min ({f_min} GHz) is above f-max ({f_max} GHz)")]
     FrequencyRange {
-        /// The lowest frequency [GHz].
+        /// The lowest frequency \[GHz\].
         f_min: f64,
-        /// The highest frequency [GHz].
+        /// The highest frequency \[GHz\].
         f_max: f64,
     },
 }
@@ -44,11 +44,11 @@ fn check(name: &'static str, value: f64, ok: bool, expected: &'static str) -> Re
 /// The power of one CPU against its frequency, P(f) = β + α f³, and the frequencies it runs at.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PowerModel {
-    /// Static power β [W].
+    /// Static power β \[W\].
     pub beta: f64,
     /// Dynamic power factor α [W/GHz³].
     pub alpha: f64,
-    /// The frequency levels [GHz], ascending; the last is f_max.
+    /// The frequency levels \[GHz\], ascending; the last is f_max.
     pub levels: Vec<f64>,
 }
 
@@ -78,22 +78,22 @@ impl PowerModel {
         Ok(PowerModel { beta, alpha, levels })
     }
 
-    /// The highest frequency [GHz].
+    /// The highest frequency \[GHz\].
     pub fn f_max(&self) -> f64 {
         self.levels[self.levels.len() - 1]
     }
 
-    /// The lowest frequency [GHz].
+    /// The lowest frequency \[GHz\].
     pub fn f_min(&self) -> f64 {
         self.levels[0]
     }
 
-    /// Power of one running CPU at `f` [W].
+    /// Power of one running CPU at `f` \[W\].
     pub fn power(&self, f: f64) -> f64 {
         self.beta + self.alpha * f * f * f
     }
 
-    /// The frequency that minimises the energy of a fully CPU-bound application, ∛(β / 2α) [GHz], before clamping:
+    /// The frequency that minimises the energy of a fully CPU-bound application, ∛(β / 2α) \[GHz\], before clamping:
     /// the energy per unit of work (β + α f³)/f has its minimum there. Infinite without dynamic power.
     pub fn f_opt_unclamped(&self) -> f64 {
         if self.alpha == 0.0 { f64::INFINITY } else { (self.beta / (2.0 * self.alpha)).cbrt() }
@@ -121,7 +121,7 @@ impl PowerModel {
         gamma * (self.f_max() / f - 1.0) + 1.0
     }
 
-    /// Energy of one CPU per hour of runtime at f_max when run at level `level` instead, fully CPU-bound [Wh]:
+    /// Energy of one CPU per hour of runtime at f_max when run at level `level` instead, fully CPU-bound \[Wh\]:
     /// P(f) · T(f) / T(f_max), before cooling.
     pub fn energy_per_fmax_hour(&self, level: usize) -> f64 {
         let f = self.levels[level];
@@ -195,13 +195,13 @@ pub fn energy_cost_key(model: &PowerModel, site: &Site) -> f64 {
 /// What one application costs and earns on one data centre, Eqs (6.3)–(6.9).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Costs {
-    /// E^c: energy of its CPUs [kWh] (6.3).
+    /// E^c: energy of its CPUs \[kWh\] (6.3).
     pub cpu_energy: f64,
-    /// E: with cooling [kWh] (6.4).
+    /// E: with cooling \[kWh\] (6.4).
     pub energy: f64,
     /// C^e: energy cost [$] (6.5).
     pub energy_cost: f64,
-    /// CO2E: carbon emitted [kg] (6.6).
+    /// CO2E: carbon emitted \[kg\] (6.6).
     pub carbon: f64,
     /// n·e·p^c: what the user pays for its CPUs [$].
     pub revenue: f64,

@@ -39,7 +39,7 @@ use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 /// How the exchange runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExchangeConfig {
-    /// The reservation monitor's period [s]: leases and matches are reserved at the next multiple of it.
+    /// The reservation monitor's period \[s\]: leases and matches are reserved at the next multiple of it.
     pub cycle: f64,
     /// How many times a reservation a provider refused is tried again before the transaction fails.
     pub retries: u32,
@@ -56,9 +56,9 @@ pub struct Markets {
     pub params: MechanismParams,
     /// How many are open at once.
     pub count: u32,
-    /// Each clears this long after it opens, and the next ones open then [s].
+    /// Each clears this long after it opens, and the next ones open then \[s\].
     pub period: f64,
-    /// How long the leases they trade last [s].
+    /// How long the leases they trade last \[s\].
     pub lease: f64,
     /// When the first ones open.
     pub from: SimTime,

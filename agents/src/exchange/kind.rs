@@ -82,7 +82,7 @@ impl AgentKind for ExchangeKind {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawExchange {
-    /// The reservation monitor's period [s]: leases and auction matches are reserved with their providers at the
+    /// The reservation monitor's period \[s\]: leases and auction matches are reserved with their providers at the
     /// next multiple of it (default 10).
     pub cycle: Option<Interval>,
     /// How often a reservation a provider refused is tried again, a cycle apart, before the transaction fails
@@ -106,13 +106,13 @@ pub struct RawMarkets {
     pub k: Option<f64>,
     /// How many are open at once (default 1).
     pub count: Option<u32>,
-    /// Each clears this long after it opens; the next ones open then [s].
+    /// Each clears this long after it opens; the next ones open then \[s\].
     pub period: Interval,
-    /// How long the leases they trade last [s].
+    /// How long the leases they trade last \[s\].
     pub lease: Seconds,
-    /// When the first ones open [s] (default 0).
+    /// When the first ones open \[s\] (default 0).
     pub from: Option<Delay>,
-    /// No more open after this time [s] (default: until the run ends).
+    /// No more open after this time \[s\] (default: until the run ends).
     pub until: Option<Delay>,
 }
 

@@ -123,7 +123,7 @@ pub struct RawGateway {
     /// The provider groups (or members) of this gateway's grid.
     pub providers: Vec<String>,
     /// Allocation and dispatch in one key, as Amini Salehi (2012) ch4 names its policies: "pap-rtdp", "pap-rnd",
-    /// "lrf-rnd", "bcf-rnd", any other "<allocation>-<dispatch>", or "rr" (the plain round robin). Not with
+    /// "lrf-rnd", "bcf-rnd", any other `"<allocation>-<dispatch>"`, or "rr" (the plain round robin). Not with
     /// `allocation` or `dispatch`.
     pub policy: Option<String>,
     /// Workload allocation, the fraction of requests each provider gets (Amini Salehi 2012, ch4): "rr" (equal shares,
@@ -168,7 +168,7 @@ pub struct RawRequestStats {
     pub rate: NonNegative,
     /// Mean number of VMs.
     pub vms: Positive,
-    /// Mean duration on a reference PE [s].
+    /// Mean duration on a reference PE \[s\].
     pub duration: Positive,
 }
 

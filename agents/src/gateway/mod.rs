@@ -59,7 +59,7 @@ pub struct RequestStats {
     pub rate: f64,
     /// Mean number of VMs (PEs).
     pub vms: f64,
-    /// Mean duration on a reference PE [s].
+    /// Mean duration on a reference PE \[s\].
     pub duration: f64,
 }
 

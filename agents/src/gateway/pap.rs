@@ -38,15 +38,15 @@ const STEPS: usize = 200;
 /// What PAP knows of one cluster (Table 4.1), service times in seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterLoad {
-    /// θ_j: mean service time of an external request [s].
+    /// θ_j: mean service time of an external request \[s\].
     pub theta: f64,
-    /// ω_j: second moment of the external service time [s²].
+    /// ω_j: second moment of the external service time \[s²\].
     pub omega: f64,
     /// λ_j: arrival rate of local requests [1/s].
     pub lambda: f64,
-    /// τ_j: mean service time of a local request [s].
+    /// τ_j: mean service time of a local request \[s\].
     pub tau: f64,
-    /// μ_j: second moment of the local service time [s²].
+    /// μ_j: second moment of the local service time \[s²\].
     pub mu: f64,
 }
 
@@ -114,7 +114,7 @@ pub struct Allocation {
     pub rates: Vec<f64>,
     /// The Lagrange multiplier z solving Σ Λ̂_j(z) = Λ.
     pub z: f64,
-    /// T (Eq 4.3) at these rates [s].
+    /// T (Eq 4.3) at these rates \[s\].
     pub response_time: f64,
     /// Why fewer than Λ requests per second were allocated, if so (Λ capped at [`CAP`] of the spare capacity).
     pub capped: Option<String>,

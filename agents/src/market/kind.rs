@@ -149,7 +149,7 @@ pub struct RawMarket {
     pub periods: Option<PositiveInt>,
     /// Steps per period, one shout each (default 1,000).
     pub steps: Option<PositiveInt>,
-    /// Simulated time per step [s] (default 1).
+    /// Simulated time per step \[s\] (default 1).
     pub step: Option<Interval>,
     /// The lowest price a shout may take (default 1, Gode and Sunder's).
     pub floor: Option<f64>,

@@ -44,7 +44,7 @@ pub struct MarketConfig {
     pub periods: u32,
     /// Steps per period, one shout each.
     pub steps: u32,
-    /// Simulated time per step [s].
+    /// Simulated time per step \[s\].
     pub step: f64,
 }
 
@@ -60,7 +60,7 @@ impl MarketConfig {
 /// One unit traded.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct TradeRecord {
-    /// When [s].
+    /// When \[s\].
     pub t: f64,
     /// The period, from 0.
     pub period: u32,
@@ -81,9 +81,9 @@ pub struct TradeRecord {
 pub struct PeriodRecord {
     /// The period, from 0.
     pub period: u32,
-    /// When it began and ended [s].
+    /// When it began and ended \[s\].
     pub start: f64,
-    /// When it ended [s].
+    /// When it ended \[s\].
     pub end: f64,
     /// Units traded.
     pub trades: u32,

@@ -36,10 +36,10 @@ pub(crate) fn single(members: &Members, cx: &BuildCx) -> Result<AgentId, String>
     cx.id(&name)
 }
 
-/// Slack for comparing instants computed as sums of durations [s].
+/// Slack for comparing instants computed as sums of durations \[s\].
 pub const EPSILON: f64 = 1e-6;
 
-/// A request (a GridSim "gridlet" in the thesis). Times are absolute instants [s]; `service` is a duration [s].
+/// A request (a GridSim "gridlet" in the thesis). Times are absolute instants \[s\]; `service` is a duration \[s\].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     /// Run-wide id, the source's numbering.
@@ -48,20 +48,20 @@ pub struct Request {
     pub source: AgentId,
     /// On demand (OD: best effort, sent straight to a resource) rather than an advance reservation (AR).
     pub on_demand: bool,
-    /// Arrival time a [s].
+    /// Arrival time a \[s\].
     pub arrival: f64,
-    /// Earliest start time S [s].
+    /// Earliest start time S \[s\].
     pub start: f64,
-    /// Execution (service) time E [s].
+    /// Execution (service) time E \[s\].
     pub service: f64,
-    /// Deadline D [s].
+    /// Deadline D \[s\].
     pub deadline: f64,
-    /// For an OD request, the laxity it gets once scheduled [s]: S := its planned start, D := S + E + this.
+    /// For an OD request, the laxity it gets once scheduled \[s\]: S := its planned start, D := S + E + this.
     pub rewrite_laxity: f64,
 }
 
 impl Request {
-    /// L = D − S − E [s].
+    /// L = D − S − E \[s\].
     pub fn laxity(&self) -> f64 {
         self.deadline - self.start - self.service
     }

@@ -14,17 +14,17 @@ use serde::{Deserialize, Serialize};
 
 use super::{EPSILON, EdfPlacement, LocalPolicy, Request};
 
-/// A request and its planned start [s].
+/// A request and its planned start \[s\].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {
     /// The request.
     pub request: Request,
-    /// When it starts [s].
+    /// When it starts \[s\].
     pub start: f64,
 }
 
 impl Slot {
-    /// When it ends [s].
+    /// When it ends \[s\].
     pub fn end(&self) -> f64 {
         self.start + self.request.service
     }

@@ -155,7 +155,7 @@ pub struct RawMetaBroker {
     /// one job at a time (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
     pub policy: String,
-    /// Scheduling interval SI [s] (default 50; from 0.001 s, so that rounds advance the clock).
+    /// Scheduling interval SI \[s\] (default 50; from 0.001 s, so that rounds advance the clock).
     pub interval: Option<Interval>,
     /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
     /// "microlp", or "highs" (only in a build with `--features highs`).
@@ -174,7 +174,7 @@ pub struct RawMetaBroker {
     /// ones (each queue's free slots over `horizon`), Garg 2010 §7.3.2.
     #[schemars(with = "Option<String>")]
     pub slots: Option<SlotGeneration>,
-    /// Packaged slots: how far ahead queues offer them [s] (default 86,400); trade-off policies: how far ahead
+    /// Packaged slots: how far ahead queues offer them \[s\] (default 86,400); trade-off policies: how far ahead
     /// providers report their free slots (default 1e8).
     pub horizon: Option<Seconds>,
     /// Trade-off policies: the trade-off factor δ, the weight of cost against time in φ (Garg 2010 Eq 5.1): a number
@@ -184,7 +184,7 @@ pub struct RawMetaBroker {
     pub delta: Option<Delta>,
     /// Trade-off policies: how an application's time to compute (ETC) varies across sites, around its runtime over
     /// the site's speed: `{ variation = "high", cov = 0.9 }` (the CVB gamma method; default), `{ variation = "low",
-    /// sd = 20 }` (uniform with this standard deviation [s]) or `{ variation = "exact" }`; `cov` and `sd` default to
+    /// sd = 20 }` (uniform with this standard deviation \[s\]) or `{ variation = "exact" }`; `cov` and `sd` default to
     /// those values.
     #[schemars(with = "Option<serde_json::Value>")]
     pub etc: Option<EtcModel>,
@@ -410,7 +410,7 @@ pub enum Scheduler {
 pub struct MetaBrokerSpec {
     /// The providers of its market.
     pub providers: Vec<Members>,
-    /// Scheduling interval [s].
+    /// Scheduling interval \[s\].
     pub interval: f64,
     /// What it runs every interval.
     pub scheduler: Scheduler,

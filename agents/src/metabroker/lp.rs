@@ -14,7 +14,7 @@
 //! vertices).
 //!
 //! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound (HiGHS with the `highs` feature,
-//! [`sgn_ip_highs`]): exponential in the worst case, meant for reference optima on small instances.
+//! `sgn_ip_highs`): exponential in the worst case, meant for reference optima on small instances.
 
 use good_lp::{
     Constraint, Expression, ProblemVariables, ResolutionError, Solution, Solver, SolverModel, Variable, microlp,

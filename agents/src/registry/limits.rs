@@ -25,20 +25,20 @@ pub const MAX_SAMPLES: f64 = 1e6;
 /// (a long drained run, many providers) is sampled less often.
 pub const MAX_TIMESERIES_ROWS: usize = 1_000_000;
 
-/// Size of a scenario or profile file [bytes]: such files are written by hand or by a short script.
+/// Size of a scenario or profile file \[bytes\]: such files are written by hand or by a short script.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
-/// Length of one line of a trace [bytes]: an SWF or GWF record is a few hundred bytes.
+/// Length of one line of a trace \[bytes\]: an SWF or GWF record is a few hundred bytes.
 pub const MAX_LINE_BYTES: usize = 64 << 10;
 
-/// Longest time or duration [s] a scenario or trace may give (about 31,700 years): up to it, times keep a
+/// Longest time or duration \[s\] a scenario or trace may give (about 31,700 years): up to it, times keep a
 /// resolution of 0.2 ms, so a job of a millisecond still ends after it starts.
 pub const MAX_TIME: f64 = 1e12;
 
-/// Shortest mean runtime [s] of a runtime distribution.
+/// Shortest mean runtime \[s\] of a runtime distribution.
 pub const MIN_MEAN_RUNTIME: f64 = 1e-6;
 
-/// Shortest round or scheduling interval [s]: shorter ones would repeat their rounds millions of times a simulated
+/// Shortest round or scheduling interval \[s\]: shorter ones would repeat their rounds millions of times a simulated
 /// second (or, below the clock's resolution, at one instant for ever).
 pub const MIN_INTERVAL: f64 = 1e-3;
 
@@ -54,7 +54,7 @@ pub const RATES: (f64, f64) = (1e-9, 1e6);
 /// Smallest and largest factor a workload's submit times are multiplied by (`time-scale`).
 pub const TIME_SCALES: (f64, f64) = (1e-6, 1e6);
 
-/// Memory of one VM [MB] at most (a petabyte).
+/// Memory of one VM \[MB\] at most (a petabyte).
 pub const MAX_VM_MEMORY: f64 = 1e9;
 
 /// `x` briefly: plain from 1e-4 to 1e6, else the shorter of plain and scientific form (`1e300`, `2.5e-12`,

@@ -102,7 +102,7 @@ impl Metric {
 /// clipping of confidence intervals on charts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
-    /// A time or a duration [s].
+    /// A time or a duration \[s\].
     Seconds,
     /// Work: PEs × time [PE·s].
     PeSeconds,
@@ -121,13 +121,13 @@ pub enum Unit {
     Ratio,
     /// A percentage, never negative (Smith's α: a root-mean-square deviation from a price over that price).
     Percent,
-    /// Energy [kWh].
+    /// Energy \[kWh\].
     Energy,
-    /// Power [W].
+    /// Power \[W\].
     Power,
-    /// Carbon dioxide emitted [kg].
+    /// Carbon dioxide emitted \[kg\].
     Carbon,
-    /// US dollars, which a profit may be below zero of [USD].
+    /// US dollars, which a profit may be below zero of \[USD\].
     Dollars,
     /// Work: CPUs × hours at the highest frequency [CPU·h].
     CpuHours,

@@ -147,7 +147,7 @@ checked!(
     |n| int_up_to(n, u64::from(MAX_REPLICATIONS), "a positive integer", "").map(|i| i as u32)
 );
 checked!(
-    /// A time or duration [s]: greater than 0, at most [`MAX_TIME`].
+    /// A time or duration \[s\]: greater than 0, at most [`MAX_TIME`].
     Seconds(f64), f64, format!("a positive number of seconds up to {}", short(MAX_TIME)),
     |n| match n.float() {
         x if x > 0.0 && x <= MAX_TIME => Ok(x),
@@ -155,12 +155,12 @@ checked!(
     }
 );
 checked!(
-    /// A delay [s]: 0 to [`MAX_TIME`].
+    /// A delay \[s\]: 0 to [`MAX_TIME`].
     Delay(f64), f64, format!("a number of seconds from 0 to {}", short(MAX_TIME)),
     |n| within(n, 0.0, MAX_TIME, "a number of seconds")
 );
 checked!(
-    /// A round or scheduling interval [s]: [`MIN_INTERVAL`] to [`MAX_TIME`].
+    /// A round or scheduling interval \[s\]: [`MIN_INTERVAL`] to [`MAX_TIME`].
     Interval(f64), f64, format!("a number of seconds from {} to {}", short(MIN_INTERVAL), short(MAX_TIME)),
     |n| within(n, MIN_INTERVAL, MAX_TIME, "a number of seconds")
 );

@@ -91,15 +91,15 @@ impl AgentKind for SourceKind {
     }
 }
 
-/// Service times: `{ uniform = [lo, hi] }` or `{ hyper-exponential = { mean = m, cv = c } }` [s].
+/// Service times: `{ uniform = [lo, hi] }` or `{ hyper-exponential = { mean = m, cv = c } }` \[s\].
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub enum RawService {
-    /// Uniform between two positive bounds [s].
+    /// Uniform between two positive bounds \[s\].
     Uniform([Positive; 2]),
-    /// Two-phase hyper-exponential (balanced means) with this mean [s] and coefficient of variation (at least 1).
+    /// Two-phase hyper-exponential (balanced means) with this mean \[s\] and coefficient of variation (at least 1).
     HyperExponential {
-        /// Mean [s].
+        /// Mean \[s\].
         mean: Positive,
         /// Coefficient of variation (1: exponential).
         cv: Positive,
@@ -118,7 +118,7 @@ pub struct RawSource {
     pub requests: JobCount,
     /// Service-time distribution (default `{ uniform = [600, 5400] }`, U(10, 90) minutes).
     pub service: Option<RawService>,
-    /// Earliest start time S = arrival + U(0, this) [s] (default 43,200, 12 h).
+    /// Earliest start time S = arrival + U(0, this) \[s\] (default 43,200, 12 h).
     pub start_spread: Option<Delay>,
     /// Laxity L = D − S − E as a multiple of the mean service time, the same for every request (default 2.0, 200%).
     pub laxity: Option<Positive>,
@@ -127,7 +127,7 @@ pub struct RawSource {
     /// The resources (groups or members) taking on-demand requests, in turn; needed when `on-demand` > 0.
     #[serde(default)]
     pub on_demand_resources: Vec<String>,
-    /// An on-demand request's initial window: D = arrival + E + this [s] (default 12 h + 100 × the mean service time).
+    /// An on-demand request's initial window: D = arrival + E + this \[s\] (default 12 h + 100 × the mean service time).
     pub on_demand_window: Option<Positive>,
     /// An on-demand request's laxity once scheduled, as a multiple of the mean service time (default 2.0).
     pub on_demand_laxity: Option<Positive>,

@@ -18,7 +18,7 @@ use crate::protocol::{MatchMsg, Msg, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
-/// The distribution of service times E [s].
+/// The distribution of service times E \[s\].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Service {
     /// Uniform on [lo, hi] (the thesis's variability-factor form U((1 − vf)m, (1 + vf)m)).
@@ -26,7 +26,7 @@ pub enum Service {
     /// Two-phase hyper-exponential with this mean and coefficient of variation ≥ 1, balanced means (CV 1 is the
     /// exponential).
     HyperExponential {
-        /// Mean [s].
+        /// Mean \[s\].
         mean: f64,
         /// Coefficient of variation, standard deviation over mean.
         cv: f64,
@@ -34,7 +34,7 @@ pub enum Service {
 }
 
 impl Service {
-    /// The mean [s].
+    /// The mean \[s\].
     pub fn mean(self) -> f64 {
         match self {
             Service::Uniform(lo, hi) => (lo + hi) / 2.0,
@@ -42,7 +42,7 @@ impl Service {
         }
     }
 
-    /// One draw [s].
+    /// One draw \[s\].
     pub fn draw(self, rng: &mut impl rand::Rng) -> f64 {
         match self {
             Service::Uniform(lo, hi) => lo + (hi - lo) * rng.random::<f64>(),
@@ -70,7 +70,7 @@ pub struct SourceConfig {
     pub requests: u64,
     /// Service times.
     pub service: Service,
-    /// S = a + U(0, spread) [s].
+    /// S = a + U(0, spread) \[s\].
     pub start_spread: f64,
     /// L = this × mean service time.
     pub laxity: f64,
@@ -78,7 +78,7 @@ pub struct SourceConfig {
     pub on_demand: f64,
     /// Resources that take OD requests, in turn.
     pub on_demand_resources: Vec<AgentId>,
-    /// An OD request's initial deadline is a + E + this [s].
+    /// An OD request's initial deadline is a + E + this \[s\].
     pub on_demand_window: f64,
     /// An OD request's laxity once scheduled, × mean service time.
     pub on_demand_laxity: f64,

@@ -5,16 +5,16 @@ use std::cmp::Ordering;
 use super::valuation::{ask, asks, bids, demand_supply};
 use super::{Application, AuctionPolicy, BidTest, DamParams, Market, Payment, SlotGeneration};
 
-/// A match: application `app` runs in queue `queue` over `[start, end)` [s] at `price`.
+/// A match: application `app` runs in queue `queue` over `[start, end)` \[s\] at `price`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placement {
     /// Index into the market's applications.
     pub app: usize,
     /// Index into the market's queues.
     pub queue: usize,
-    /// Slot start [s].
+    /// Slot start \[s\].
     pub start: f64,
-    /// Slot end: the start plus the estimated runtime at the queue's speed [s].
+    /// Slot end: the start plus the estimated runtime at the queue's speed \[s\].
     pub end: f64,
     /// What the computation costs [G$ per PE-second].
     pub price: f64,

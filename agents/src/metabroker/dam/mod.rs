@@ -119,7 +119,7 @@ pub enum Payment {
 pub struct DamParams {
     /// Immediate or packaged slots.
     pub slots: SlotGeneration,
-    /// Packaged slots: how far ahead queues offer them, T_H [s].
+    /// Packaged slots: how far ahead queues offer them, T_H \[s\].
     pub horizon: f64,
     /// O_k, the asks' proportionality constant.
     pub ask_scale: f64,
@@ -160,13 +160,13 @@ pub struct MarketQueue {
     pub free: u32,
     /// Load l_k: busy PEs over PEs.
     pub load: f64,
-    /// Waiting-time estimate w_k [s].
+    /// Waiting-time estimate w_k \[s\].
     pub wait: f64,
     /// Initial valuation c_k [G$ per PE-second].
     pub valuation: f64,
     /// Speed of its PEs relative to the reference PE.
     pub speed: f64,
-    /// Free slots `(start, end, pes)` [s], for packaged slot generation.
+    /// Free slots `(start, end, pes)` \[s\], for packaged slot generation.
     pub slots: Vec<(f64, f64, u32)>,
 }
 
@@ -177,20 +177,20 @@ pub struct Application {
     pub id: JobId,
     /// PEs it needs at once.
     pub pes: u32,
-    /// Estimated runtime on a reference PE [s].
+    /// Estimated runtime on a reference PE \[s\].
     pub runtime: f64,
-    /// Absolute deadline d_i [s] (infinite: none).
+    /// Absolute deadline d_i \[s\] (infinite: none).
     pub deadline: f64,
     /// Initial valuation v_i [G$].
     pub valuation: f64,
-    /// Submission time st_i [s]: when the meta-broker received it.
+    /// Submission time st_i \[s\]: when the meta-broker received it.
     pub submit: f64,
 }
 
 /// The meta-broker's view at the end of an interval.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Market {
-    /// The time t [s].
+    /// The time t \[s\].
     pub now: f64,
     /// Every queue of every provider, providers in catalogue order, each's queues in order.
     pub queues: Vec<MarketQueue>,
@@ -210,9 +210,9 @@ pub enum Refusal {
     },
     /// No queue wide enough can finish it by its deadline, even starting now.
     Late {
-        /// The earliest finish of any queue wide enough, starting now [s].
+        /// The earliest finish of any queue wide enough, starting now \[s\].
         finish: f64,
-        /// Its deadline [s].
+        /// Its deadline \[s\].
         deadline: f64,
     },
 }

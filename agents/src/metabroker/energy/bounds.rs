@@ -22,9 +22,9 @@ use crate::datacenter::power::{PowerModel, Site, carbon_key, energy_cost_key};
 pub struct BoundApp {
     /// CPUs.
     pub pes: u32,
-    /// Runtime on the reference CPU at f_max [s].
+    /// Runtime on the reference CPU at f_max \[s\].
     pub runtime: f64,
-    /// Deadline [s].
+    /// Deadline \[s\].
     pub deadline: f64,
 }
 
@@ -46,7 +46,7 @@ pub struct BoundSite {
 pub struct Bound {
     /// TWL [CPU·h].
     pub workload: f64,
-    /// TCE [kg] or TP [$].
+    /// TCE \[kg\] or TP [$].
     pub total: f64,
 }
 
@@ -66,7 +66,7 @@ pub enum Objective {
     Profit,
 }
 
-/// The bound of `objective` for `apps` on `sites`, every application available from `start` [s].
+/// The bound of `objective` for `apps` on `sites`, every application available from `start` \[s\].
 pub fn bound(objective: Objective, apps: &[BoundApp], sites: &[BoundSite], start: f64) -> Bound {
     let key = match objective {
         Objective::Carbon => carbon_key,

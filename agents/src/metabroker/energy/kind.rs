@@ -122,7 +122,7 @@ pub struct RawEnergyMetaBroker {
     /// with DVS is each data centre's `dvs`.
     #[schemars(with = "String")]
     pub policy: MappingPolicy,
-    /// Scheduling interval [s] (default 50, Garg (2010) §6.5; from 0.001 s).
+    /// Scheduling interval \[s\] (default 50, Garg (2010) §6.5; from 0.001 s).
     pub interval: Option<Interval>,
     /// The data centre groups (or members) it maps onto; `["*"]` means every data centre.
     pub datacentres: Vec<String>,
@@ -150,7 +150,7 @@ pub struct EnergyMetaBrokerSpec {
     pub datacentres: Vec<Members>,
     /// Mapping policy.
     pub policy: MappingPolicy,
-    /// Scheduling interval [s].
+    /// Scheduling interval \[s\].
     pub interval: f64,
 }
 

@@ -127,11 +127,11 @@ pub struct App {
     pub id: JobId,
     /// CPUs.
     pub pes: u32,
-    /// Runtime on the reference CPU at f_max, as planned [s].
+    /// Runtime on the reference CPU at f_max, as planned \[s\].
     pub runtime: f64,
     /// Deadline.
     pub deadline: SimTime,
-    /// Data moved [GB].
+    /// Data moved \[GB\].
     pub data: f64,
 }
 

@@ -16,14 +16,14 @@ pub struct Bounds {
     pub cost: f64,
     /// Lower bound of the last finish (5.3) [s, absolute].
     pub finish: f64,
-    /// The first arrival [s], from which a makespan is measured.
+    /// The first arrival \[s\], from which a makespan is measured.
     pub first_arrival: f64,
     /// Applications counted.
     pub apps: usize,
 }
 
 impl Bounds {
-    /// The makespan bound: the last-finish bound from the first arrival [s].
+    /// The makespan bound: the last-finish bound from the first arrival \[s\].
     pub fn makespan(&self) -> f64 {
         self.finish - self.first_arrival
     }

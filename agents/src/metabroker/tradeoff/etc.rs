@@ -23,9 +23,9 @@ pub enum EtcModel {
         #[serde(default = "cov")]
         cov: f64,
     },
-    /// Low variation (LO): uniform with this standard deviation [s] (20 in the thesis).
+    /// Low variation (LO): uniform with this standard deviation \[s\] (20 in the thesis).
     Low {
-        /// Standard deviation [s] (default 20; from 0 to 1e6).
+        /// Standard deviation \[s\] (default 20; from 0 to 1e6).
         #[serde(default = "sd")]
         sd: f64,
     },
@@ -60,7 +60,7 @@ impl EtcModel {
         }
     }
 
-    /// One ETC [s] around `mean` [s, positive].
+    /// One ETC \[s\] around `mean` [s, positive].
     pub fn draw(&self, mean: f64, rng: &mut impl Rng) -> f64 {
         let x = match *self {
             EtcModel::High { cov } => {

@@ -52,12 +52,12 @@ impl fmt::Display for Heuristic {
     }
 }
 
-/// A piece of a site's free-capacity profile: `free` CPUs throughout `[start, end)` [s].
+/// A piece of a site's free-capacity profile: `free` CPUs throughout `[start, end)` \[s\].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Segment {
-    /// Start [s].
+    /// Start \[s\].
     pub start: f64,
-    /// End [s].
+    /// End \[s\].
     pub end: f64,
     /// CPUs free throughout.
     pub free: u32,
@@ -80,11 +80,11 @@ pub struct Resource {
 /// An application waiting for a round.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Request {
-    /// Arrival arr(i) [s].
+    /// Arrival arr(i) \[s\].
     pub arrival: f64,
     /// CPUs p_i, all at once on one site.
     pub cpus: u32,
-    /// ETC(i, j), its time to compute on each site [s], in the order of the resources.
+    /// ETC(i, j), its time to compute on each site \[s\], in the order of the resources.
     pub etc: Vec<f64>,
     /// Trade-off factor δ in [0, 1]: the weight of cost against time.
     pub delta: f64,
@@ -139,9 +139,9 @@ pub struct Placement {
     pub app: usize,
     /// Index of the site.
     pub site: usize,
-    /// Start of its slot [s].
+    /// Start of its slot \[s\].
     pub start: f64,
-    /// Finish f(i, j) = start + ETC(i, j) [s].
+    /// Finish f(i, j) = start + ETC(i, j) \[s\].
     pub finish: f64,
     /// Cost c(i, j) = c_j · p_i · ETC(i, j) + DTC(i, j) [G$].
     pub cost: f64,

@@ -68,7 +68,7 @@ pub struct TradeoffParams {
     pub delta: Delta,
     /// How ETC varies across sites.
     pub etc: EtcModel,
-    /// How far ahead providers report their slots [s].
+    /// How far ahead providers report their slots \[s\].
     pub horizon: f64,
     /// The initial DTC as a share of an application's average execution cost (Garg 2010 §5.4: 1/10); none without.
     pub data_transfer: Option<f64>,
