@@ -107,7 +107,9 @@ impl ShardRun {
     /// Whether replication `rep` of `point` is this shard's: tasks are listed point by point, replications in
     /// order (the plan's order).
     pub fn takes(&self, study: &Study, point: usize, rep: u32) -> bool {
-        self.shard.takes(self.offset + position(study, point, rep))
+        // Wrapping: an offset read from a damaged manifest must give an error (the run is not this shard's), not a
+        // panic.
+        self.shard.takes(self.offset.wrapping_add(position(study, point, rep)))
     }
 }
 
@@ -274,8 +276,7 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
     if dirs.is_empty() {
         bail!("merge: no shard folder given");
     }
-    let mut families = Vec::new();
-    let mut studies = Vec::new();
+    let mut manifests = Vec::new();
     for dir in dirs {
         let path = dir.join(MANIFEST);
         let bytes = std::fs::read(&path).map_err(|e| {
@@ -285,7 +286,18 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
                 path.display()
             )
         })?;
-        let v: Value = serde_json::from_slice(&bytes)
+        manifests.push((dir.clone(), bytes));
+    }
+    merge_manifests(&manifests)
+}
+
+/// As [`merge`], given the folders with the bytes of their `shard.json` (a family's studies are read from disk).
+pub fn merge_manifests(manifests: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
+    let mut families = Vec::new();
+    let mut studies = Vec::new();
+    for (dir, bytes) in manifests {
+        let path = dir.join(MANIFEST);
+        let v: Value = serde_json::from_slice(bytes)
             .map_err(|e| anyhow::anyhow!("{}: not a shard ({} is not JSON: {e})", dir.display(), path.display()))?;
         let not_manifest = |e: serde_json::Error| {
             anyhow::anyhow!("{}: not a shard ({} is not a shard manifest: {e})", dir.display(), path.display())
@@ -301,6 +313,9 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
         bail!("{}: a shard of a family (reproduce), but {} is a shard of a study (run)", f.display(), s.display());
     }
     if studies.is_empty() {
+        if families.is_empty() {
+            bail!("merge: no shard folder given");
+        }
         return merge_family(&families);
     }
     Ok(Merged::Study(merge_study(studies)?))
@@ -361,6 +376,9 @@ fn same_split<'a>(
     first_of: u32,
     seen: &mut BTreeMap<u32, &'a Path>,
 ) -> anyhow::Result<()> {
+    if index == 0 || index > of {
+        bail!("{}: shard {index}/{of} is not a shard of a split (1 ≤ K ≤ N)", dir.display());
+    }
     if of != first_of {
         bail!(
             "{}: shard {index}/{of}, but {} is a shard of {first_of}: the shards of one split must be merged together",
