@@ -11,6 +11,8 @@
 #      array of shards, then the merge with --dependency=afterok) and waits for the queue to empty;
 #   3. runs the same study locally and compares every file of the merged folder with the local run's (`cmp`; each
 #      run's run.json without its `command` line, which names the command that ran it).
+#   4. submits the scripts again with shard 1 made to fail, and checks that the merge job is held
+#      (DependencyNeverSatisfied) and never runs.
 # Exits non-zero on any difference, on a job that did not succeed, or when Slurm does not start (its logs are
 # printed). The daemons it started are stopped on exit.
 set -euo pipefail
@@ -154,3 +156,20 @@ extra=$(diff <(cd "$WORK/local" && find . -type f | sort) <(cd "$CLUSTER/merged"
 [ -z "$extra" ] || { say "the folders hold other files: $extra"; differ=1; }
 [ "$differ" -eq 0 ] || fail "the merged study differs from the local run"
 say "ok: $SHARDS shards on Slurm (array job $ARRAY, merge job $MERGE) merged into the local run's $files files, byte for byte"
+
+# The dependency holds: with one shard failing, the merge never starts.
+FAILING=$WORK/failing
+"$BIN" slurm "$SCENARIO" --quick --array-size "$SHARDS" --time 00:10:00 --out "$FAILING" >/dev/null
+sed -i 's/^set -euo pipefail$/&\n[ "$SLURM_ARRAY_TASK_ID" != 1 ] || exit 3/' "$FAILING/array.sh"
+"$FAILING/submit.sh" >"$WORK/submitted-failing"
+read -r ARRAY MERGE < <(sed -E 's/^array job ([0-9]+) .*merge job ([0-9]+):.*/\1 \2/' "$WORK/submitted-failing")
+for _ in $(seq 300); do
+  [ -z "$(squeue -h -j "$ARRAY" 2>/dev/null)" ] && break
+  sleep 1
+done
+sleep 3
+merge_state=$(scontrol show job "$MERGE" | grep -oE 'JobState=[A-Z_]+ Reason=[A-Za-z_]+' || true)
+scancel "$MERGE" 2>/dev/null || true
+[ "$merge_state" = "JobState=PENDING Reason=DependencyNeverSatisfied" ] || fail "with a shard failed, the merge: $merge_state"
+[ ! -e "$FAILING/merged" ] || fail "with a shard failed, the merge ran"
+say "ok: with shard 1 failing, the merge job was held ($merge_state)"
