@@ -256,7 +256,7 @@ fn write_json(path: &Path, v: &impl Serialize) -> std::io::Result<()> {
 /// What `merge` was given: the shards of one study, or of one family.
 pub enum Merged {
     /// `run --shard` folders.
-    Study(MergedStudy),
+    Study(Box<MergedStudy>),
     /// `reproduce --shard` folders: the family's name and its studies, in the family's order.
     Family(String, Vec<MergedStudy>),
 }
@@ -318,7 +318,7 @@ pub fn merge_manifests(manifests: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merge
         }
         return merge_family(&families);
     }
-    Ok(Merged::Study(merge_study(studies)?))
+    Ok(Merged::Study(Box::new(merge_study(studies)?)))
 }
 
 fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> {
