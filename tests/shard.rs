@@ -256,3 +256,21 @@ fn slurm_writes_an_array_of_shards_and_a_merge_after_it() {
     let o = gridmarket(&["slurm", TINY, "--time", "1h", "--out", &tmp.arg("bad")]);
     assert_exit(&o, 2, "a time Slurm cannot read");
 }
+
+/// The fuzz test's seed shards (tests/fixtures/shard/, shards of tests/fixtures/hand.toml with 2 replications) are
+/// valid: 1/1 merges, so its mutants reach the checks and the summaries, and 1/2 lacks a run. When hand.toml or
+/// gridmarket's version changes, write them again: `gridmarket run tests/fixtures/hand.toml --replications 2
+/// --shard 1/1 --out DIR` (and 1/2), with `scenario_absolute` set to the relative path.
+#[test]
+fn the_fuzzed_seed_shards_are_valid() {
+    use gridmarket::runner::shard::{Merged, merge_manifests};
+    let read = |f: &str| std::fs::read(Path::new("tests/fixtures/shard").join(f)).expect(f);
+    let whole = merge_manifests(&[(PathBuf::from("hand-1-1"), read("hand-1-1.json"))]);
+    match whole {
+        Ok(Merged::Study(m)) => assert_eq!(m.result.runs.len(), 2),
+        Ok(Merged::Family(..)) => panic!("a study's shard read as a family's"),
+        Err(e) => panic!("the seed shard 1/1 does not merge (write it again, see above): {e:#}"),
+    }
+    let half = merge_manifests(&[(PathBuf::from("hand-1-2"), read("hand-1-2.json"))]).err().expect("a run missing");
+    assert!(format!("{half:#}").contains("1 of 2 runs missing"), "{half:#}");
+}

@@ -357,6 +357,13 @@ fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> 
 }
 
 fn same_version(dir: &Path, version: &str, first_dir: &Path, first: &str) -> anyhow::Result<()> {
+    let mine = env!("CARGO_PKG_VERSION");
+    if version != mine {
+        bail!(
+            "{}: made by gridmarket {version}, and this is gridmarket {mine}: merge with the version that ran it",
+            dir.display()
+        );
+    }
     if version != first {
         bail!(
             "{}: made by gridmarket {version}, but {} by gridmarket {first}: shards must come from one version",
