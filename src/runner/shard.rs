@@ -500,11 +500,14 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
         .map(|(p, r)| format!("p{p}/r{r}"))
         .collect();
     if !missing.is_empty() {
+        // The first few only: N comes from a file, and may be huge.
         let absent: Vec<String> =
-            (1..=first.of).filter(|k| !seen.contains_key(k)).map(|k| format!("{k}/{}", first.of)).collect();
+            (1..=first.of).filter(|k| !seen.contains_key(k)).take(NAMED).map(|k| format!("{k}/{}", first.of)).collect();
+        let unnamed = (first.of as usize).saturating_sub(seen.len() + absent.len());
+        let others = if unnamed > 0 { format!(" and {unnamed} more") } else { String::new() };
         let more = if missing.len() > NAMED { format!(" and {} more", missing.len() - NAMED) } else { String::new() };
         bail!(
-            "scenario `{}`: {} of {} runs missing ({}{more}): shard(s) {} not given",
+            "scenario `{}`: {} of {} runs missing ({}{more}): shard(s) {}{others} not given",
             study.name,
             missing.len(),
             tasks(&study),
