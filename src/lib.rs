@@ -11,5 +11,6 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod schema;
+pub mod slurm;
 pub mod stats;
 pub mod workload;

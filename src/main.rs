@@ -9,9 +9,10 @@ use agents::registry::Registry;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
-use gridmarket::runner::{Outcome, RunOptions, StudyResult, evaluate_versus, run_study, write_verdicts};
+use gridmarket::runner::shard::{self, Loaded, Merged, Shard, ShardRun};
+use gridmarket::runner::{Outcome, RunOptions, StudyResult, evaluate_versus, run_shard, run_study, write_verdicts};
 use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
-use gridmarket::{report, schema};
+use gridmarket::{report, schema, slurm};
 
 mod workload_cmd;
 
@@ -74,6 +75,10 @@ enum Command {
         /// Print the whole process's wall time and peak memory (resident set) when done.
         #[arg(long)]
         usage: bool,
+        /// Run only shard K of N, counted from 1: every N-th (point, replication) task from the K-th; combine the
+        /// shards with `merge`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
     },
     /// Check scenario files without running them.
     Validate {
@@ -103,6 +108,55 @@ enum Command {
         /// Exit 1 when a target or check is inconclusive too, not only when one fails.
         #[arg(long)]
         strict: bool,
+        /// Run only shard K of N, counted from 1, of the family's tasks (its files' in turn); combine the shards
+        /// with `merge`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<Shard>,
+    },
+    /// Combine the shards of a study (`run --shard`) or a family (`reproduce --shard`) into its files, as one run
+    /// of the whole would write them.
+    Merge {
+        /// The shards' output folders, every shard of one split.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder: the run folders are hard-linked (or copied) from the shards.
+        #[arg(long)]
+        out: PathBuf,
+        /// Exit 1 when a target or check is inconclusive too, not only when one fails.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Write the scripts that run a scenario on a Slurm cluster: a job array of shards and a merge after them.
+    Slurm {
+        /// The scenario file.
+        file: PathBuf,
+        /// Array tasks, one shard each (default: one per run, at most 1000).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(slurm::MAX_ARRAY)))]
+        array_size: Option<u32>,
+        /// Time limit of each job (`HH:MM:SS`, `D-HH:MM:SS` or minutes).
+        #[arg(long, value_parser = slurm::check_time)]
+        time: Option<String>,
+        /// Partition of the jobs.
+        #[arg(long, value_parser = slurm::check_partition)]
+        partition: Option<String>,
+        /// CPUs of each array task, its parallel runs.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_PARALLEL)))]
+        cpus_per_task: u32,
+        /// Folder of the scripts, the shards, the logs and the merged outputs (default: results/<scenario name>-slurm).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run with the scenario's [quick] overrides.
+        #[arg(long)]
+        quick: bool,
+        /// Set a key, as `run --set` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Replace the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Replace the number of replications.
+        #[arg(long)]
+        replications: Option<u32>,
     },
     /// List scenario families and the policies of each agent kind.
     List {
@@ -163,13 +217,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quiet,
             strict,
             usage: _,
+            shard,
         } => {
-            let set = set
-                .iter()
-                .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-                .collect::<Option<Vec<_>>>()
-                .context("--set takes KEY=VALUE")?;
-            let study = Study::load(&file, &LoadOptions { quick, set, seed, replications, ..LoadOptions::default() })?;
+            let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
+            let study = Study::load(&file, &load.options())?;
             warn(&study);
             let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
             let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
@@ -192,6 +243,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 command: command_line(),
             };
             let interrupt = interrupt_flag()?;
+            if let Some(shard) = shard {
+                let result = run_shard(&study, &opts, &ShardRun { shard, offset: 0, load }, &interrupt)?;
+                println!(
+                    "shard {shard}: {} of {} runs; outputs: {}",
+                    result.runs.len(),
+                    shard::tasks(&study),
+                    out.display()
+                );
+                println!("combine the shards with `gridmarket merge DIR... --out DIR`");
+                return Ok(finish(&result, &interrupt, strict));
+            }
             let result = run_study(&study, &opts, &interrupt)?;
             print!("{}", report::summary_table(&study, &result));
             let verdicts = report::verdict_tables(&study, &result);
@@ -224,7 +286,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(if refused > 0 { ExitCode::from(EXIT_CONFIG) } else { ExitCode::SUCCESS })
         }
-        Command::Reproduce { name, quick, out, jobs, scenarios, quiet, strict } => {
+        Command::Reproduce { name, quick, out, jobs, scenarios, quiet, strict, shard } => {
+            if shard.is_some() && name == "all" {
+                bail!("reproduce all --shard: shard one family at a time");
+            }
             let families = if name == "all" { families(&scenarios)? } else { vec![name] };
             let interrupt = interrupt_flag()?;
             let mut failed = false;
@@ -235,8 +300,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 let out = out.clone().unwrap_or_else(|| Path::new("results").join(&family));
                 let mut studies = Vec::new();
+                // Tasks of the family's earlier files: a shard's tasks are counted across the family.
+                let mut offset = 0;
                 for file in scenario_files(&dir)? {
-                    let study = Study::load(&file, &LoadOptions { quick, ..LoadOptions::default() })?;
+                    let load = Loaded { quick, ..Loaded::default() };
+                    let study = Study::load(&file, &load.options())?;
                     warn(&study);
                     let opts = RunOptions {
                         out: out.join(&study.name),
@@ -247,39 +315,103 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         schedule_swf: false,
                         command: command_line(),
                     };
-                    let result = run_study(&study, &opts, &interrupt)?;
+                    let result = match shard {
+                        Some(shard) => run_shard(&study, &opts, &ShardRun { shard, offset, load }, &interrupt)?,
+                        None => run_study(&study, &opts, &interrupt)?,
+                    };
+                    offset += shard::tasks(&study);
                     studies.push((study, result));
                 }
-                // Targets and checks that compare two files of the family, now that every file has run.
-                let versus: Vec<_> =
-                    studies.iter().map(|(study, result)| evaluate_versus(study, result, &studies)).collect();
-                for ((study, result), (targets, checks)) in studies.iter_mut().zip(versus) {
-                    if !targets.is_empty() || !checks.is_empty() {
-                        result.verdicts.extend(targets);
-                        result.checks.extend(checks);
-                        write_verdicts(study, result, &out.join(&study.name))?;
-                    }
-                    failed |= fails(result, strict) || !result.unfinished.is_empty();
+                if let Some(shard) = shard {
+                    let names: Vec<&str> = studies.iter().map(|(s, _)| s.name.as_str()).collect();
+                    shard::write_family_manifest(&family, &names, shard, &out)?;
+                    let runs: usize = studies.iter().map(|(_, r)| r.runs.len()).sum();
+                    println!("shard {shard} of {family}: {runs} of {offset} runs; outputs: {}", out.display());
+                    println!("combine the shards with `gridmarket merge DIR... --out DIR`");
+                    failed |= studies.iter().any(|(_, r)| !r.unfinished.is_empty());
+                } else {
+                    failed |= conclude_family(&family, &mut studies, &out, strict)?;
                 }
-                report::write_family_report(&family, &studies, &out)?;
-                println!("== {family}");
-                for (study, result) in &studies {
-                    println!("-- {}", study.name);
-                    print!("{}", report::verdict_tables(study, result));
-                }
-                let targets: Vec<_> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
-                let checks: Vec<_> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
-                println!(
-                    "{family}: {}; {}",
-                    report::tally_line("targets", &targets, quick),
-                    report::tally_line("sanity checks", &checks, false)
-                );
-                println!("report: {}", out.join("report.md").display());
                 if interrupt.load(Ordering::Relaxed) {
                     return Ok(ExitCode::from(EXIT_INTERRUPTED));
                 }
             }
             Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
+        }
+        Command::Merge { dirs, out, strict } => match shard::merge(&dirs)? {
+            Merged::Study(merged) => {
+                merged.write(&out)?;
+                let (study, result) = (&merged.study, &merged.result);
+                print!("{}", report::summary_table(study, result));
+                let verdicts = report::verdict_tables(study, result);
+                if !verdicts.is_empty() {
+                    print!("\n{verdicts}");
+                }
+                println!("outputs: {}", out.display());
+                Ok(finish(result, &AtomicBool::new(false), strict))
+            }
+            Merged::Family(family, merged) => {
+                for m in &merged {
+                    m.write(&out.join(&m.study.name))?;
+                }
+                let mut studies: Vec<_> = merged.into_iter().map(|m| (m.study, m.result)).collect();
+                let failed = conclude_family(&family, &mut studies, &out, strict)?;
+                Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
+            }
+        },
+        Command::Slurm { file, array_size, time, partition, cpus_per_task, out, quick, set, seed, replications } => {
+            let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
+            let study = Study::load(&file, &load.options())?;
+            warn(&study);
+            if study.points.iter().any(|p| p.plan.precision.is_some()) {
+                bail!(
+                    "{}: the scenario sets a target precision, which a sharded run cannot follow; set `replications` instead",
+                    file.display()
+                );
+            }
+            let tasks = shard::tasks(&study);
+            let shards =
+                array_size.unwrap_or_else(|| u32::try_from(tasks).unwrap_or(u32::MAX).clamp(1, slurm::MAX_ARRAY));
+            if shards as usize > tasks {
+                eprintln!(
+                    "warning: --array-size {shards}: more shards than the study's {tasks} runs; some will be empty"
+                );
+            }
+            let out = out.unwrap_or_else(|| Path::new("results").join(format!("{}-slurm", study.name)));
+            std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+            let absolute = |p: &Path| std::fs::canonicalize(p).with_context(|| format!("resolving {}", p.display()));
+            let mut run_args: Vec<String> = Vec::new();
+            if quick {
+                run_args.push("--quick".into());
+            }
+            for s in &set {
+                run_args.extend(["--set".into(), s.clone()]);
+            }
+            if let Some(seed) = seed {
+                run_args.extend(["--seed".into(), seed.to_string()]);
+            }
+            if let Some(r) = replications {
+                run_args.extend(["--replications".into(), r.to_string()]);
+            }
+            let job = slurm::Job {
+                name: study.name.clone(),
+                binary: absolute(&std::env::current_exe().context("finding the gridmarket binary")?)?,
+                file: absolute(&file)?,
+                out: absolute(&out)?,
+                shards,
+                time,
+                partition,
+                cpus: cpus_per_task,
+                run_args,
+            };
+            for (name, text) in slurm::scripts(&job) {
+                let path = job.out.join(name);
+                gridmarket::output::write_atomic(&path, text.as_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                make_executable(&path)?;
+            }
+            println!("{tasks} runs in {shards} shards; submit with: {}", job.out.join("submit.sh").display());
+            Ok(ExitCode::SUCCESS)
         }
         Command::List { scenarios } => {
             println!("scenario families in {}:", scenarios.display());
@@ -297,6 +429,62 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Workload(cmd) => workload_cmd::run(cmd),
     }
+}
+
+/// Parses `--set KEY=VALUE` arguments.
+fn parse_set(set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    set.iter()
+        .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .collect::<Option<Vec<_>>>()
+        .context("--set takes KEY=VALUE")
+}
+
+/// Marks a generated script executable (on Unix).
+fn make_executable(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("making {} executable", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The end of a family's reproduction, once each of its files has run (or been merged from shards): the targets
+/// and checks that compare two files, `report.md` with its charts, the verdicts on stdout. Whether any target or
+/// check failed (or, with `strict`, was inconclusive) or a run did not finish.
+fn conclude_family(
+    family: &str,
+    studies: &mut [(Study, StudyResult)],
+    out: &Path,
+    strict: bool,
+) -> anyhow::Result<bool> {
+    let mut failed = false;
+    let versus: Vec<_> = studies.iter().map(|(study, result)| evaluate_versus(study, result, studies)).collect();
+    for ((study, result), (targets, checks)) in studies.iter_mut().zip(versus) {
+        if !targets.is_empty() || !checks.is_empty() {
+            result.verdicts.extend(targets);
+            result.checks.extend(checks);
+            write_verdicts(study, result, &out.join(&study.name))?;
+        }
+        failed |= fails(result, strict) || !result.unfinished.is_empty();
+    }
+    report::write_family_report(family, studies, out)?;
+    println!("== {family}");
+    for (study, result) in studies.iter() {
+        println!("-- {}", study.name);
+        print!("{}", report::verdict_tables(study, result));
+    }
+    let quick = studies.iter().any(|(s, _)| s.quick);
+    let targets: Vec<_> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
+    let checks: Vec<_> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
+    println!(
+        "{family}: {}; {}",
+        report::tally_line("targets", &targets, quick),
+        report::tally_line("sanity checks", &checks, false)
+    );
+    println!("report: {}", out.join("report.md").display());
+    Ok(failed)
 }
 
 /// The process's peak resident set [kB], as Linux counts it (`VmHWM`).

@@ -1,5 +1,6 @@
 //! Fuzzing of every input parser: the scenario loader (`Study`, profiles and sweeps included), the SWF, GWF and
-//! CSV readers (gzip too) and the `--set` parser (`parse_value`, `Document::set` and `add`).
+//! CSV readers (gzip too), the `--set` parser (`parse_value`, `Document::set` and `add`) and the shard manifests
+//! that `merge` reads (`shard.json`).
 //!
 //! A seeded mutator starts from the repository's own inputs (the shipped scenarios, the fixtures, the broken
 //! scenarios) and changes them line-, token- and byte-wise with a dictionary of hostile values (huge, negative,
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agents::registry::Registry;
+use gridmarket::runner::shard;
 use gridmarket::scenario::{Document, LoadOptions, Study, parse_value};
 use gridmarket::workload::{csv, decompressed, gwf, swf};
 
@@ -33,10 +35,11 @@ enum Parser {
     Gwf,
     Csv,
     Set,
+    Shard,
 }
 
 impl Parser {
-    const ALL: [Parser; 5] = [Parser::Scenario, Parser::Swf, Parser::Gwf, Parser::Csv, Parser::Set];
+    const ALL: [Parser; 6] = [Parser::Scenario, Parser::Swf, Parser::Gwf, Parser::Csv, Parser::Set, Parser::Shard];
 
     fn name(self) -> &'static str {
         match self {
@@ -45,6 +48,7 @@ impl Parser {
             Parser::Gwf => "gwf",
             Parser::Csv => "csv",
             Parser::Set => "set",
+            Parser::Shard => "shard",
         }
     }
 }
@@ -225,6 +229,8 @@ fn seeds(p: Parser) -> Vec<Seed> {
         Parser::Swf => files(&["tests/fixtures", "tests/scenarios", "scenarios"], &[".swf", ".swf.gz"]),
         Parser::Gwf => files(&["tests/fixtures", "tests/scenarios", "scenarios"], &[".gwf", ".gwf.gz"]),
         Parser::Csv => files(&["tests/fixtures", "tests/scenarios", "scenarios"], &[".csv"]),
+        // Shards of tests/fixtures/hand.toml, a study cheap to load: 1/1 (merges) and 1/2 (a run missing).
+        Parser::Shard => files(&["tests/fixtures/shard"], &[".json"]),
     };
     let mut out: Vec<Seed> = paths
         .into_iter()
@@ -449,6 +455,11 @@ fn run(p: Parser, path: &Path, input: &[u8], registry: &Registry, whole: bool) {
                 let _ = Study::from_document(base, &opts);
             }
         }
+        // A merge of the one shard: its manifest read, checked against the scenario it names (loaded again) and,
+        // when it is whole, summarised; nothing is written.
+        Parser::Shard => {
+            let _ = shard::merge_manifests(&[(PathBuf::from("fuzzed"), input.to_vec())]);
+        }
     }
 }
 
@@ -544,14 +555,14 @@ fn the_corpus_replays_without_a_panic() {
             count += 1;
         }
     }
-    assert!(count >= 5 * 3, "the corpus has a seed set per parser");
+    assert!(count >= Parser::ALL.len() * 3, "the corpus has a seed set per parser");
 }
 
 /// A short fuzz run per parser in every test run, so the driver stays in working order.
 #[test]
 fn a_short_fuzz_run_finds_no_panic() {
     for p in Parser::ALL {
-        let n = if p == Parser::Scenario || p == Parser::Set { 100 } else { 500 };
+        let n = if matches!(p, Parser::Scenario | Parser::Set | Parser::Shard) { 100 } else { 500 };
         let out = fuzz(p, n, 7, None);
         assert_eq!(out.inputs, n);
         assert!(out.panics.is_empty(), "{}: {:?}", p.name(), out.panics);
@@ -577,7 +588,7 @@ fn fuzz_every_parser() {
     let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
     let n: u64 = env("FUZZ_INPUTS", "1000000").parse().unwrap();
     let seed: u64 = env("FUZZ_SEED", "1").parse().unwrap();
-    let wanted = env("FUZZ_PARSERS", "scenario,swf,gwf,csv,set");
+    let wanted = env("FUZZ_PARSERS", "scenario,swf,gwf,csv,set,shard");
     let mut total = 0;
     for p in Parser::ALL.into_iter().filter(|p| wanted.split(',').any(|w| w == p.name())) {
         let start = std::time::Instant::now();

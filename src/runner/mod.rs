@@ -7,6 +7,7 @@ pub mod market;
 pub mod metrics;
 pub mod outputs;
 pub mod run;
+pub mod shard;
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -80,6 +81,38 @@ impl StudyResult {
 /// Runs every point and replication of `study` (those not already done when resuming), writes each run's files
 /// and the study's summaries into `opts.out`, and evaluates the targets. `interrupt` stops it cleanly.
 pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) -> std::io::Result<StudyResult> {
+    run_share(study, opts, None, interrupt)
+}
+
+/// Runs `shard`'s share of the study's runs, writes their files and, instead of the study's summaries (which
+/// need every run), `shard.json` for `merge`. The result holds those runs, with neither summaries nor verdicts.
+pub fn run_shard(
+    study: &Study,
+    opts: &RunOptions,
+    shard: &shard::ShardRun,
+    interrupt: &Arc<AtomicBool>,
+) -> std::io::Result<StudyResult> {
+    // How many replications a point with a target precision needs depends on the runs of every shard.
+    if let Some(p) = study.points.iter().find(|p| p.plan.precision.is_some()) {
+        let at = if p.label.is_empty() { String::new() } else { format!(" (at {})", p.label) };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{}: --shard: the scenario sets a target precision{at}, so its replications depend on the results \
+                 of every shard; set `replications` instead",
+                study.path.display()
+            ),
+        ));
+    }
+    run_share(study, opts, Some(shard), interrupt)
+}
+
+fn run_share(
+    study: &Study,
+    opts: &RunOptions,
+    shard: Option<&shard::ShardRun>,
+    interrupt: &Arc<AtomicBool>,
+) -> std::io::Result<StudyResult> {
     outputs::prepare_folder(study, &opts.out)?;
     let mut runs = Vec::new();
     let mut unfinished = Vec::new();
@@ -87,8 +120,12 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
     let mut done = vec![0u32; study.points.len()];
     let mut wanted: Vec<u32> = study.points.iter().map(|p| p.plan.replications).collect();
     loop {
-        let tasks: Vec<(usize, u32)> =
-            study.points.iter().flat_map(|p| (done[p.index]..wanted[p.index]).map(move |r| (p.index, r))).collect();
+        let tasks: Vec<(usize, u32)> = study
+            .points
+            .iter()
+            .flat_map(|p| (done[p.index]..wanted[p.index]).map(move |r| (p.index, r)))
+            .filter(|&(p, r)| shard.is_none_or(|s| s.takes(study, p, r)))
+            .collect();
         if tasks.is_empty() || interrupt.load(Ordering::Relaxed) {
             break;
         }
@@ -114,6 +151,21 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
             wanted[p.index] = wanted[p.index].max(needed.min(precision.max_replications));
         }
     }
+    if let Some(shard) = shard {
+        runs.sort_by_key(|r| (r.point, r.rep));
+        shard::write_manifest(study, shard, &runs, &unfinished, &opts.out)?;
+        return Ok(StudyResult { runs, unfinished, summaries: Vec::new(), verdicts: Vec::new(), checks: Vec::new() });
+    }
+    let result = summarise(study, runs, unfinished);
+    // Without a finished run there is nothing to summarise: no header-only files.
+    if !result.runs.is_empty() {
+        outputs::write_study(study, &result, &opts.out)?;
+    }
+    Ok(result)
+}
+
+/// The study's result from its runs: summaries over the replications of each point, and the verdicts.
+pub(crate) fn summarise(study: &Study, mut runs: Vec<Finished>, unfinished: Vec<Unfinished>) -> StudyResult {
     runs.sort_by_key(|r| (r.point, r.rep));
     let summaries: Vec<BTreeMap<String, Summary>> = study
         .points
@@ -130,11 +182,7 @@ pub fn run_study(study: &Study, opts: &RunOptions, interrupt: &Arc<AtomicBool>) 
         .collect();
     let mut result = StudyResult { runs, unfinished, summaries, verdicts: Vec::new(), checks: Vec::new() };
     (result.verdicts, result.checks) = evaluate(study, &result);
-    // Without a finished run there is nothing to summarise: no header-only files.
-    if !result.runs.is_empty() {
-        outputs::write_study(study, &result, &opts.out)?;
-    }
-    Ok(result)
+    result
 }
 
 /// A run that did not finish: its point, its replication and why.

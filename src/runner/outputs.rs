@@ -355,8 +355,38 @@ const PRICES_CHART: OutputFile = OutputFile {
     columns: &[],
 };
 
+const SHARD: OutputFile = OutputFile {
+    path: "shard.json",
+    about: "with `--shard K/N`, in place of the study's files (which need every run): what `gridmarket merge` reads. \
+            With `reproduce`, one per scenario folder, and one in the family's folder with `kind`, `version`, \
+            `family`, `studies` (its scenarios in order), `shard` and `of`",
+    columns: &[
+        col("kind", "", "`gridmarket shard of a study` (or `of a family`)"),
+        col("version", "", "gridmarket's version: shards of different versions are not merged"),
+        col("name", "", "the scenario's name"),
+        col("scenario", "", "the scenario file as given"),
+        col("scenario_absolute", "", "the same as an absolute path, for a merge from another folder"),
+        col("load", "", "`quick`, `set`, `seed` and `replications` as given: the merge loads the file again with them"),
+        col("shard", "", "K, from 1"),
+        col("of", "count", "N"),
+        col(
+            "offset",
+            "count",
+            "runs of the family's earlier scenarios (0 for `run`): the round robin runs across them",
+        ),
+        col("points", "", "per sweep point, its `hash`, `seed` and `replications`, to tell a changed file"),
+        col(
+            "runs",
+            "",
+            "the shard's finished runs: `point`, `replication`, `seed` and `metrics` by name (exact; NaN and the \
+             infinities as the strings \"NaN\", \"inf\", \"-inf\")",
+        ),
+        col("unfinished", "", "runs that did not finish: `point`, `replication`, `why` (a merge refuses them)"),
+    ],
+};
+
 /// Every file a study may write, in the order the glossary lists them.
-pub const FILES: [OutputFile; 18] = [
+pub const FILES: [OutputFile; 19] = [
     JOBS,
     TIMESERIES,
     TIME_CHARTS,
@@ -375,6 +405,7 @@ pub const FILES: [OutputFile; 18] = [
     EXPECTATIONS,
     CHECKS,
     REPORT,
+    SHARD,
 ];
 
 /// Writes one run's files, `run.json` last.
