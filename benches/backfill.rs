@@ -9,12 +9,16 @@
 //! `conservative/queue-1k`: the first 1,000 of those jobs submitted at once to a 256-PE cluster, a queue a thousand
 //! long that every early completion compresses; passes wait for the end of each event, after a query of the planned
 //! start of the last queued job (what a provider checking a deadline asks).
+//!
+//! `profile/earliest-fit-1k`: the availability profile alone, the earliest fit of each of those 1,000 jobs searched in
+//! their packed conservative plan.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
 
 use agents::model::JobId;
+use agents::provider::profile::Profile;
 use agents::provider::scheduler::{LocalScheduler, QueuedJob, SchedulerPolicy};
 use agents::sim::SimTime;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -144,6 +148,20 @@ fn backfill(c: &mut Criterion) {
     eprintln!("conservative/queue-1k: mean wait {mean_wait:.0} s");
     group.bench_function("conservative/queue-1k", |b| {
         b.iter(|| simulate(policy, LONG_QUEUE_PES, Drive::Deferred, black_box(&burst), black_box(runtimes)))
+    });
+    // The searches alone: the earliest fit of each of those jobs from the start in their packed conservative plan, a
+    // profile of about two thousand breakpoints (what a compression asks once per queued job).
+    let mut plan = Profile::new(LONG_QUEUE_PES);
+    for job in &burst {
+        let start = plan.earliest_fit(SimTime::ZERO, job.pes, job.estimate);
+        plan.allocate(start, start + job.estimate, job.pes);
+    }
+    group.bench_function("profile/earliest-fit-1k", |b| {
+        b.iter(|| {
+            burst.iter().fold(SimTime::ZERO, |last, job| {
+                last.max(black_box(&plan).earliest_fit(SimTime::ZERO, job.pes, job.estimate))
+            })
+        })
     });
     group.finish();
 }
