@@ -151,7 +151,7 @@ impl<'a, M: Message> Ctx<'a, M> {
         let hit = !self.fx.cancelled.is_empty()
             && env.key.from == me
             && env.to == me
-            && self.fx.cancelled.iter().any(|&c| c == (me, env.key.seq));
+            && self.fx.cancelled.contains(&(me, env.key.seq));
         if hit {
             self.fx.skipped.push((me, env.key.seq));
         }
