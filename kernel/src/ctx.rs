@@ -31,6 +31,9 @@ impl AgentState {
 pub struct Effects<M> {
     pub(crate) sent: Vec<Envelope<M>>,
     pub(crate) cancelled: Vec<(AgentId, u64)>,
+    /// Timers of this batch cancelled before their turn came: taken off the event list with the batch, they are
+    /// not delivered (see [`Ctx::cancel`]).
+    pub(crate) skipped: Vec<(AgentId, u64)>,
     pub(crate) stop: Option<(AgentId, String)>,
     pub(crate) error: Option<(AgentId, SimError)>,
     /// Agents that asked for [`Agent::end_of_instant`](super::Agent::end_of_instant).
@@ -39,7 +42,14 @@ pub struct Effects<M> {
 
 impl<M> Default for Effects<M> {
     fn default() -> Self {
-        Effects { sent: Vec::new(), cancelled: Vec::new(), stop: None, error: None, end_of_instant: Vec::new() }
+        Effects {
+            sent: Vec::new(),
+            cancelled: Vec::new(),
+            skipped: Vec::new(),
+            stop: None,
+            error: None,
+            end_of_instant: Vec::new(),
+        }
     }
 }
 
@@ -126,8 +136,26 @@ impl<'a, M: Message> Ctx<'a, M> {
     }
 
     /// Cancels a pending timer; cancelling one that already fired (or was cancelled) does nothing.
+    ///
+    /// A timer due at this very `(time, round)`, whose turn has not come yet in this delivery, is pending too:
+    /// it is not delivered (nor traced).
     pub fn cancel(&mut self, timer: TimerId) {
         self.fx.cancelled.push((self.state.id, timer.0));
+    }
+
+    /// Whether `env`, due now and not yet delivered, is a timer this agent cancelled in this delivery; if so it is
+    /// noted as skipped. Only the agent's own share of a batch can hold such a timer, and its effects are merged
+    /// after the share, so both runtimes skip the same envelopes.
+    pub(crate) fn skip_cancelled(&mut self, env: &Envelope<M>) -> bool {
+        let me = self.state.id;
+        let hit = !self.fx.cancelled.is_empty()
+            && env.key.from == me
+            && env.to == me
+            && self.fx.cancelled.contains(&(me, env.key.seq));
+        if hit {
+            self.fx.skipped.push((me, env.key.seq));
+        }
+        hit
     }
 
     /// This agent's main random stream (stream 0).

@@ -353,6 +353,9 @@ fn run_agent<W: World>(
                 if panicked.is_some() {
                     break;
                 }
+                if ctx.skip_cancelled(env) {
+                    continue;
+                }
                 deliver(agent, env, &mut ctx, &mut panicked);
             }
         } else {

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, Write};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Directory, Envelope, Message, SimError};
+use super::{AgentId, Directory, Envelope, Message, SimError};
 
 /// One line of the trace, as read back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,13 +51,17 @@ pub struct TraceSink {
     out: Box<dyn Write + Send>,
     filter: TraceFilter,
     agents: Option<Vec<bool>>,
-    line: Vec<u8>,
+    /// The current batch's lines, written once it is delivered: a timer cancelled by its agent before its turn in
+    /// the batch is not delivered, and leaves no line.
+    held: Vec<u8>,
+    /// Each held line's sender, sequence number and end in `held`.
+    lines: Vec<(AgentId, u64, usize)>,
 }
 
 impl TraceSink {
     /// A trace written to `out` (buffer it: every delivery is one write).
     pub fn new(out: Box<dyn Write + Send>, filter: TraceFilter) -> TraceSink {
-        TraceSink { out, filter, agents: None, line: Vec::with_capacity(256) }
+        TraceSink { out, filter, agents: None, held: Vec::with_capacity(4096), lines: Vec::new() }
     }
 
     /// Resolves agent names once the directory is complete.
@@ -94,10 +98,30 @@ impl TraceSink {
             kind,
             msg: &env.msg,
         };
-        self.line.clear();
-        serde_json::to_writer(&mut self.line, &rec).map_err(|e| SimError::Trace(e.to_string()))?;
-        self.line.push(b'\n');
-        self.out.write_all(&self.line).map_err(|e| SimError::Trace(e.to_string()))
+        serde_json::to_writer(&mut self.held, &rec).map_err(|e| SimError::Trace(e.to_string()))?;
+        self.held.push(b'\n');
+        self.lines.push((env.from(), env.key.seq, self.held.len()));
+        Ok(())
+    }
+
+    /// Writes the batch's lines but those of the `skipped` envelopes (sender, sequence number).
+    pub(crate) fn commit(&mut self, skipped: &[(AgentId, u64)]) -> Result<(), SimError> {
+        let result = if skipped.is_empty() {
+            self.out.write_all(&self.held)
+        } else {
+            let mut start = 0;
+            let mut written = Ok(());
+            for &(from, seq, end) in &self.lines {
+                if written.is_ok() && !skipped.contains(&(from, seq)) {
+                    written = self.out.write_all(&self.held[start..end]);
+                }
+                start = end;
+            }
+            written
+        };
+        self.held.clear();
+        self.lines.clear();
+        result.map_err(|e| SimError::Trace(e.to_string()))
     }
 
     pub(crate) fn flush(&mut self) -> Result<(), SimError> {

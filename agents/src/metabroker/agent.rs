@@ -52,6 +52,9 @@ pub struct MetaBroker {
     members: BTreeSet<AgentId>,
     /// The resource catalogue: each registered provider's last update, and whether it came this round.
     catalogue: BTreeMap<AgentId, (ResourceUpdate, bool)>,
+    /// Entries of the catalogue whose update has not come this round: counted, not searched for on every update
+    /// (a thousand sites answering one by one made that quadratic).
+    awaiting: usize,
     /// Registered users.
     users: BTreeSet<AgentId>,
     /// Requests waiting for a round, by job id.
@@ -92,6 +95,7 @@ impl MetaBroker {
             interval,
             members: members.into_iter().collect(),
             catalogue: BTreeMap::new(),
+            awaiting: 0,
             users: BTreeSet::new(),
             queue: BTreeMap::new(),
             round_armed: false,
@@ -123,7 +127,8 @@ impl MetaBroker {
 
     fn on_register_provider(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
         let answer = if self.members.contains(&from) {
-            self.catalogue.insert(from, (update.clone(), false));
+            let came = self.catalogue.insert(from, (update.clone(), false)).is_none_or(|(_, came)| came);
+            self.awaiting += usize::from(came);
             MarketMsg::Registered
         } else {
             MarketMsg::RegisterRefused { reason: format!("{} does not schedule on this provider", ctx.name()) }
@@ -158,6 +163,7 @@ impl MetaBroker {
         if self.catalogue.is_empty() {
             return;
         }
+        self.awaiting = self.catalogue.len();
         for (&p, entry) in &mut self.catalogue {
             entry.1 = false;
             ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon: OFFER_HORIZON }));
@@ -166,8 +172,11 @@ impl MetaBroker {
 
     fn on_update(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
         let Some(entry) = self.catalogue.get_mut(&from) else { return };
+        if !entry.1 {
+            self.awaiting -= 1;
+        }
         *entry = (update.clone(), true);
-        if self.catalogue.values().all(|e| e.1) {
+        if self.awaiting == 0 {
             self.schedule_round(ctx);
         }
     }

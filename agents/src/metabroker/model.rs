@@ -24,6 +24,10 @@
 //! - The dummy provider is always there (Alg. 4.2 adds it only when demand exceeds supply): unused, it costs nothing.
 //! - Prices are per site, c_i; the per-user prices c_ij the model allows are not used by the chapter 4 experiments.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Identifier of an application (one user's request) in the meta-broker's queue.
@@ -223,8 +227,13 @@ pub struct Problem<'a> {
     snapshot: &'a Snapshot,
     /// Usable CPUs per site: 0 for an invalid offer.
     capacity: Vec<u32>,
-    /// Per application: admissible sites, cheapest first (ties: lower site index).
-    options: Vec<Vec<SiteOption>>,
+    /// The usable sites grouped by (price, speed): an application costs the same on every site of a class, so
+    /// its sites in cost order are its classes in cost order, each in index order, with no sort over all sites
+    /// (a thousand sites sorted for every queued job every round was most of a large run's meta-broker).
+    classes: Vec<SiteClass>,
+    /// Per application: admissible sites, cheapest first (ties: lower site index), listed when first asked for.
+    /// The greedy policy never asks: it walks the classes.
+    options: Vec<OnceCell<Vec<SiteOption>>>,
     /// Application indices, highest priority first.
     order: Vec<usize>,
     /// Per application: the dummy penalty of (4.9); 0 for applications no site can take.
@@ -237,10 +246,11 @@ impl<'a> Problem<'a> {
         let now = snapshot.now;
         let usable = |site: &Site| now.is_finite() && site.is_valid();
         let capacity: Vec<u32> = snapshot.sites.iter().map(|site| if usable(site) { site.cpus } else { 0 }).collect();
-        let admissible_now =
-            |app: &App| (now.is_finite() && app.is_valid()).then(|| admissible(now, app, &snapshot.sites));
-        let options: Vec<Vec<SiteOption>> =
-            snapshot.apps.iter().map(|app| admissible_now(app).unwrap_or_default()).collect();
+        let classes = SiteClass::group(now, &snapshot.sites);
+        let options = vec![OnceCell::new(); snapshot.apps.len()];
+        let mut problem = Problem { snapshot, capacity, classes, options, order: Vec::new(), penalty: Vec::new() };
+        // Per application, the cost of one task on its dearest admissible site (none: no site can take it).
+        let dearest: Vec<Option<f64>> = (0..snapshot.apps.len()).map(|app| problem.dearest_task(app)).collect();
 
         let alpha: Vec<f64> = snapshot
             .apps
@@ -265,21 +275,75 @@ impl<'a> Problem<'a> {
         });
 
         // C exceeds the dearest real schedule: every application on its dearest admissible site.
-        let dearest: f64 = snapshot
+        let most: f64 = snapshot
             .apps
             .iter()
-            .zip(&options)
-            .filter_map(|(app, list)| list.last().map(|c| f64::from(app.cpus) * c.task_cost))
+            .zip(&dearest)
+            .filter_map(|(app, task)| task.map(|task_cost| f64::from(app.cpus) * task_cost))
             .sum();
-        let big_c = (1.0 + dearest).min(f64::MAX);
+        let big_c = (1.0 + most).min(f64::MAX);
         let n = snapshot.apps.len();
         let mut penalty = vec![0.0; n];
         for (position, &app) in order.iter().enumerate() {
-            if !options[app].is_empty() {
+            if dearest[app].is_some() {
                 penalty[app] = big_c * (n - position) as f64;
             }
         }
-        Problem { snapshot, capacity, options, order, penalty }
+        (problem.order, problem.penalty) = (order, penalty);
+        problem
+    }
+
+    /// Whether application `app` can be placed at all at this instant (a valid request, a finite instant).
+    fn schedulable(&self, app: usize) -> bool {
+        self.snapshot.now.is_finite() && self.snapshot.apps[app].is_valid()
+    }
+
+    /// The classes that may hold options of `app`, in cost order, grouped in runs of equal cost: each run's
+    /// sites, in index order, are the next stretch of its options (before the admissibility filter). Call for
+    /// schedulable applications only.
+    fn runs(&self, app: usize) -> Vec<Cow<'_, [usize]>> {
+        let a = &self.snapshot.apps[app];
+        let mut costs: Vec<(f64, usize)> = (self.classes.iter().enumerate())
+            .filter(|(_, class)| !class.rules_out(a))
+            .map(|(k, class)| (class.price * a.runtime / class.speed, k))
+            .collect();
+        costs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        let mut runs: Vec<Cow<'_, [usize]>> = Vec::new();
+        for (i, &(cost, k)) in costs.iter().enumerate() {
+            let sites = &self.classes[k].sites;
+            match runs.last_mut() {
+                // Equal costs on two classes: their sites interleave by index, as in the one sort by (cost, index).
+                Some(run) if costs[i - 1].0.total_cmp(&cost).is_eq() => {
+                    let merged = run.to_mut();
+                    merged.extend(sites);
+                    merged.sort_unstable();
+                }
+                _ => runs.push(Cow::Borrowed(sites)),
+            }
+        }
+        runs
+    }
+
+    /// The option of `app` on `site` if it is admissible (see [`admissible`]).
+    fn option_on(&self, app: usize, site: usize) -> Option<SiteOption> {
+        let (now, sites) = (self.snapshot.now, &self.snapshot.sites);
+        if !self.schedulable(app) || !sites[site].is_valid() {
+            return None;
+        }
+        option(now, &self.snapshot.apps[app], site, &sites[site])
+    }
+
+    /// What one task of `app` costs on its dearest admissible site, if it has one.
+    fn dearest_task(&self, app: usize) -> Option<f64> {
+        if !self.schedulable(app) {
+            return None;
+        }
+        let runs = self.runs(app);
+        runs.iter()
+            .rev()
+            .flat_map(|run| run.iter().rev())
+            .find_map(|&site| self.option_on(app, site))
+            .map(|c| c.task_cost)
     }
 
     /// The snapshot this problem was built from.
@@ -309,12 +373,16 @@ impl<'a> Problem<'a> {
 
     /// Sites admissible for the tasks of application `app`, cheapest first (ties: lower index).
     pub fn site_options(&self, app: usize) -> &[SiteOption] {
-        &self.options[app]
+        self.options[app].get_or_init(|| {
+            let now = self.snapshot.now;
+            let app = &self.snapshot.apps[app];
+            if now.is_finite() && app.is_valid() { admissible(now, app, &self.snapshot.sites) } else { Vec::new() }
+        })
     }
 
     /// The option of application `app` on site `site`, if that site is admissible.
-    pub fn site_option(&self, app: usize, site: usize) -> Option<&SiteOption> {
-        self.options[app].iter().find(|c| c.site == site)
+    pub fn site_option(&self, app: usize, site: usize) -> Option<SiteOption> {
+        self.option_on(app, site)
     }
 
     /// Whether site `site` can take application `app` whole (SGN): admissible, and enough CPUs.
@@ -334,8 +402,15 @@ impl<'a> Problem<'a> {
 
     /// The cheapest option of `app` whose site still has `free` CPUs for the whole application.
     pub(crate) fn cheapest_fit(&self, app: usize, free: &[u32]) -> Option<SiteOption> {
+        if !self.schedulable(app) {
+            return None;
+        }
         let cpus = self.cpus(app);
-        self.options[app].iter().find(|c| cpus <= free[c.site]).copied()
+        let runs = self.runs(app);
+        runs.iter()
+            .flat_map(|run| run.iter())
+            .filter(|&&site| cpus <= free[site])
+            .find_map(|&site| self.option_on(app, site))
     }
 
     /// What `app` contributes to the objective with `parts` placed and `rolled_over` CPUs on the dummy.
@@ -364,7 +439,7 @@ impl<'a> Problem<'a> {
         let assignments = choice
             .iter()
             .enumerate()
-            .map(|(app, site)| match site.and_then(|site| self.site_option(app, site)) {
+            .map(|(app, site)| match site.and_then(|site| self.option_on(app, site)) {
                 Some(c) => Assignment { parts: vec![c.part(self.cpus(app))], rolled_over: 0 },
                 None => self.rolled_over(app),
             })
@@ -390,21 +465,76 @@ fn admissible(now: f64, app: &App, sites: &[Site]) -> Vec<SiteOption> {
         .iter()
         .enumerate()
         .filter(|(_, site)| site.is_valid())
-        .filter_map(|(index, site)| {
-            let start = now.max(site.from);
-            let finish = start + app.runtime / site.speed;
-            let task_cost = site.price * app.runtime / site.speed;
-            let whole = f64::from(app.cpus) * task_cost;
-            let in_time = app.deadline.is_none_or(|d| finish <= d) && site.until.is_none_or(|u| finish <= u);
-            let affordable = app.budget.is_none_or(|b| whole <= b);
-            (finish.is_finite() && whole.is_finite() && in_time && affordable).then_some(SiteOption {
-                site: index,
-                task_cost,
-                start,
-                finish,
-            })
-        })
+        .filter_map(|(index, site)| option(now, app, index, site))
         .collect();
     list.sort_by(|a, b| a.task_cost.total_cmp(&b.task_cost).then(a.site.cmp(&b.site)));
     list
+}
+
+/// Valid application `app` on valid site `site` (number `index`) at instant `now`, if admissible: it finishes by its
+/// deadline (4.7) and the window's end, within its budget (4.6).
+fn option(now: f64, app: &App, index: usize, site: &Site) -> Option<SiteOption> {
+    let start = now.max(site.from);
+    let finish = start + app.runtime / site.speed;
+    let task_cost = site.price * app.runtime / site.speed;
+    let whole = f64::from(app.cpus) * task_cost;
+    let in_time = app.deadline.is_none_or(|d| finish <= d) && site.until.is_none_or(|u| finish <= u);
+    let affordable = app.budget.is_none_or(|b| whole <= b);
+    (finish.is_finite() && whole.is_finite() && in_time && affordable).then_some(SiteOption {
+        site: index,
+        task_cost,
+        start,
+        finish,
+    })
+}
+
+/// The valid sites of one price and speed, and what bounds their windows.
+#[derive(Clone, Debug)]
+struct SiteClass {
+    price: f64,
+    speed: f64,
+    /// Site indices, ascending.
+    sites: Vec<usize>,
+    /// The earliest start any of them offers (`max(now, from)`).
+    earliest: f64,
+    /// The latest window end, `None` if some window is unbounded.
+    latest: Option<f64>,
+}
+
+impl SiteClass {
+    /// The valid sites grouped by (price, speed), to the bit (the same bits: the same costs and durations), classes
+    /// in order of their lowest index.
+    fn group(now: f64, sites: &[Site]) -> Vec<SiteClass> {
+        let mut classes: Vec<SiteClass> = Vec::new();
+        let mut by_bits: BTreeMap<(u64, u64), usize> = BTreeMap::new();
+        for (index, site) in sites.iter().enumerate().filter(|(_, site)| now.is_finite() && site.is_valid()) {
+            let start = now.max(site.from);
+            let bits = (site.price.to_bits(), site.speed.to_bits());
+            match by_bits.get(&bits).map(|&k: &usize| &mut classes[k]) {
+                Some(c) => {
+                    c.sites.push(index);
+                    c.earliest = c.earliest.min(start);
+                    c.latest = c.latest.zip(site.until).map(|(a, b)| a.max(b));
+                }
+                None => {
+                    by_bits.insert(bits, classes.len());
+                    classes.push(SiteClass {
+                        price: site.price,
+                        speed: site.speed,
+                        sites: vec![index],
+                        earliest: start,
+                        latest: site.until,
+                    })
+                }
+            }
+        }
+        classes
+    }
+
+    /// Whether no site of the class can be admissible for `app`: even its earliest start ends past the latest
+    /// window end or the deadline (rounding is monotonic, so no site's finish is earlier).
+    fn rules_out(&self, app: &App) -> bool {
+        let finish = self.earliest + app.runtime / self.speed;
+        self.latest.is_some_and(|u| finish > u) || app.deadline.is_some_and(|d| finish > d)
+    }
 }

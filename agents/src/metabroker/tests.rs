@@ -236,3 +236,54 @@ fn policy_names_are_kebab_case() {
         assert_eq!(&serde_json::from_str::<SchedulingPolicy>(name).unwrap(), policy);
     }
 }
+
+#[test]
+fn walking_site_classes_finds_what_the_sorted_options_find() {
+    // Few prices and speeds, so classes are large and some cost the same (price 2 at speed 2 = price 1 at speed 1):
+    // the greedy's walk over classes must meet the sorted list of options exactly, and so must the penalties.
+    let mut rng = Pcg64Mcg::seed_from_u64(3);
+    for round in 0..40 {
+        let now = 100.0 * f64::from(round);
+        let sites: Vec<Site> = (0..60)
+            .map(|id| {
+                let (price, speed) =
+                    [(1.0, 1.0), (2.0, 2.0), (1.5, 1.0), (3.0, 2.0), (1.0, 1.25)][rng.random_range(0..5)];
+                Site {
+                    id,
+                    cpus: rng.random_range(0..9),
+                    speed,
+                    price,
+                    from: now + [0.0, -50.0, 30.0][rng.random_range(0..3)],
+                    until: [None, Some(now + 200.0), Some(now + 900.0)][rng.random_range(0..3)],
+                }
+            })
+            .collect();
+        let apps: Vec<App> = (0..30)
+            .map(|id| App {
+                id,
+                cpus: rng.random_range(1..6),
+                runtime: rng.random_range(10.0..1_000.0),
+                budget: rng.random_bool(0.3).then(|| rng.random_range(100.0..3_000.0)),
+                deadline: rng.random_bool(0.3).then(|| now + rng.random_range(100.0..1_500.0)),
+                submit: now - rng.random_range(0.0..100.0),
+            })
+            .collect();
+        let snapshot = Snapshot { now, apps, sites };
+        let problem = Problem::new(&snapshot, Default::default());
+        let most: f64 = (0..problem.apps())
+            .filter_map(|app| problem.site_options(app).last().map(|c| f64::from(problem.cpus(app)) * c.task_cost))
+            .sum();
+        let n = problem.apps();
+        for (position, &app) in problem.priority_order().iter().enumerate() {
+            let options = problem.site_options(app);
+            let expected = if options.is_empty() { 0.0 } else { (1.0 + most) * (n - position) as f64 };
+            assert_eq!(problem.penalty(app), expected, "round {round}, app {app}");
+            for site in 0..snapshot.sites.len() {
+                assert_eq!(problem.site_option(app, site), options.iter().find(|c| c.site == site).copied());
+            }
+            let free: Vec<u32> = (0..snapshot.sites.len()).map(|_| rng.random_range(0..6)).collect();
+            let cpus = problem.cpus(app);
+            assert_eq!(problem.cheapest_fit(app, &free), options.iter().find(|c| cpus <= free[c.site]).copied());
+        }
+    }
+}
