@@ -27,6 +27,14 @@ SLURMD_PORT=${SLURM_TEST_SLURMD_PORT:-16818}
 
 say() { echo "slurm-test: $*" >&2; }
 
+# Slurm runs as root here (SlurmUser=root), and apt-get needs root.
+[ "$(id -u)" -eq 0 ] || { say "run as root"; exit 2; }
+# The folder is emptied first: never one this script did not make (SLURM_TEST_DIR=$HOME would be lost).
+if [ -e "$WORK" ] && [ ! -f "$WORK/.slurm-test" ] && [ -n "$(ls -A "$WORK" 2>/dev/null)" ]; then
+  say "$WORK is not empty and was not made by this script: give SLURM_TEST_DIR a new or empty folder"
+  exit 2
+fi
+
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
   say "installing slurm-wlm and munge"
   apt-get update -qq
@@ -39,18 +47,22 @@ BIN=$ROOT/target/debug/gridmarket
 
 rm -rf "$WORK"
 mkdir -p "$WORK"/{state,spool,log,munge}
+touch "$WORK/.slurm-test"
 chmod 755 "$WORK/munge"
 WORK=$(cd "$WORK" && pwd)
 HOST=$(hostname -s)
 
 PIDS=()
 cleanup() {
+  # Jobs still queued or running (a failure midway) go before the daemons that run them.
+  [ -f "${SLURM_CONF:-}" ] && scancel --user=root 2>/dev/null || true
   for pid in "${PIDS[@]}"; do
     kill "$pid" 2>/dev/null || true
   done
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 fail() {
   say "FAILED: $*"

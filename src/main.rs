@@ -222,7 +222,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
             let study = Study::load(&file, &load.options())?;
             warn(&study);
-            let out = out.unwrap_or_else(|| Path::new("results").join(&study.name));
+            let out = out.unwrap_or_else(|| default_out(&study.name, shard));
             let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
             if let Some(t) = &trace
                 && runs > 1
@@ -298,13 +298,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if !dir.is_dir() {
                     bail!("no scenario family `{family}` in {}", scenarios.display());
                 }
-                let out = out.clone().unwrap_or_else(|| Path::new("results").join(&family));
+                let out = out.clone().unwrap_or_else(|| default_out(&family, shard));
+                let load = Loaded { quick, ..Loaded::default() };
+                let files = scenario_files(&dir)?;
+                let loaded = files.iter().map(|f| Study::load(f, &load.options())).collect::<Result<Vec<_>, _>>()?;
+                // Refused before any file of the family runs.
+                if shard.is_some()
+                    && let Some(m) = loaded.iter().find_map(|s| shard::refuse_adaptive(s).err())
+                {
+                    bail!("{m}");
+                }
                 let mut studies = Vec::new();
                 // Tasks of the family's earlier files: a shard's tasks are counted across the family.
                 let mut offset = 0;
-                for file in scenario_files(&dir)? {
-                    let load = Loaded { quick, ..Loaded::default() };
-                    let study = Study::load(&file, &load.options())?;
+                for study in loaded {
+                    let load = load.clone();
                     warn(&study);
                     let opts = RunOptions {
                         out: out.join(&study.name),
@@ -363,11 +371,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
             let study = Study::load(&file, &load.options())?;
             warn(&study);
-            if study.points.iter().any(|p| p.plan.precision.is_some()) {
-                bail!(
-                    "{}: the scenario sets a target precision, which a sharded run cannot follow; set `replications` instead",
-                    file.display()
-                );
+            if let Err(m) = shard::refuse_adaptive(&study) {
+                bail!("{m}");
             }
             let tasks = shard::tasks(&study);
             let shards =
@@ -533,6 +538,16 @@ fn finish(result: &StudyResult, interrupt: &AtomicBool, strict: bool) -> ExitCod
 }
 
 /// What the user should know about a valid scenario, on stderr.
+/// Where a run writes without `--out`: `results/NAME`, or `results/NAME-shard-K-of-N` for a shard, so that shards
+/// run on one machine do not overwrite each other's manifest.
+fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {
+    let folder = match shard {
+        Some(s) => format!("{name}-shard-{}-of-{}", s.index, s.count),
+        None => name.to_string(),
+    };
+    Path::new("results").join(folder)
+}
+
 fn warn(study: &Study) {
     for w in &study.warnings {
         eprintln!("warning: {w}");

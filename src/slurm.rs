@@ -94,7 +94,7 @@ pub fn scripts(job: &Job) -> [(&'static str, String); 3] {
          set -euo pipefail\n\
          exec {bin} run {file}{run_args} --quiet --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\" \\\n    \
          --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --out {out}/shard-\"$SLURM_ARRAY_TASK_ID\"\n",
-        study = job.name,
+        study = job.name.escape_debug(),
         cpus = job.cpus,
         common = common(job, &name),
         bin = q(&job.binary),
@@ -108,7 +108,7 @@ pub fn scripts(job: &Job) -> [(&'static str, String); 3] {
          {common}\
          set -euo pipefail\n\
          exec {bin} merge {out}/shard-{{1..{n}}} --out {out}/merged\n",
-        study = job.name,
+        study = job.name.escape_debug(),
         common = common(job, &format!("{name}-merge")),
         bin = q(&job.binary),
         out = q(&job.out),
@@ -125,7 +125,7 @@ pub fn scripts(job: &Job) -> [(&'static str, String); 3] {
          merge=$(sbatch --parsable --dependency=afterok:\"$array\" --output={out}/logs/merge.out {out}/merge.sh)\n\
          merge=${{merge%%;*}}\n\
          echo \"array job $array ({n} shards), merge job $merge: results in \"{out}/merged\n",
-        study = job.name,
+        study = job.name.escape_debug(),
         out = q(&job.out),
     );
     [("array.sh", array), ("merge.sh", merge), ("submit.sh", submit)]

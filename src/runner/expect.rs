@@ -327,7 +327,7 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
         );
         let (measured, outcome) = match differences {
             (Some(x), Some(y)) if *by_position && x.len() != y.len() => {
-                (format!("not paired: {} points here, {} there", x.len(), y.len()), Outcome::Fail)
+                (format!("not paired: {} groups of points here, {} there", x.len(), y.len()), Outcome::Fail)
             }
             (Some(x), Some(y)) if *by_position => {
                 let pairs: Vec<f64> = x.iter().zip(&y).map(|(x, y)| x - y).collect();

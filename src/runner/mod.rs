@@ -92,18 +92,7 @@ pub fn run_shard(
     shard: &shard::ShardRun,
     interrupt: &Arc<AtomicBool>,
 ) -> std::io::Result<StudyResult> {
-    // How many replications a point with a target precision needs depends on the runs of every shard.
-    if let Some(p) = study.points.iter().find(|p| p.plan.precision.is_some()) {
-        let at = if p.label.is_empty() { String::new() } else { format!(" (at {})", p.label) };
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "{}: --shard: the scenario sets a target precision{at}, so its replications depend on the results \
-                 of every shard; set `replications` instead",
-                study.path.display()
-            ),
-        ));
-    }
+    shard::refuse_adaptive(study).map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
     run_share(study, opts, Some(shard), interrupt)
 }
 

@@ -56,6 +56,18 @@ impl std::fmt::Display for Shard {
     }
 }
 
+/// Refuses a study whose replications follow a target precision: how many a point needs depends on the runs of every
+/// shard.
+pub fn refuse_adaptive(study: &Study) -> Result<(), String> {
+    let Some(p) = study.points.iter().find(|p| p.plan.precision.is_some()) else { return Ok(()) };
+    let at = if p.label.is_empty() { String::new() } else { format!(" (at {})", p.label) };
+    Err(format!(
+        "{}: --shard: the scenario sets a target precision{at}, so its replications depend on the results of every \
+         shard; set `replications` instead",
+        study.path.display()
+    ))
+}
+
 impl Shard {
     /// Whether the task at `position` in the task list is this shard's. Round robin rather than blocks: a sweep's
     /// points often grow in cost along the list (more load, more providers), and blocks would give the last shard
@@ -325,7 +337,7 @@ fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> 
     let (first_dir, first) = &shards[0];
     let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
     for (dir, m) in shards {
-        same_version(dir, &m.version, first_dir, &first.version)?;
+        same_version(dir, &m.version)?;
         if m.family != first.family || m.studies != first.studies {
             bail!(
                 "{}: a shard of family `{}` ({}), but {} is one of family `{}` ({})",
@@ -356,19 +368,13 @@ fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> 
     Ok(Merged::Family(first.family.clone(), merged))
 }
 
-fn same_version(dir: &Path, version: &str, first_dir: &Path, first: &str) -> anyhow::Result<()> {
+/// Refuses a shard made by another version than this one (so every shard of a merge comes from one version).
+fn same_version(dir: &Path, version: &str) -> anyhow::Result<()> {
     let mine = env!("CARGO_PKG_VERSION");
     if version != mine {
         bail!(
             "{}: made by gridmarket {version}, and this is gridmarket {mine}: merge with the version that ran it",
             dir.display()
-        );
-    }
-    if version != first {
-        bail!(
-            "{}: made by gridmarket {version}, but {} by gridmarket {first}: shards must come from one version",
-            dir.display(),
-            first_dir.display()
         );
     }
     Ok(())
@@ -403,7 +409,7 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
     let (first_dir, first) = &shards[0];
     let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
     for (dir, m) in &shards {
-        same_version(dir, &m.version, first_dir, &first.version)?;
+        same_version(dir, &m.version)?;
         if (&m.name, &m.scenario_absolute, m.offset) != (&first.name, &first.scenario_absolute, first.offset) {
             bail!(
                 "{}: a shard of scenario `{}` ({}), but {} is one of `{}` ({})",
@@ -427,7 +433,7 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
         same_split(dir, m.shard, m.of, first_dir, first.of, &mut seen)?;
         if let Some(u) = m.unfinished.first() {
             bail!(
-                "{}: run p{}/r{} did not finish ({}); run the shard again with --resume",
+                "{}: run p{}/r{} did not finish ({}); run that shard again",
                 dir.display(),
                 u.point,
                 u.replication,

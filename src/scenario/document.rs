@@ -124,7 +124,7 @@ impl Document {
 }
 
 /// Whether table name `name` matches `pattern`, in which one `*` stands for any run of characters (`local-*`).
-fn glob(pattern: &str, name: &str) -> bool {
+pub(super) fn glob(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {
         Some((head, tail)) => name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail),
         None => pattern == name,

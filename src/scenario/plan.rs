@@ -273,10 +273,11 @@ impl Study {
         }
         let linked = linked_keys(&doc, &sweep, &given, &spans)?;
         // Every point takes a swept or linked key's value from the sweep, so a `[quick]` value for it would be lost.
-        let stepped = sweep.iter().map(|(k, _)| k).chain(linked.values().flatten().map(|(k, _)| k));
-        for key in stepped {
-            if let Some(q) = quick.iter().flat_map(|q| q.keys()).find(|q| same_key(q, key)) {
-                let m = format!("`{key}` is stepped by the sweep, which would override this value at every point");
+        let swept = sweep.iter().map(|(k, _)| (k, "swept".to_string()));
+        let linked_to = linked.iter().flat_map(|(s, ks)| ks.iter().map(move |(k, _)| (k, format!("linked to `{s}`"))));
+        for (key, how) in swept.chain(linked_to) {
+            if let Some(q) = quick.iter().flat_map(|q| q.keys()).find(|q| overlap(q, key)) {
+                let m = format!("`{key}` is {how}: the sweep would override this value at every point");
                 return Err(ScenarioError::at_key(&spans, &format!("quick.{q}"), m));
             }
         }
@@ -536,10 +537,10 @@ fn linked_keys(
     Ok(linked)
 }
 
-/// Whether dotted keys `a` and `b` name the same key, a `*` standing for any one part.
-fn same_key(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
-    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x == y || *x == "*" || *y == "*")
+/// Whether dotted keys `a` and `b` overlap: one names the other or a table holding it, a `*` in a part of either
+/// standing for any run of characters (`local-*`).
+fn overlap(a: &str, b: &str) -> bool {
+    a.split('.').zip(b.split('.')).all(|(x, y)| super::document::glob(x, y) || super::document::glob(y, x))
 }
 
 /// FNV-1a: a stable hash (std's hasher may change between releases) for resuming runs.
@@ -1074,6 +1075,16 @@ impl Plan {
 mod tests {
     use super::{LoadOptions, Precision, Study};
     use crate::stats::Summary;
+
+    #[test]
+    fn quick_keys_overlap_swept_keys_through_globs_and_tables() {
+        assert!(overlap("workloads.local-c64.time-scale", "workloads.local-*.time-scale"));
+        assert!(overlap("workloads.*.until", "workloads.local-c64.until"));
+        assert!(overlap("providers.site", "providers.site.pes"), "a table holding the swept key");
+        assert!(overlap("providers.site.pes", "providers"));
+        assert!(!overlap("workloads.*.until", "workloads.local-c64.time-scale"));
+        assert!(!overlap("providers.site.pes", "providers.site2.pes"));
+    }
 
     #[test]
     fn linked_keys_step_with_their_swept_key_and_add_no_points() {

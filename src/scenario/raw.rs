@@ -267,7 +267,8 @@ pub struct RawExpect {
     /// `versus = "file.toml"`), as a paper's t-test over its sweep points: one value a − b per point (each combination of the other swept keys, within `at`: the mean of the
     /// paired differences on common seeds there), and the 95% CI of their mean by a t-test across the points (n =
     /// the number of points), which must lie within [min, max]. With `versus`, the mean here minus the same mean in
-    /// another file of the family, by Welch's t-test across the points of both (checked by `gridmarket reproduce`).
+    /// another file of the family, by Welch's t-test across the points of both, or paired by position with `by-position`
+    /// (checked by `gridmarket reproduce`).
     pub mean_difference: Option<RawMeanDifference>,
     /// Difference to another scenario of the same family at every point: mean(here) − mean(there), paired on the
     /// seeds both files ran, whose 95% CI must lie within [min, max]; "there" is the other file's point with the
