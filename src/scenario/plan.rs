@@ -1073,7 +1073,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::{LoadOptions, Precision, Study};
+    use super::{LoadOptions, Precision, Study, overlap};
     use crate::stats::Summary;
 
     #[test]
