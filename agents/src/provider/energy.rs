@@ -22,8 +22,8 @@
 //! waiting request ahead, such nodes stay on, idle, until their reservations come.
 //!
 //! GESP switches nodes on for a local request's window only (they go off at its planned end, whatever external
-//! request is planned after it), so external requests run only in the fragments the local leases leave; SESP and
-//! PEMP keep a node on while anything is scheduled on it.
+//! request is planned after it), so external requests run only in the fragments the local leases leave; under SESP
+//! and PEMP a node goes off only by the switch-off rule above.
 //!
 //! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
 //! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
