@@ -7,7 +7,7 @@ use agents::provider::pemp::EnergyPolicy;
 use agents::provider::power::PowerConfig;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
-use agents::provider::{CancelledLeases, EnergyConfig, Provider, ProviderConfig};
+use agents::provider::{CancelledLeases, EnergyConfig, Provider, ProviderConfig, SwitchOff};
 use agents::sim::AgentId;
 use agents::testbed::{Delivery, TestBed};
 
@@ -23,6 +23,12 @@ fn cluster(pes: u32, policy: EnergyPolicy, boot: f64) -> Provider {
 
 /// [`cluster`] with a rule for preempted cancellable leases.
 fn cluster_dropping(pes: u32, policy: EnergyPolicy, boot: f64, cancelled: CancelledLeases) -> Provider {
+    let power = PowerConfig { watts: 117.0, boot, shutdown: 0.0 };
+    cluster_with(pes, EnergyConfig { policy, power, ..Default::default() }, cancelled)
+}
+
+/// A conservative-backfilling cluster of `pes` single-VM nodes whose power `energy` manages.
+fn cluster_with(pes: u32, energy: EnergyConfig, cancelled: CancelledLeases) -> Provider {
     let config = ProviderConfig {
         pes,
         speed: 1.0,
@@ -35,8 +41,6 @@ fn cluster_dropping(pes: u32, policy: EnergyPolicy, boot: f64, cancelled: Cancel
         cancelled,
         preemptive_priority: false,
     };
-    let energy =
-        EnergyConfig { policy, power: PowerConfig { watts: 117.0, boot, shutdown: 0.0 }, ..Default::default() };
     Provider::new(config).with_energy(energy).unwrap()
 }
 
@@ -153,4 +157,65 @@ fn test_a_cancelled_lease_that_is_dropped_is_booked_the_energy_of_its_run() {
     let kwh = 2.0 * 117.0 * 500.0 / 3.6e6;
     assert!((booked(1).expect("the dropped lease is booked") - kwh).abs() < 1e-9, "{:?}", booked(1));
     assert!((booked(2).unwrap() - 2.0 * 117.0 * 1000.0 / 3.6e6).abs() < 1e-9);
+}
+
+/// Two nodes booting in 120 s and shutting down in 30 s under SESP and `rule`. At t = 0 two local requests of one VM
+/// switch both nodes on, one for 600 s and one for `first` s (both start when booted, at 120); at t = 1 an external
+/// request of 2 VMs and 10,000 s is planned when the longer one ends, at 120 + `first` (it waits less than its
+/// threshold of 5 × 10,000 s, so SESP switches nothing on for it). The second node is idle from 720 with its next
+/// planned use at 120 + `first`. Returns the deliveries and the report.
+fn idle_until_planned(first: f64, rule: SwitchOff) -> (Vec<Delivery>, agents::report::Report) {
+    let power = PowerConfig { watts: 117.0, boot: 120.0, shutdown: 30.0 };
+    let energy = EnergyConfig { policy: EnergyPolicy::Sesp, power, switch_off: rule, ..Default::default() };
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster_with(2, energy, CancelledLeases::Restart));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "local-user", "site", lease(1, 2, 1, first, LeaseType::Local));
+    tb.inject(0.0, "local-user", "site", lease(2, 2, 1, 600.0, LeaseType::Local));
+    tb.inject(1.0, "igg", "site", lease(3, 1, 2, 10_000.0, LeaseType::Suspendable));
+    tb.run_until(60_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap())
+}
+
+fn started(d: &[Delivery], job: u64) -> Option<f64> {
+    d.iter().find(|d| matches!(d.msg, Msg::Job(JobMsg::Started { job: j }) if j == job)).map(|d| d.at)
+}
+
+#[test]
+fn test_a_node_idle_until_a_use_ten_hours_ahead_is_switched_off_and_booted_for_it() {
+    // The second node's next use is at 36,720, 10 h after it goes idle at 720: it shuts down 720..750, stays off,
+    // boots from 36,600 (its boot of 120 s before the use) and the external request starts on time.
+    let (d, report) = idle_until_planned(36_600.0, SwitchOff::Idle);
+    assert_eq!(started(&d, 3), Some(36_720.0), "the planned start is not delayed");
+    let m = &report.metrics;
+    assert_eq!(metric(m, "nodes_switched_on"), 3.0, "two on demand, one booted for its planned use");
+    // Both nodes draw until the external request ends at 46,720 and they shut down, 46,750; the second one not
+    // from 750 to 36,600.
+    let drawn = 117.0 * (46_750.0 + 750.0 + (46_750.0 - 36_600.0));
+    assert!((metric(m, "node_energy") - drawn / 3.6e6).abs() < 1e-9, "{}", metric(m, "node_energy"));
+    // The leases are booked their VM-seconds; the rest is idle energy.
+    let booked: f64 = report.metered.iter().map(|l| l.energy).sum();
+    let leases = 117.0 * (36_600.0 + 600.0 + 2.0 * 10_000.0);
+    assert!((booked - leases / 3.6e6).abs() < 1e-9);
+    assert!((metric(m, "node_idle_energy") - (drawn - leases) / 3.6e6).abs() < 1e-9);
+    // Idle: 120 s of boot on each node at the start, 30 s of shutdown at 720, 120 s of boot at 36,600 and 30 s of
+    // shutdown of each node at the end.
+    assert!((drawn - leases - 117.0 * (2.0 * 120.0 + 30.0 + 120.0 + 2.0 * 30.0)).abs() < 1e-6);
+
+    // Switched off only when nothing is planned on it for the rest of the schedule, it idles on until 36,720.
+    let (d, report) = idle_until_planned(36_600.0, SwitchOff::Unscheduled);
+    assert_eq!(started(&d, 3), Some(36_720.0));
+    assert_eq!(metric(&report.metrics, "nodes_switched_on"), 2.0);
+    assert!((metric(&report.metrics, "node_energy") - 117.0 * 2.0 * 46_750.0 / 3.6e6).abs() < 1e-9);
+}
+
+#[test]
+fn test_a_node_idle_until_a_use_sixty_seconds_ahead_stays_on() {
+    // The next use is at 780, 60 s after 720: less than the shutdown and boot delays (150 s), so the node stays on.
+    // Both are switched off when the external request ends at 10,780 (not at the next periodic check, 10,800).
+    let (d, report) = idle_until_planned(660.0, SwitchOff::Idle);
+    assert_eq!(started(&d, 3), Some(780.0));
+    assert_eq!(metric(&report.metrics, "nodes_switched_on"), 2.0);
+    assert!((metric(&report.metrics, "node_energy") - 117.0 * 2.0 * 10_810.0 / 3.6e6).abs() < 1e-9);
 }

@@ -2,16 +2,28 @@
 //! of PEMP, GESP or SESP on local arrivals and periodically, consolidation, and the energy of nodes and leases.
 //!
 //! The scheduler plans only on switched-on nodes: every node that is off (or shutting down) is held by a one-PE
-//! reservation to the end of time, and a booting node by one until it is ready. Switching a node off is holding it,
-//! which succeeds only if nothing is scheduled on it, ever ("a node is switched off when no lease is scheduled on
-//! it"); switching one on cancels its hold, and conservative backfilling moves the queued leases onto it at the
-//! instant's pass. All nodes start off. The scheduler plans before the holds' end only (see
+//! reservation, and a booting node by one until it is ready. Switching a node off is holding it; switching one on
+//! on demand cancels its hold, and conservative backfilling moves the queued leases onto it at the instant's pass.
+//! All nodes start off, held to the end of time. The scheduler plans before that end only (see
 //! [`LocalScheduler::plan_before`](super::scheduler::LocalScheduler::plan_before)): a request the switched-on nodes
 //! cannot take waits without a reservation until nodes are switched on.
 //!
+//! When a node is switched off ([`SwitchOff`]; the thesis, §6.3.2: "when there is not any scheduled request on a
+//! resource, the resource is switched off"). By default (`"idle"`) a node is switched off after the instant's pass
+//! when nothing runs on it now and its next planned use is at least its shutdown and boot delays plus a break-even
+//! time ahead; it is held until that use and booted so that it is ready for it, so the planned start is never
+//! delayed. This is the reading the thesis's consolidation implies: consolidation switches off nodes whose
+//! suspended leases are rescheduled, and so planned again, on the switched-on nodes (§6.3.2), so a node with a
+//! later planned lease is not "required" until then. Under the thesis's power model (a node draws 117 W whenever it
+//! is switched on, booting and shutting down included) switching off for a gap g saves (g − boot − shutdown) ×
+//! 117 W, so the break-even time beyond the delays is 0 (the default). With `"unscheduled"` a node is switched off
+//! only when nothing is planned on it for the rest of the schedule (a hold to the end of time): the literal reading
+//! where a node with any later reservation counts as scheduled; under conservative backfilling, which plans every
+//! waiting request ahead, such nodes stay on, idle, until their reservations come.
+//!
 //! GESP switches nodes on for a local request's window only (they go off at its planned end, whatever external
-//! request is planned after it), so external requests run only in the fragments the local leases leave; SESP and
-//! PEMP keep a node on while anything is scheduled on it.
+//! request is planned after it), so external requests run only in the fragments the local leases leave; under SESP
+//! and PEMP a node goes off only by the switch-off rule above.
 //!
 //! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
 //! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
@@ -53,11 +65,34 @@ pub struct EnergyConfig {
     pub alpha: f64,
     /// Period of the periodic check [s].
     pub period: f64,
+    /// When a node is switched off.
+    pub switch_off: SwitchOff,
+    /// Seconds beyond its shutdown and boot delays a node must be able to stay off to be switched off (rule
+    /// [`SwitchOff::Idle`]).
+    pub break_even: f64,
+}
+
+/// When an energy-managed provider switches a node off (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchOff {
+    /// Nothing runs on it now and its next planned use is far enough ahead; booted to be ready for that use.
+    #[default]
+    Idle,
+    /// Nothing is planned on it for the rest of the schedule.
+    Unscheduled,
 }
 
 impl Default for EnergyConfig {
     fn default() -> EnergyConfig {
-        EnergyConfig { policy: EnergyPolicy::Pemp, power: PowerConfig::default(), alpha: 5.0, period: 600.0 }
+        EnergyConfig {
+            policy: EnergyPolicy::Pemp,
+            power: PowerConfig::default(),
+            alpha: 5.0,
+            period: 600.0,
+            switch_off: SwitchOff::Idle,
+            break_even: 0.0,
+        }
     }
 }
 
@@ -67,7 +102,7 @@ pub(super) struct Energy {
     config: EnergyConfig,
     nodes: Nodes,
     /// The holds of the nodes that are off or shutting down, one PE each.
-    holds: Vec<ReservationId>,
+    holds: Vec<OffHold>,
     /// GESP: holds from the planned end of a local request of the nodes switched on for it, one PE each; the node
     /// goes off when its hold begins.
     closing: Vec<(SimTime, ReservationId)>,
@@ -85,6 +120,35 @@ pub(super) struct Energy {
     metered: Vec<Metered>,
 }
 
+/// The hold of a node that is off or shutting down.
+#[derive(Clone, Copy, Debug)]
+struct OffHold {
+    id: ReservationId,
+    /// When the node's shutdown ends.
+    off: SimTime,
+    /// When the node boots to be ready at the hold's end (its next planned use); `None` for a hold to the end of
+    /// time.
+    boot: Option<SimTime>,
+}
+
+/// Boots the nodes held until their next planned use whose boot is due by `now`, each at its own time (the hold
+/// covers the boot, so the node is ready for that use), and drops their holds; returns how many. Every change to
+/// the nodes comes after this, so the meter sees the boots in time order.
+fn boot_due(nodes: &mut Nodes, holds: &mut Vec<OffHold>, now: SimTime) -> u64 {
+    let mut booted = 0;
+    while let Some((i, at)) = holds
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| h.boot.filter(|&b| b <= now).map(|b| (i, b)))
+        .min_by_key(|&(i, b)| (b, i))
+    {
+        holds.remove(i);
+        nodes.advance(at);
+        booted += u64::from(nodes.switch_on(at, 1).0);
+    }
+    booted
+}
+
 /// The end of every hold: far beyond any run.
 fn forever() -> SimTime {
     SimTime::new(4.0 * crate::registry::limits::MAX_TIME).expect("a finite time")
@@ -99,7 +163,8 @@ impl Provider {
         let mut holds = Vec::with_capacity(self.config.pes as usize);
         for _ in 0..self.config.pes {
             let request = ReservationRequest { start: SimTime::ZERO, end: forever(), pes: 1, partition: None };
-            holds.push(self.scheduler.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?);
+            let id = self.scheduler.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?;
+            holds.push(OffHold { id, off: SimTime::ZERO, boot: None });
         }
         self.scheduler.plan_before(forever());
         self.energy = Some(Box::new(Energy {
@@ -245,7 +310,15 @@ impl Provider {
         }
     }
 
-    /// After the instant's pass: switches off every switched-on node nothing is scheduled on.
+    /// Nodes may have become idle (a lease ended, a hold ended): the rule of [`SwitchOff`] is applied after this
+    /// instant's pass even if nothing else asks for one.
+    pub(super) fn power_after_this_instant(&self, ctx: &mut Ctx<'_>) {
+        if self.energy.is_some() {
+            ctx.at_end_of_instant();
+        }
+    }
+
+    /// After the instant's pass: switches off the switched-on nodes the rule of [`SwitchOff`] allows.
     pub(super) fn power_after_pass(&mut self, now: SimTime) {
         if self.energy.is_none() {
             return;
@@ -255,9 +328,11 @@ impl Provider {
         self.record_power(now);
     }
 
-    /// Completes due boots and shutdowns, and switches off the nodes whose GESP closing hold has begun.
+    /// Boots the nodes due to be ready for their next planned use, completes due boots and shutdowns (in time
+    /// order), and switches off the nodes whose GESP closing hold has begun.
     fn advance_nodes(&mut self, now: SimTime) {
         if let Some(e) = self.energy.as_mut() {
+            e.switched_on += boot_due(&mut e.nodes, &mut e.holds, now);
             e.nodes.advance(now);
             let (due, later): (Vec<_>, Vec<_>) = e.closing.iter().partition(|c| c.0 <= now);
             e.closing = later;
@@ -265,7 +340,8 @@ impl Provider {
             if n > 0 {
                 e.nodes.switch_off(now, n).expect("n nodes are on");
             }
-            e.holds.extend(due.into_iter().map(|c| c.1));
+            let off = now + e.config.power.shutdown;
+            e.holds.extend(due.into_iter().map(|c| OffHold { id: c.1, off, boot: None }));
         }
     }
 
@@ -282,34 +358,64 @@ impl Provider {
         }
     }
 
-    /// Switches off up to `max` switched-on nodes that nothing is scheduled on, by holding them; returns how many.
+    /// Switches off up to `max` switched-on nodes by the rule of [`SwitchOff`], by holding them; returns how many.
     fn switch_off_idle(&mut self, max: u32, now: SimTime) -> u32 {
         let Some(e) = self.energy.as_mut() else { return 0 };
+        let power = e.config.power;
         let mut off = 0;
         while off < max && e.nodes.on() > 0 {
-            let request = ReservationRequest { start: now, end: forever(), pes: 1, partition: None };
-            let Ok(hold) = self.scheduler.reserve(now, request) else { break };
-            e.holds.push(hold);
-            e.nodes.switch_off(now, 1).expect("a node is on");
+            // Each node held takes one PE from the profile: the next one's planned use is no later.
+            let (end, boot) = match e.config.switch_off {
+                SwitchOff::Unscheduled => (forever(), None),
+                SwitchOff::Idle => match self.scheduler.free_until(now, 1) {
+                    None => (forever(), None),
+                    Some(use_at) if use_at - now > power.shutdown + power.boot + e.config.break_even => {
+                        (use_at, Some(use_at + -power.boot))
+                    }
+                    Some(_) => break,
+                },
+            };
+            let request = ReservationRequest { start: now, end, pes: 1, partition: None };
+            let Ok(id) = self.scheduler.reserve(now, request) else { break };
+            let done = e.nodes.switch_off(now, 1).expect("a node is on");
+            e.holds.push(OffHold { id, off: done, boot });
             off += 1;
         }
         off
     }
 
+    /// Whether the nodes of a lease of `vms` VMs planned to end at `end` can be switched off once it is suspended
+    /// now, by the rule of [`SwitchOff`] (otherwise it would resume at once on the same nodes, paying its overhead
+    /// for nothing).
+    fn can_switch_off_after(&self, vms: u32, end: SimTime, now: SimTime) -> bool {
+        let Some(e) = self.energy.as_ref() else { return false };
+        match e.config.switch_off {
+            // Nothing planned on them after the lease's end.
+            SwitchOff::Unscheduled => self.scheduler.min_free_as_planned(end, forever()) >= vms,
+            // Its own window frees them until its end at least.
+            SwitchOff::Idle => end - now > e.config.power.shutdown + e.config.power.boot + e.config.break_even,
+        }
+    }
+
     /// Switches on up to `count` nodes that are off; returns when they are ready (`None` if none was off).
     fn switch_on(&mut self, count: u32, now: SimTime) -> Option<SimTime> {
         let e = self.energy.as_mut()?;
-        // A node still shutting down is not switched on again: only off nodes (the holds of shutting-down nodes are
-        // the last ones pushed, so the first ones are of off nodes).
-        let n = count.min(e.nodes.count(super::power::NodeState::Off));
+        // A node still shutting down is not switched on again: only off nodes. Those held to the end of time go
+        // first, then those whose next planned use is latest: a node held until a use gives nothing from then on.
+        let mut off: Vec<usize> = (0..e.holds.len()).filter(|&i| e.holds[i].off <= now).collect();
+        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
+        let n = count.min(off.len() as u32).min(e.nodes.count(super::power::NodeState::Off));
         if n == 0 {
             return None;
         }
         let (n, ready) = e.nodes.switch_on(now, n);
         e.switched_on += u64::from(n);
-        for hold in e.holds.drain(..n as usize) {
+        let mut chosen: Vec<usize> = off[..n as usize].to_vec();
+        chosen.sort_unstable();
+        for i in chosen.into_iter().rev() {
+            let hold = e.holds.remove(i);
             // Cancelling a hold starts nothing: the scheduler's pass is deferred to the end of the instant.
-            let _ = self.scheduler.cancel_reservation(now, hold);
+            let _ = self.scheduler.cancel_reservation(now, hold.id);
         }
         if ready > now {
             let request = ReservationRequest { start: now, end: ready, pes: n, partition: None };
@@ -351,7 +457,7 @@ impl Provider {
             // Only a lease whose nodes can then be switched off: if waiting requests are planned on them after it
             // ends, suspending it frees nothing to switch off and it would resume at once on the same nodes.
             let Some(&end) = ends.get(&id) else { continue };
-            if self.scheduler.min_free_as_planned(end, forever()) < vms {
+            if !self.can_switch_off_after(vms, end, now) {
                 continue;
             }
             let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { continue };
@@ -412,6 +518,7 @@ impl Provider {
     pub(super) fn report_energy(&self, now: SimTime, out: &mut Report) {
         let Some(e) = self.energy.as_ref() else { return };
         let mut nodes = e.nodes.clone();
+        boot_due(&mut nodes, &mut e.holds.clone(), now);
         nodes.advance(now);
         let unstarted = e.arrived.values().map(|&(at, d)| (now - at, d));
         let all: Vec<(f64, f64)> = e.waits.iter().copied().chain(unstarted).collect();
@@ -449,6 +556,16 @@ pub struct RawEnergy {
     pub waiting_factor: Option<f64>,
     /// Period of the policy's periodic check [s] (default 600; the thesis gives none).
     pub period: Option<f64>,
+    /// When a node is switched off: "idle" (default: nothing runs on it now and its next planned use is at least
+    /// its shutdown and boot delays plus `break-even` ahead; it is booted to be ready for that use) or
+    /// "unscheduled" (only when nothing is planned on it for the rest of the schedule).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub switch_off: SwitchOff,
+    /// Seconds beyond its shutdown and boot delays a node must be able to stay off for "idle" to switch it off
+    /// (default 0: with a node drawing the same while booting, on or shutting down, switching off pays as soon as
+    /// the gap exceeds the delays).
+    pub break_even: Option<f64>,
 }
 
 impl RawEnergy {
@@ -469,6 +586,10 @@ impl RawEnergy {
         if !(1.0..=crate::registry::limits::MAX_TIME).contains(&period) {
             return Err(("period", format!("expected a number of seconds from 1 to 1e12, found {period}")));
         }
-        Ok(EnergyConfig { policy: self.policy, power, alpha, period })
+        let break_even = self.break_even.unwrap_or(d.break_even);
+        if !(break_even.is_finite() && break_even >= 0.0) {
+            return Err(("break-even", format!("expected a finite number of seconds >= 0, found {break_even}")));
+        }
+        Ok(EnergyConfig { policy: self.policy, power, alpha, period, switch_off: self.switch_off, break_even })
     }
 }

@@ -356,8 +356,8 @@ pub struct RawProvider {
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
     /// Node power states (all off at the start, switched on as needed) managed by an energy policy (Amini Salehi
-    /// 2012, ch6): `{ policy = "pemp" }`, with `node-watts`, `boot-delay`, `shutdown-delay`, `waiting-factor` and
-    /// `period`.
+    /// 2012, ch6): `{ policy = "pemp" }`, with `node-watts`, `boot-delay`, `shutdown-delay`, `waiting-factor`,
+    /// `period`, `switch-off` and `break-even`.
     pub energy: Option<RawEnergy>,
 }
 

@@ -170,6 +170,7 @@ impl Provider {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::error!(provider = ctx.name(), job = id, "scheduler refused completion: {e}"),
         }
+        self.power_after_this_instant(ctx);
         self.after_event(ctx);
     }
 
@@ -178,6 +179,7 @@ impl Provider {
         self.wakeup = None;
         let started = self.scheduler.tick(ctx.now());
         self.start(started, ctx);
+        self.power_after_this_instant(ctx);
         self.after_event(ctx);
     }
 

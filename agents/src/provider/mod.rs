@@ -38,7 +38,7 @@ pub mod profile;
 pub mod scheduler;
 mod trading;
 
-pub use energy::{EnergyConfig, RawEnergy};
+pub use energy::{EnergyConfig, RawEnergy, SwitchOff};
 pub use trading::{ExchangeTrading, Sell};
 
 mod energy;

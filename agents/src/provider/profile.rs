@@ -272,6 +272,15 @@ impl Profile {
         }
     }
 
+    /// The end of the run of at least `pes` free PEs that begins at `start`: `start` itself when fewer are free
+    /// then, `None` when they stay free for good.
+    pub fn free_until(&self, start: SimTime, pes: u32) -> Option<SimTime> {
+        if self.free_at(start) < pes {
+            return Some(start);
+        }
+        self.steps.range((Excluded(start), Unbounded)).find(|&(_, &free)| free < pes).map(|(&t, _)| t)
+    }
+
     /// Largest number of free PEs anywhere in `[start, end)`.
     pub fn max_free(&self, start: SimTime, end: SimTime) -> u32 {
         self.fold_inside(start, end, self.free_at(start), u32::max, |block| block.max)
@@ -481,6 +490,19 @@ mod tests {
         assert_eq!(p.earliest_fit(t(0.0), 3, 2.5), t(15.0), "too short a hole");
         assert_eq!(p.earliest_fit(t(11.0), 8, 1.0), t(11.0));
         assert_eq!(p.earliest_fit(t(11.5), 8, 1.0), t(15.0));
+    }
+
+    #[test]
+    fn free_until_ends_at_the_first_dip_below_the_count() {
+        let mut p = Profile::new(8);
+        p.advance(t(0.0));
+        p.allocate(t(0.0), t(10.0), 6); // 2 free until 10
+        p.allocate(t(12.0), t(15.0), 7); // 1 free on [12, 15)
+        assert_eq!(p.free_until(t(0.0), 1), None, "one PE is free for good");
+        assert_eq!(p.free_until(t(0.0), 2), Some(t(12.0)));
+        assert_eq!(p.free_until(t(0.0), 3), Some(t(0.0)), "too few free at the start");
+        assert_eq!(p.free_until(t(10.0), 3), Some(t(12.0)));
+        assert_eq!(p.free_until(t(13.0), 2), Some(t(13.0)));
     }
 
     #[test]

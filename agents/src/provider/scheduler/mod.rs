@@ -642,6 +642,13 @@ impl LocalScheduler {
         self.cluster.min_free(start.max(self.now), end)
     }
 
+    /// When fewer than `pes` PEs of the whole cluster become free from `start` on, in the plan as it stands (before
+    /// a pending pass): `start` if fewer are free then, `None` if never.
+    pub fn free_until(&self, start: SimTime, pes: u32) -> Option<SimTime> {
+        let profile = self.cluster.profile(None).expect("the whole cluster has a profile");
+        profile.free_until(start.max(self.now), pes)
+    }
+
     /// PEs free at `now` (of the cluster or of a partition), reservations included.
     pub fn free_pes(&self, now: SimTime, partition: Option<usize>) -> Result<u32, Rejected> {
         let now = now.max(self.now);
