@@ -278,7 +278,18 @@ impl Profile {
         if self.free_at(start) < pes {
             return Some(start);
         }
-        self.steps.range((Excluded(start), Unbounded)).find(|&(_, &free)| free < pes).map(|(&t, _)| t)
+        let (b, i) = self.upper(start);
+        for (k, block) in self.blocks.iter().enumerate().skip(b) {
+            let from = if k == b { i } else { 0 };
+            // A whole block with `pes` free at every breakpoint cannot end the run.
+            if from == 0 && block.min >= pes {
+                continue;
+            }
+            if let Some(j) = block.free[from..].iter().position(|&free| free < pes) {
+                return Some(block.times[from + j]);
+            }
+        }
+        None
     }
 
     /// Largest number of free PEs anywhere in `[start, end)`.
@@ -646,6 +657,14 @@ mod tests {
             candidate
         }
 
+        fn free_until(&self, start: SimTime, pes: u32) -> Option<SimTime> {
+            if self.free_at(start) < pes {
+                return Some(start);
+            }
+            let after = (std::ops::Bound::Excluded(start), std::ops::Bound::Unbounded);
+            self.0.range(after).find(|&(_, &free)| free < pes).map(|(&t, _)| t)
+        }
+
         fn extremes(&self, start: SimTime, end: SimTime) -> (u32, u32) {
             let inside = self.0.range(start..end).map(|(_, &f)| f).chain([self.free_at(start)]);
             inside.fold((u32::MAX, 0), |(min, max), f| (min.min(f), max.max(f)))
@@ -700,6 +719,7 @@ mod tests {
                         r.extremes(at, end),
                         "step {step}: extremes"
                     );
+                    assert_eq!(p.free_until(at, pes), r.free_until(at, pes), "step {step}: free until");
                 }
                 _ => {
                     now = now + rng.random_range(0..50) as f64;
