@@ -11,7 +11,7 @@ use super::{AgentId, Directory, Envelope, Message, SimError};
 /// One line of the trace, as read back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord<M> {
-    /// Delivery time [s].
+    /// Delivery time \[s\].
     pub t: f64,
     /// Zero-delay round within the instant.
     pub round: u32,

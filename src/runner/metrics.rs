@@ -22,10 +22,10 @@ use agents::sim::Outcome;
 use super::market::{MARKET_METRICS, Site, market_metrics};
 use crate::scenario::plan::Plan;
 
-/// Bound of the bounded slowdown [s].
+/// Bound of the bounded slowdown \[s\].
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
-/// What [`job_metrics`] measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
+/// What `job_metrics` measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
 pub const JOB_METRICS: [Metric; 15] = [
     Metric::new("total", Unit::Count, "jobs submitted"),
     Metric::new("completed", Unit::Count, "jobs that ran to completion"),
@@ -60,7 +60,7 @@ pub const JOB_METRICS: [Metric; 15] = [
     ),
 ];
 
-/// The classes of typed leases (Amini Salehi 2012) and what [`lease_metrics`] measures of each, under
+/// The classes of typed leases (Amini Salehi 2012) and what `lease_metrics` measures of each, under
 /// `leases.<class>.`.
 pub const LEASE_CLASSES: [(&str, &str); 5] = [
     ("local", "the providers' own users' leases"),
@@ -223,9 +223,9 @@ pub struct JobRow {
     pub site: Option<Arc<str>>,
     /// Its id in its workload: the trace's job number, or its number in a generated workload.
     pub source_id: Option<u64>,
-    /// The runtime estimate it was submitted with [s].
+    /// The runtime estimate it was submitted with \[s\].
     pub estimate: Option<f64>,
-    /// The energy (with cooling) [kWh] and carbon [kg] of its runs, where the agents that ran it meter them.
+    /// The energy (with cooling) \[kWh\] and carbon \[kg\] of its runs, where the agents that ran it meter them.
     pub metered: Option<(f64, f64)>,
     /// The record.
     pub record: JobRecord,
@@ -236,14 +236,14 @@ pub struct JobRow {
 pub struct Source {
     /// Its id in its workload (a trace's job number).
     pub id: u64,
-    /// The runtime estimate it was submitted with [s].
+    /// The runtime estimate it was submitted with \[s\].
     pub estimate: f64,
 }
 
 /// One row of `timeseries.csv`.
 #[derive(Clone, Debug)]
 pub struct SampleRow {
-    /// Sample time [s].
+    /// Sample time \[s\].
     pub t: f64,
     /// The provider.
     pub agent: String,

@@ -63,7 +63,7 @@ pub struct EnergyConfig {
     pub power: PowerConfig,
     /// Waiting factor α of the violation threshold and risk (Eq 6.2; 5 in the thesis).
     pub alpha: f64,
-    /// Period of the periodic check [s].
+    /// Period of the periodic check \[s\].
     pub period: f64,
     /// When a node is switched off.
     pub switch_off: SwitchOff,
@@ -545,7 +545,7 @@ pub struct RawEnergy {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub policy: EnergyPolicy,
-    /// Power of a switched-on node [W] (default 117, the thesis's).
+    /// Power of a switched-on node \[W\] (default 117, the thesis's).
     pub node_watts: Option<f64>,
     /// Seconds a node takes to boot (default 0; the thesis gives none).
     pub boot_delay: Option<f64>,
@@ -554,7 +554,7 @@ pub struct RawEnergy {
     /// Waiting factor α: an external request violates when it waits more than α × the mean external duration
     /// (default 5, the thesis's).
     pub waiting_factor: Option<f64>,
-    /// Period of the policy's periodic check [s] (default 600; the thesis gives none).
+    /// Period of the policy's periodic check \[s\] (default 600; the thesis gives none).
     pub period: Option<f64>,
     /// When a node is switched off: "idle" (default: nothing runs on it now and its next planned use is at least
     /// its shutdown and boot delays plus `break-even` ahead; it is booted to be ready for that use) or

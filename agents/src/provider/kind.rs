@@ -303,7 +303,7 @@ pub struct RawProvider {
     /// throughput = 40.0 }` (the prototype of ch7).
     #[schemars(with = "Option<serde_json::Value>")]
     pub overhead: Option<OverheadModel>,
-    /// Memory of one VM [MB] (default 1024; at most 1e9).
+    /// Memory of one VM \[MB\] (default 1024; at most 1e9).
     pub vm_memory: Option<Positive>,
     /// Preemptive-resume priority between job classes (`priority-fraction` of a workload): a job that cannot start
     /// suspends running jobs of lower classes, which resume later with their remaining work (default false).
@@ -328,11 +328,11 @@ pub struct RawProvider {
     /// On the exchange: "lease" (at its price; default), "market" (asks at its price in the exchange's call
     /// markets), "first-price" or "vickrey" (an auction it holds for each slot, its price the reserve).
     pub sell: Option<RawSell>,
-    /// On the exchange: how often it advertises its free slots [s] (default 600).
+    /// On the exchange: how often it advertises its free slots \[s\] (default 600).
     pub advertise_every: Option<Interval>,
-    /// On the exchange: how far ahead the slots it advertises reach [s] (default 86,400).
+    /// On the exchange: how far ahead the slots it advertises reach \[s\] (default 86,400).
     pub advertise_ahead: Option<Seconds>,
-    /// On the exchange: the lease time of the auctions it holds [s] (default 3,600).
+    /// On the exchange: the lease time of the auctions it holds \[s\] (default 3,600).
     pub auction_lease: Option<Seconds>,
     /// On the exchange, selling in its call markets: the most CPUs of one ask; a free slot is advertised in lots of
     /// that size, each a slot of the catalogue, asked in a market chosen at random (default: the slot whole).
@@ -664,11 +664,11 @@ pub struct Trading {
     pub exchange: String,
     /// How its slots are sold.
     pub sell: Sell,
-    /// Advertisement period [s].
+    /// Advertisement period \[s\].
     pub interval: f64,
-    /// Advertisement look-ahead [s].
+    /// Advertisement look-ahead \[s\].
     pub horizon: f64,
-    /// Lease time of the auctions it holds [s].
+    /// Lease time of the auctions it holds \[s\].
     pub lease: f64,
     /// How it prices its asks in call markets, and their ceiling (none: truthful).
     pub asking: Option<(Strategy, f64)>,

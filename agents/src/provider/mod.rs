@@ -79,7 +79,7 @@ pub struct ProviderConfig {
     pub preemption: PreemptionPolicy,
     /// Overhead of preempting a lease.
     pub overhead: OverheadModel,
-    /// Memory of one VM [MB], for the overhead model (Amini Salehi 2012: 1,024 MB).
+    /// Memory of one VM \[MB\], for the overhead model (Amini Salehi 2012: 1,024 MB).
     pub vm_memory_mb: f64,
     /// What happens to a preempted cancellable lease.
     pub cancelled: CancelledLeases,

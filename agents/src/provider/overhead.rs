@@ -30,17 +30,17 @@ use crate::registry::limits::{MAX_TIME, short};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OverheadParams {
-    /// Memory of one VM, `mem` [MB].
+    /// Memory of one VM, `mem` \[MB\].
     pub memory_mb: f64,
     /// Suspend rate `s`: VM memory written to the shared storage per second [MB/s].
     pub suspend_rate: f64,
     /// Resume rate `r`: VM memory re-allocated per second [MB/s].
     pub resume_rate: f64,
-    /// Time to transfer one suspended VM of `memory_mb` to another resource provider, `t_copy` [s].
+    /// Time to transfer one suspended VM of `memory_mb` to another resource provider, `t_copy` \[s\].
     pub copy_time: f64,
-    /// Time to pause one VM, `t_p`; unpausing takes as long [s].
+    /// Time to pause one VM, `t_p`; unpausing takes as long \[s\].
     pub pause_time: f64,
-    /// Rescheduling time `δ`, a constant because the model assumes no particular scheduler [s].
+    /// Rescheduling time `δ`, a constant because the model assumes no particular scheduler \[s\].
     pub reschedule_time: f64,
     /// Which suspensions and resumptions wait for each other: "global" (one VM at a time, the thesis's Eq 3.4–3.7)
     /// or "local" (one at a time per node; a lease's VMs, one per node, in parallel).

@@ -133,7 +133,7 @@ pub fn fuzzy_reasoning(risk: f64, utilisation: f64) -> f64 {
 }
 
 /// The violation risk V = τ/(α·E) (Eq 6.2-6.4) of the waiting external requests, each given as (VMs n_i, duration
-/// d_i [s], waited so far w_i [s]); 0 when none waits.
+/// d_i \[s\], waited so far w_i \[s\]); 0 when none waits.
 pub fn violation_risk(waiting: &[(u32, f64, f64)], alpha: f64) -> f64 {
     let vms: f64 = waiting.iter().map(|&(n, _, _)| f64::from(n)).sum();
     if vms == 0.0 {
@@ -145,7 +145,7 @@ pub fn violation_risk(waiting: &[(u32, f64, f64)], alpha: f64) -> f64 {
 }
 
 /// The utilisation of the switched-on nodes C = L / Σ T_j (Eq 6.5): `load` [VM-s] over the sum of each switched-on
-/// node's horizon [s]; 0 when no node has anything ahead.
+/// node's horizon \[s\]; 0 when no node has anything ahead.
 pub fn utilisation(load: f64, horizons: impl IntoIterator<Item = f64>) -> f64 {
     let total: f64 = horizons.into_iter().sum();
     if total > 0.0 { load / total } else { 0.0 }

@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 use crate::datacenter::EnergyMeter;
 use crate::sim::SimTime;
 
-/// The thesis's power of a switched-on node [W].
+/// The thesis's power of a switched-on node \[W\].
 pub const THESIS_NODE_WATTS: f64 = 117.0;
 
 /// How a provider's nodes draw power and change state.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PowerConfig {
-    /// Power of a switched-on node [W].
+    /// Power of a switched-on node \[W\].
     pub watts: f64,
     /// Seconds from switching a node on until it can host VMs.
     pub boot: f64,
@@ -187,19 +187,19 @@ impl Nodes {
             .min()
     }
 
-    /// Charges a lease that held `vms` VMs for `seconds`; returns its energy [J].
+    /// Charges a lease that held `vms` VMs for `seconds`; returns its energy \[J\].
     pub fn charge(&mut self, vms: u32, seconds: f64) -> f64 {
         let joules = f64::from(vms) * self.config.watts * seconds.max(0.0);
         self.charged += joules;
         joules
     }
 
-    /// Energy the nodes drew from t = 0 to `now` [J].
+    /// Energy the nodes drew from t = 0 to `now` \[J\].
     pub fn joules(&self, now: SimTime) -> f64 {
         self.meter.running_joules(now)
     }
 
-    /// Of [`Nodes::joules`], what no lease was charged: idle, booting and shutting-down nodes [J].
+    /// Of [`Nodes::joules`], what no lease was charged: idle, booting and shutting-down nodes \[J\].
     pub fn idle_joules(&self, now: SimTime) -> f64 {
         (self.joules(now) - self.charged).max(0.0)
     }

@@ -43,7 +43,7 @@ use crate::sim::SimTime;
 const OVERHEAD_TIE: f64 = 1e-6;
 
 /// The prototype example's external leases (Amini Salehi 2012, Table 7.1), all suspendable, on a 12-PE cluster: (lease,
-/// arrival [s], VMs, MB per VM, duration [s]). At 00:12:00 a local request for 5 VMs over one hour finds every PE
+/// arrival \[s\], VMs, MB per VM, duration \[s\]). At 00:12:00 a local request for 5 VMs over one hour finds every PE
 /// busy; the policies' choices among these leases are the thesis's worked example (Table 7.2).
 pub const PROTOTYPE_LEASES: [(JobId, f64, u32, f64, f64); 6] = [
     (1, 0.0, 3, 256.0, 3600.0),
@@ -79,7 +79,7 @@ pub struct Candidate {
     pub start: SimTime,
     /// End of that window (the planned end).
     pub end: SimTime,
-    /// Preemption overhead `h(L)` [s].
+    /// Preemption overhead `h(L)` \[s\].
     pub overhead: f64,
 }
 
@@ -88,7 +88,7 @@ pub struct Candidate {
 pub struct LeaseTerms {
     /// The lease's type.
     pub lease_type: LeaseType,
-    /// Memory of each of its VMs [MB].
+    /// Memory of each of its VMs \[MB\].
     pub memory_mb: f64,
     /// A deadline the lease must still meet here if it is preempted: a migratable lease's, when no gateway can
     /// move it to another provider. Such a lease is a candidate only if the plan lets it finish by then.
@@ -100,7 +100,7 @@ pub struct LeaseTerms {
 pub struct CandidateSet {
     /// Indices into [`Contention::candidates`]: ascending for enumerated sets, in preemption order for greedy ones.
     pub members: Vec<usize>,
-    /// Its overhead `h(C) = Σ h(L)` [s].
+    /// Its overhead `h(C) = Σ h(L)` \[s\].
     pub overhead: f64,
 }
 

@@ -51,7 +51,7 @@ const HOURS: f64 = 24.0;
 /// What a provider saw over its last repricing interval, the input of a [`PriceRule`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Observation {
-    /// Now [s].
+    /// Now \[s\].
     pub now: f64,
     /// The price posted over the interval [G$ per PE-second].
     pub price: f64,
@@ -143,19 +143,19 @@ impl PriceRule for AuctionCleared {
 pub struct TimeOfDay {
     /// (from hour, factor), hours ascending from 0.
     pub schedule: Vec<(f64, f64)>,
-    /// The length of a day [s].
+    /// The length of a day \[s\].
     pub day: f64,
 }
 
 impl TimeOfDay {
-    /// The factor in force at `now` [s].
+    /// The factor in force at `now` \[s\].
     pub fn factor(&self, now: f64) -> f64 {
         let hour = (now.rem_euclid(self.day)) / self.day * HOURS;
         let i = self.schedule.partition_point(|&(from, _)| from <= hour);
         self.schedule.get(i.saturating_sub(1)).map_or(1.0, |e| e.1)
     }
 
-    /// How long after `now` the factor next changes [s].
+    /// How long after `now` the factor next changes \[s\].
     pub fn next_change(&self, now: f64) -> f64 {
         let into = now.rem_euclid(self.day);
         let hour = into / self.day * HOURS;
@@ -206,7 +206,7 @@ impl Rule {
 pub struct PricingConfig {
     /// The rule.
     pub rule: Rule,
-    /// Repricing interval [s] (feedback rules; a time-of-day rule reprices when its factor changes, auction-cleared
+    /// Repricing interval \[s\] (feedback rules; a time-of-day rule reprices when its factor changes, auction-cleared
     /// when a market clears).
     pub interval: f64,
     /// [low, high] [G$ per PE-second].
@@ -263,7 +263,7 @@ pub struct RawPricing {
     /// Utilisation: "utilisation" (default) or "queue".
     #[schemars(with = "Option<String>")]
     pub signal: Option<Signal>,
-    /// Utilisation and demand: how often the price is revised [s] (default 3,600).
+    /// Utilisation and demand: how often the price is revised \[s\] (default 3,600).
     pub interval: Option<Interval>,
     /// The lowest and highest price [G$ per PE-second] (default [price / 10, 10 × price] for utilisation and demand,
     /// [0, 1e6] for the others); the configured price must lie within.
@@ -271,7 +271,7 @@ pub struct RawPricing {
     /// Time-of-day: `[[hour, factor], ...]`, hours from 0 (the first entry) ascending below 24, each factor (≥ 0)
     /// multiplying `price` from its hour until the next entry's.
     pub schedule: Option<Vec<[f64; 2]>>,
-    /// Time-of-day: the length of a day [s] (default 86,400).
+    /// Time-of-day: the length of a day \[s\] (default 86,400).
     pub day: Option<Seconds>,
 }
 

@@ -31,11 +31,11 @@ pub struct ExchangeTrading {
     pub exchange: AgentId,
     /// How its slots are sold.
     pub sell: Sell,
-    /// How often it advertises its free slots [s].
+    /// How often it advertises its free slots \[s\].
     pub interval: f64,
-    /// How far ahead the slots it advertises reach [s].
+    /// How far ahead the slots it advertises reach \[s\].
     pub horizon: f64,
-    /// How long the leases of the auctions it holds last [s].
+    /// How long the leases of the auctions it holds last \[s\].
     pub lease: f64,
 }
 

@@ -40,7 +40,7 @@ pub struct AdmissionConfig {
     pub policy: AdmissionPolicy,
     /// A fixed K for RACP or PACP instead of the estimated one.
     pub capacity: Option<usize>,
-    /// Time between two estimates of K [s], once the first ones (at doubling intervals from a 64th of it) are made.
+    /// Time between two estimates of K \[s\], once the first ones (at doubling intervals from a 64th of it) are made.
     pub period: f64,
     /// rate_l, the share of low-urgency requests, and u_l, u_h, the mean deadline ratios of low and high urgency:
     /// the threshold D = (rate_l u_l + (1 − rate_l) u_h) ω (Eq 5.13).

@@ -87,13 +87,13 @@ pub enum VarianceForm {
 /// Mean and variance of an external request's completion time under preemptive-resume local requests.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Completion {
-    /// E(T) [s].
+    /// E(T) \[s\].
     pub mean: f64,
-    /// V(T) [s²].
+    /// V(T) \[s²\].
     pub variance: f64,
 }
 
-/// Completion time of an external request of work `omega` [s] that local requests (Poisson, `local_rate` λ [1/s],
+/// Completion time of an external request of work `omega` \[s\] that local requests (Poisson, `local_rate` λ [1/s],
 /// service rate `local_service_rate` μ_l [1/s] with coefficient of variation `local_cv` θ) preempt with
 /// preemptive-resume priority: every interruption lasts a whole local busy period (Eqs 5.2–5.5).
 pub fn completion_time(
@@ -123,14 +123,14 @@ pub fn completion_time(
 /// The external service-time distribution of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum Service {
-    /// Always `mean` [s] (no preemption: V(T) = 0).
+    /// Always `mean` \[s\] (no preemption: V(T) = 0).
     Deterministic {
-        /// The time [s].
+        /// The time \[s\].
         mean: f64,
     },
-    /// Gamma with `scale` α [s] and `shape` β (mean αβ, variance α²β).
+    /// Gamma with `scale` α \[s\] and `shape` β (mean αβ, variance α²β).
     Gamma {
-        /// α [s].
+        /// α \[s\].
         scale: f64,
         /// β.
         shape: f64,
@@ -160,7 +160,7 @@ impl Service {
         Ok(Service::Gamma { scale, shape })
     }
 
-    /// Mean [s].
+    /// Mean \[s\].
     pub fn mean(&self) -> f64 {
         match *self {
             Service::Deterministic { mean } => mean,
@@ -168,7 +168,7 @@ impl Service {
         }
     }
 
-    /// Second moment [s²].
+    /// Second moment \[s²\].
     pub fn second_moment(&self) -> f64 {
         match *self {
             Service::Deterministic { mean } => mean * mean,
@@ -210,7 +210,7 @@ impl Ratio {
 pub struct Point {
     /// K, the most external requests in the system (in service and waiting).
     pub k: usize,
-    /// E(R_K) [s]: mean time from arrival to completion of an admitted request.
+    /// E(R_K) \[s\]: mean time from arrival to completion of an admitted request.
     pub response: f64,
     /// P_block = 1 − 1/(P_{d,0} + ρ_e): the share of arrivals refused.
     pub blocking: f64,
@@ -352,9 +352,9 @@ pub struct PacpInputs {
     pub local_service_rate: f64,
     /// θ_j, coefficient of variation of the local service time.
     pub local_cv: f64,
-    /// ω, mean duration of the external requests here [s].
+    /// ω, mean duration of the external requests here \[s\].
     pub omega: f64,
-    /// D, the waiting threshold [s] (Eq 5.13: D = (rate_l u_l + (1 − rate_l) u_h) ω).
+    /// D, the waiting threshold \[s\] (Eq 5.13: D = (rate_l u_l + (1 − rate_l) u_h) ω).
     pub threshold: f64,
     /// Eq 5.5's rate.
     pub variance: VarianceForm,

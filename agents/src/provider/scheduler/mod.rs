@@ -145,7 +145,7 @@ pub struct PartitionState {
     pub free: u32,
     /// Busy PEs over PEs.
     pub load: f64,
-    /// Work committed per PE [s].
+    /// Work committed per PE \[s\].
     pub backlog: f64,
     /// Free slots over the horizon asked for.
     pub slots: Vec<Slot>,
@@ -655,7 +655,7 @@ impl LocalScheduler {
         Ok(self.settled(now).cluster.profile(partition)?.free_at(now))
     }
 
-    /// The work committed from `now` on, per PE [s], of the cluster or of a partition: the busy PE-seconds of its
+    /// The work committed from `now` on, per PE \[s\], of the cluster or of a partition: the busy PE-seconds of its
     /// profile ahead (running jobs to their estimated ends, held windows) plus the PE-seconds of the waiting jobs
     /// that hold none, over its PEs. Garg's (2010) queue waiting time `w_k`, read as the wait of a job that needs
     /// the whole queue; 0 for an idle one.
