@@ -12,7 +12,7 @@ fn family() -> Vec<std::path::PathBuf> {
 #[test]
 fn test_every_file_of_the_family_loads_with_targets_and_checks() {
     let files = family();
-    assert_eq!(files.len(), 8, "{files:?}");
+    assert_eq!(files.len(), 9, "{files:?}");
     for f in files {
         let study = Study::load(&f, &LoadOptions { quick: true, ..LoadOptions::default() }).unwrap();
         assert!(!study.checks.is_empty() && !study.targets.is_empty(), "{}", f.display());
@@ -40,4 +40,29 @@ fn test_replicas_are_live_as_independent_binomial_ones() {
     }
     assert_eq!(shares.len(), 3);
     assert!(shares[0] < shares[1] && shares[1] < shares[2], "{shares:?}");
+}
+
+#[test]
+fn test_the_das2_replay_runs_per_cpu_jobs_against_its_baseline() {
+    // Point 1: 100 dedicated CPUs plus public nodes; point 3: the 400 CPUs alone, on the same per-CPU jobs.
+    let result = family::run_quick("scenarios/pcu/das2.toml", None);
+    let metric = |point: usize, m: &str| result.runs.iter().find(|r| r.point == point).unwrap().metrics[m];
+    let submitted = metric(1, "utilities.pcu.submitted");
+    assert!(submitted > 1000.0 && submitted == metric(3, "utilities.pcu.submitted"), "{submitted}");
+    assert_eq!(metric(3, "utilities.pcu.public_work_share"), 0.0);
+    // The same work on a quarter of the CPUs: a busier cluster, and the public nodes take what it cannot.
+    let utilisation = |point| metric(point, "utilities.pcu.dedicated_utilisation");
+    let public = metric(1, "utilities.pcu.public_work_share");
+    assert!(
+        public > 0.0 && utilisation(1) > 2.0 * utilisation(3),
+        "{} against {}, public {public}",
+        utilisation(1),
+        utilisation(3)
+    );
+    assert!(metric(1, "utilities.pcu.response_time") >= metric(3, "utilities.pcu.response_time"));
+    // Fewer dedicated CPUs: busier ones, and more of the work on public nodes.
+    assert!(utilisation(0) > utilisation(1) && utilisation(1) > utilisation(2), "{result:?}");
+    assert!(
+        metric(0, "utilities.pcu.public_work_share") > public && public > metric(2, "utilities.pcu.public_work_share")
+    );
 }

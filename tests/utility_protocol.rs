@@ -35,6 +35,7 @@ fn bed(policy: UtilityPolicy, replicas: u32, public: usize) -> (TestBed, AgentId
             sla: SlaTerms { ratio: 1.0, window: 1e4, max_elongation: 100.0 },
             max_load: (1.0, 1.0),
             warm_up: 0.0,
+            dedicated_only: false,
             seed: 1,
         }),
     );

@@ -137,6 +137,11 @@ pub struct RawWorkload {
     /// Clamp wide jobs to `max-pes` instead of dropping them (with `max-pes` only).
     #[serde(default)]
     pub clamp: bool,
+    /// Split every job of p PEs into p one-PE jobs of its submit time and runtime, after `max-pes` (Asaduzzaman &
+    /// Maheswaran's reading of a parallel job as independent threads, one resource each, for a public computing
+    /// utility).
+    #[serde(default)]
+    pub per_pe: bool,
     /// Runtime estimates: "exact" (the runtime) or "requested" (the trace's requested time when known; default).
     pub estimate: Option<String>,
     /// Deadlines: "tight", "medium" or "relaxed" (Garg 2010, ch3: runtime + 50/250/500 s ± 20%), or
@@ -658,6 +663,9 @@ impl WorkloadPlan {
             let policy = if raw.clamp { OversizePolicy::Clamp } else { OversizePolicy::Drop };
             Arc::make_mut(&mut w).fit_to_cluster(max.0, policy);
         }
+        if raw.per_pe {
+            Arc::make_mut(&mut w).split_per_pe().map_err(err)?;
+        }
         if raw.estimate.as_deref() == Some("exact") {
             for j in &mut Arc::make_mut(&mut w).jobs {
                 j.requested_time = None;
@@ -1128,6 +1136,48 @@ mod tests {
 
     fn ids(w: &Workload) -> Vec<u64> {
         w.jobs.iter().map(|j| j.id).collect()
+    }
+
+    #[test]
+    fn the_das2_replay_offers_the_utilisation_it_is_calibrated_to() {
+        // scenarios/pcu/das2.toml calibrates its arrival rate to 15% of DAS-2's 400 CPUs, at full and quick size.
+        let doc: toml::Table = toml::from_str(include_str!("../../scenarios/pcu/das2.toml")).unwrap();
+        let full = doc["workloads"]["jobs"].as_table().unwrap().clone();
+        let mut quick = full.clone();
+        for (key, value) in doc["quick"].as_table().unwrap() {
+            if let Some(key) = key.strip_prefix("workloads.jobs.") {
+                quick.insert(key.to_string(), value.clone());
+            }
+        }
+        for table in [&full, &quick] {
+            let raw: RawWorkload = table.clone().try_into().unwrap();
+            let model = das2(&raw).unwrap();
+            let scale = raw.runtime_scale.map_or(1.0, |s| s.0);
+            // Arrival rate × mean CPUs × mean runtime over the CPUs.
+            let offered = model.offered_load(model.size.mean(), 400.0, 1.0) * scale;
+            assert!((offered - 0.15).abs() < 0.001, "{offered}");
+        }
+        // On draws, split per CPU: every job has one PE and the work offered is 15% of the CPUs' time.
+        let mut drawn = full.clone();
+        drawn.remove("until");
+        drawn.insert("jobs".into(), toml::Value::Integer(200_000));
+        let w = generate(&toml::to_string(&drawn).unwrap());
+        assert!(w.jobs.iter().all(|j| j.pes == 1));
+        let span = w.jobs.iter().map(|j| j.submit).fold(0.0, f64::max);
+        let offered = w.jobs.iter().map(|j| j.runtime).sum::<f64>() / (400.0 * span);
+        assert!((offered - 0.15).abs() < 0.15 * 0.05, "{offered}");
+    }
+
+    #[test]
+    fn per_pe_splits_a_model_s_jobs_keeping_their_work() {
+        let table = "model = \"das2\"\ncluster = \"C64\"\njobs = 200";
+        let (whole, split) = (generate(table), generate(&format!("{table}\nper-pe = true")));
+        let pes: u32 = whole.jobs.iter().map(|j| j.pes).sum();
+        assert!(pes > 200, "some jobs are parallel: {pes}");
+        assert_eq!(split.jobs.len(), pes as usize);
+        assert!(split.jobs.iter().all(|j| j.pes == 1));
+        let work = |w: &Workload| w.jobs.iter().map(|j| f64::from(j.pes) * j.runtime).sum::<f64>();
+        assert!((work(&whole) - work(&split)).abs() < 1e-6 * work(&whole));
     }
 
     #[test]

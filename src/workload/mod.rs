@@ -410,6 +410,31 @@ impl Workload {
         self.jobs.truncate(n);
     }
 
+    /// Splits every job of p PEs into p one-PE jobs with its submit time, runtime and the rest of its record,
+    /// numbered 1, 2, … in order (Asaduzzaman & Maheswaran run a job's threads as independent jobs, one resource
+    /// each). Refused past [`MAX_JOBS`] jobs.
+    pub fn split_per_pe(&mut self) -> Result<(), WorkloadError> {
+        let total: u64 = self.jobs.iter().map(|j| u64::from(j.pes)).sum();
+        if total > MAX_JOBS {
+            return Err(WorkloadError::param(
+                "per-pe",
+                format!("splitting makes {total} one-PE jobs, more than {MAX_JOBS}"),
+            ));
+        }
+        let mut split = Vec::with_capacity(total as usize);
+        for job in self.jobs.drain(..) {
+            for _ in 0..job.pes {
+                let mut one = job.clone();
+                one.id = split.len() as u64 + 1;
+                one.pes = 1;
+                one.requested_pes = one.requested_pes.map(|_| 1);
+                split.push(one);
+            }
+        }
+        self.jobs = split;
+        Ok(())
+    }
+
     /// Makes every job fit a cluster of `max_pes`; returns how many jobs were affected.
     pub fn fit_to_cluster(&mut self, max_pes: u32, policy: OversizePolicy) -> usize {
         let before = self.jobs.len();
@@ -438,6 +463,20 @@ mod tests {
         Workload::new(
             submits.iter().enumerate().map(|(i, &s)| WorkloadJob::new(i as u64 + 1, s, 10.0, 1 << i)).collect(),
         )
+    }
+
+    #[test]
+    fn split_per_pe_makes_one_pe_jobs_of_the_same_submit_and_runtime() {
+        // Sizes 1, 2 and 4 PEs.
+        let mut w = jobs(&[0.0, 5.0, 7.0]);
+        w.jobs[1].runtime = 30.0;
+        w.split_per_pe().unwrap();
+        let got: Vec<(u64, f64, f64, u32)> = w.jobs.iter().map(|j| (j.id, j.submit, j.runtime, j.pes)).collect();
+        let mut want = vec![(1, 0.0, 10.0, 1), (2, 5.0, 30.0, 1), (3, 5.0, 30.0, 1)];
+        want.extend((4..8).map(|id| (id, 7.0, 10.0, 1)));
+        assert_eq!(got, want);
+        let pe_seconds = |w: &Workload| w.jobs.iter().map(|j| f64::from(j.pes) * j.runtime).sum::<f64>();
+        assert_eq!(pe_seconds(&w), 10.0 + 60.0 + 40.0, "the work is kept");
     }
 
     #[test]

@@ -45,7 +45,8 @@ impl AgentKind for UtilityKind {
             Metric::new(
                 "dropped",
                 Unit::Count,
-                "jobs dropped from the queue as hopeless (they could no longer finish within e_max)",
+                "jobs dropped from the queue as hopeless before their first start (they could no longer finish within \
+                 e_max)",
             ),
             Metric::new("offered_load", Unit::Ratio, "work submitted per second over the run, in dedicated nodes"),
             Metric::new(
@@ -64,6 +65,12 @@ impl AgentKind for UtilityKind {
                 "elongation",
                 Unit::Ratio,
                 "mean elongation (T − T0) / T0 of the jobs completed, T from arrival",
+            ),
+            Metric::new(
+                "response_time",
+                Unit::Seconds,
+                "mean time from arrival to completion of the jobs completed (the runtime a user sees, queueing and \
+                 epochs included)",
             ),
             Metric::new(
                 "failure_downtime",
@@ -175,6 +182,10 @@ pub struct RawUtility {
     pub hold_down: Option<Delay>,
     /// Completions before this time are left out of `carried-load`, `throughput` and `goodput` [s; default 0].
     pub warm_up: Option<Delay>,
+    /// The dedicated nodes alone: public nodes are never given work (a dedicated-only baseline paired with the
+    /// utility on the same jobs, e.g. the 400 CPUs of DAS-2 against a utility with 100).
+    #[serde(default)]
+    pub dedicated_only: bool,
     /// The SLA every user signs.
     #[serde(default)]
     pub sla: RawSla,
@@ -240,6 +251,7 @@ impl RawGroup for RawUtility {
             },
             max_load,
             warm_up: self.warm_up.map_or(0.0, |w| w.0),
+            dedicated_only: self.dedicated_only,
             seed: 0,
         })))
     }

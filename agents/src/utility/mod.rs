@@ -18,14 +18,15 @@
 //!
 //! Choices where the paper is silent (its digest's defaults): replicas are replenished from the last cluster
 //! checkpoint; "too old" means hopeless, the projected elongation ((t − a) + (W − w)) / W − 1 above e_max with W the
-//! user's estimate and w the progress; a failure is noticed when no report came for two epochs; a job that migrated
+//! user's estimate and w the progress, and applies only to jobs that never started (a job whose replicas all failed
+//! is re-spawned, as Section 4.5 has it, and only de-prioritised once hopeless); a failure is noticed when no report came for two epochs; a job that migrated
 //! is not moved again for one epoch after; the residual of a live migration is 10% of what the bulk copies.
 
 pub mod kind;
 pub mod link;
 pub mod sla;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -88,6 +89,8 @@ pub struct UtilityConfig {
     pub max_load: (f64, f64),
     /// Completions before this time are left out of the loads and rates (a warm-up) [s].
     pub warm_up: f64,
+    /// The dedicated nodes alone: public nodes are never given work (the dedicated-only baseline).
+    pub dedicated_only: bool,
     /// The replication's seed, for the users' V_0.
     pub seed: u64,
 }
@@ -179,8 +182,8 @@ struct Job {
     failure_downtime: f64,
     migration_downtime: f64,
     /// The public nodes really running a replica of it (the scheduler's `replicas` include those lost unnoticed),
-    /// for the replica availability only.
-    held: BTreeSet<AgentId>,
+    /// with when it started there (the `Run`'s arrival), for the replica availability only.
+    held: BTreeMap<AgentId, f64>,
     /// While it is on public nodes (from its first replica's start until it leaves them): when its coverage was
     /// last counted.
     exposed_since: Option<f64>,
@@ -245,6 +248,8 @@ struct Stats {
     completed_work: f64,
     dropped: u64,
     elongation: f64,
+    /// Time from arrival to completion, summed over the completed jobs [s].
+    response: f64,
     public_work: f64,
     failure_downtime: f64,
     migration_downtime: f64,
@@ -263,9 +268,8 @@ struct Stats {
     coverage: Coverage,
     /// Bits asked of the uplink after the warm-up (spawns, replenishments and migrations out).
     uplink_offered: f64,
-    /// Jobs started for the first time, and jobs dropped before their first start.
+    /// Jobs started for the first time (only jobs never started are dropped).
     started: u64,
-    dropped_unstarted: u64,
     backlog: Slope,
     queued: Series,
     on_public: Series,
@@ -322,10 +326,24 @@ impl Coverage {
         }
     }
 
-    /// Counts `job`'s time on public nodes from its last count to `now`.
+    /// Counts a job from `since` to `now` whose live replicas started on their nodes at `starts`: a replica counts
+    /// from its start there, which may fall within the span (its `Run` still on its way when the span began).
+    fn span(&mut self, since: f64, now: f64, starts: &[f64], warm_up: f64, k: usize) {
+        let mut cuts: Vec<f64> = starts.iter().copied().filter(|&s| since < s && s < now).collect();
+        cuts.sort_by(f64::total_cmp);
+        let mut from = since;
+        for to in cuts.into_iter().chain([now]) {
+            let live = starts.iter().filter(|&&s| s <= from).count();
+            self.add(from, to, live, warm_up, k);
+            from = to;
+        }
+    }
+
+    /// Counts `job`'s time on public nodes from its last count to `now` (nothing before its first replica started).
     fn count(&mut self, job: &mut Job, now: f64, warm_up: f64, k: usize) {
-        if let Some(since) = job.exposed_since {
-            self.add(since, now, job.held.len(), warm_up, k);
+        if let Some(since) = job.exposed_since.filter(|&since| since < now) {
+            let starts: Vec<f64> = job.held.values().copied().collect();
+            self.span(since, now, &starts, warm_up, k);
             job.exposed_since = Some(now);
         }
     }
@@ -409,7 +427,7 @@ impl Utility {
                 down_since: None,
                 failure_downtime: 0.0,
                 migration_downtime: 0.0,
-                held: BTreeSet::new(),
+                held: BTreeMap::new(),
                 exposed_since: None,
             },
         );
@@ -432,6 +450,9 @@ impl Utility {
                 self.dedicated_index.insert(node, self.dedicated.len());
                 self.dedicated.push(Dedicated { id: node, job: None, incoming: None, busy_since: 0.0 });
             }
+            return;
+        }
+        if self.config.dedicated_only {
             return;
         }
         // A node that announces itself holds nothing: what it was given is gone (its owner took it back).
@@ -520,18 +541,20 @@ impl Utility {
         ctx.at_end_of_instant();
     }
 
-    /// A replica of `job` starts (`live`) or stops really running on public node `node`; its first start puts the
-    /// job on public nodes for the replica availability.
+    /// A replica of `job` starts (`live`: sent now, running once the `Run` arrives, a node latency later) or stops
+    /// really running on public node `node` (told by the node, at its own time); its first start puts the job on
+    /// public nodes for the replica availability.
     fn hold(&mut self, job: JobId, node: AgentId, live: bool, now: f64) {
         let (warm_up, k) = (self.config.warm_up, self.config.replicas as usize);
+        let start = now + self.latency(node);
         let Some(j) = self.jobs.get_mut(&job) else { return };
-        if !live && !j.held.contains(&node) {
+        if !live && !j.held.contains_key(&node) {
             return;
         }
         self.stats.coverage.count(j, now, warm_up, k);
         if live {
-            j.held.insert(node);
-            j.exposed_since.get_or_insert(now);
+            j.held.insert(node, start);
+            j.exposed_since.get_or_insert(start);
         } else {
             j.held.remove(&node);
         }
@@ -619,9 +642,6 @@ impl Utility {
         self.leave_public(job, ctx.now().secs());
         if let Some(j) = self.jobs.remove(&job) {
             self.stats.dropped += 1;
-            if !j.started {
-                self.stats.dropped_unstarted += 1;
-            }
             let reason = "hopeless: it can no longer finish within the SLA's maximum elongation".to_string();
             ctx.send(j.spec.owner, JobMsg::Rejected { job, reason });
         }
@@ -648,7 +668,9 @@ impl Utility {
                 self.queue.pop_front();
                 continue;
             };
-            if j.projected_elongation(now) > self.config.sla.max_elongation {
+            // Only a job that never started is too old: one whose replicas all failed is re-spawned from its
+            // checkpoint (Section 4.5), however late.
+            if !j.started && j.projected_elongation(now) > self.config.sla.max_elongation {
                 self.queue.pop_front();
                 self.drop_job(job, ctx);
                 continue;
@@ -882,7 +904,7 @@ impl Utility {
         let now = ctx.now().secs();
         if now >= self.config.warm_up {
             let s = &self.stats;
-            self.stats.backlog.add(now, (s.submitted - s.started - s.dropped_unstarted) as f64);
+            self.stats.backlog.add(now, (s.submitted - s.started - s.dropped) as f64);
         }
         if !self.jobs.is_empty() {
             self.arm_epoch(ctx);
@@ -1092,6 +1114,7 @@ impl Utility {
         self.stats.completed += 1;
         self.stats.completed_work += j.work();
         self.stats.elongation += elongation;
+        self.stats.response += now - j.arrival;
         self.stats.public_work += j.public_work;
         self.stats.failure_downtime += j.failure_downtime;
         self.stats.migration_downtime += j.migration_downtime;
@@ -1149,6 +1172,7 @@ impl Agent<GridMarket> for Utility {
             ("throughput", s.measured as f64 / measured),
             ("goodput", s.measured_goodput / measured),
             ("elongation", per_job(s.elongation)),
+            ("response_time", per_job(s.response)),
             ("failure_downtime", per_job(s.failure_downtime)),
             ("migration_downtime", per_job(s.migration_downtime)),
             ("replica_failures", s.failures as f64),
@@ -1182,8 +1206,9 @@ impl Agent<GridMarket> for Utility {
         // The jobs still on public nodes count up to now.
         let mut coverage = s.coverage;
         for j in self.jobs.values() {
-            if let Some(since) = j.exposed_since {
-                coverage.add(since, now.secs(), j.held.len(), self.config.warm_up, self.config.replicas as usize);
+            if let Some(since) = j.exposed_since.filter(|&since| since < now.secs()) {
+                let starts: Vec<f64> = j.held.values().copied().collect();
+                coverage.span(since, now.secs(), &starts, self.config.warm_up, self.config.replicas as usize);
             }
         }
         if coverage.exposed > 0.0 {
@@ -1222,5 +1247,18 @@ mod tests {
         c.add(90.0, 130.0, 3, 100.0, 2);
         c.add(130.0, 140.0, 0, 100.0, 2);
         assert_eq!((c.exposed, c.held, c.replicas), (40.0, 30.0, 60.0));
+    }
+
+    #[test]
+    fn a_replica_counts_from_its_start_on_the_node() {
+        // Exposed from 100 s; one replica live from 100 s, another whose Run arrives at 100.5 s: 0.5 s with one,
+        // 9.5 s with two.
+        let mut c = Coverage::default();
+        c.span(100.0, 110.0, &[100.0, 100.5], 0.0, 2);
+        assert_eq!((c.exposed, c.held, c.replicas), (10.0, 10.0, 0.5 + 2.0 * 9.5));
+        // Before the first Run arrives the job has no live replica.
+        let mut c = Coverage::default();
+        c.span(100.0, 110.0, &[100.1], 0.0, 2);
+        assert!((c.held - 9.9).abs() < 1e-9 && c.exposed == 10.0, "{c:?}");
     }
 }
