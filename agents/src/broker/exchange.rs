@@ -142,7 +142,7 @@ impl UserBroker {
         let Some(token) = self.session else { return };
         let now = ctx.now();
         let Some(t) = self.tracked(offers.request) else { return };
-        if t.record.outcome != JobOutcome::Pending {
+        if t.life.outcome != JobOutcome::Pending {
             return;
         }
         let job = t.job.spec.clone();
@@ -177,7 +177,7 @@ impl UserBroker {
         let limits = Limits { floor: 0.0, ceiling: strategy.ceiling, shade: strategy.shade };
         let Some(token) = self.session else { return };
         let Some(t) = self.tracked(id) else { return };
-        if t.record.outcome != JobOutcome::Pending {
+        if t.life.outcome != JobOutcome::Pending {
             return;
         }
         let job = t.job.spec.clone();
@@ -227,13 +227,17 @@ impl UserBroker {
         let (attempts, retry) = (strategy.attempts, strategy.retry);
         let now = ctx.now();
         let Some(t) = self.tracked(job) else { return };
-        if t.record.outcome != JobOutcome::Pending {
+        if t.life.outcome != JobOutcome::Pending {
             return;
         }
-        t.attempts += 1;
+        let tried = {
+            let more = t.more();
+            more.attempts += 1;
+            more.attempts
+        };
         let too_late = t.job.spec.deadline.is_some_and(|d| now + retry + t.job.spec.estimate > d);
-        if t.attempts >= attempts || too_late {
-            let reason = format!("{why} (after {} attempt(s))", t.attempts);
+        if tried >= attempts || too_late {
+            let reason = format!("{why} (after {tried} attempt(s))");
             self.end(job, JobOutcome::Dropped, Some(&reason), now.secs());
         } else {
             ctx.wake_in(retry, TimerMsg::Timeout { id: job });
@@ -242,7 +246,7 @@ impl UserBroker {
 
     /// A job's retry is due: discover again.
     pub(super) fn try_again(&mut self, job: JobId, ctx: &mut Ctx<'_>) {
-        if self.tracked(job).is_some_and(|t| t.record.outcome == JobOutcome::Pending) {
+        if self.tracked(job).is_some_and(|t| t.life.outcome == JobOutcome::Pending) {
             self.unsent.push(job);
             self.discover_unsent(ctx);
         }

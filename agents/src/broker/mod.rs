@@ -110,11 +110,29 @@ pub enum OnRefusal {
     Cheapest,
 }
 
-/// A job as the broker tracks it.
+/// A job as the broker tracks it: the job as dealt, what happened to it so far, and what only some modes need (boxed,
+/// so that a plain job costs one pointer for them). Its [`JobRecord`] is built from these when reported.
 #[derive(Clone, Debug)]
 pub(super) struct Tracked {
     job: UserJob,
-    record: JobRecord,
+    life: Life,
+    more: Option<Box<More>>,
+}
+
+/// What happened to a job so far: the parts of its [`JobRecord`] that are not in its spec.
+#[derive(Clone, Debug)]
+struct Life {
+    start: Option<f64>,
+    end: Option<f64>,
+    site: Option<AgentId>,
+    outcome: JobOutcome,
+    cost: f64,
+    reason: Option<String>,
+}
+
+/// The state of a job only some modes keep.
+#[derive(Clone, Debug, Default)]
+struct More {
     /// Providers that refused it (personalised mode).
     refused: Vec<AgentId>,
     /// Waiting for an SLA answer (personalised mode).
@@ -123,6 +141,33 @@ pub(super) struct Tracked {
     parts: Vec<(JobId, u32, bool)>,
     /// Exchange mode: leases and bids tried so far.
     attempts: u32,
+}
+
+impl Tracked {
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_with(Box::default)
+    }
+
+    fn record(&self) -> JobRecord {
+        let (job, life) = (&self.job, &self.life);
+        JobRecord {
+            id: job.spec.id,
+            submit: job.submit.secs(),
+            start: life.start,
+            end: life.end,
+            site: life.site,
+            pes: job.spec.pes,
+            runtime: job.spec.runtime,
+            deadline: job.spec.deadline.map(SimTime::secs),
+            budget: job.spec.budget,
+            lease: job.spec.lease,
+            priority: job.spec.priority,
+            outcome: life.outcome,
+            cost: life.cost,
+            reason: life.reason.clone(),
+            parts: self.more.as_ref().map_or_else(Vec::new, |m| m.parts.iter().map(|p| p.0).collect()),
+        }
+    }
 }
 
 /// The user broker agent.
@@ -152,28 +197,16 @@ impl UserBroker {
         let jobs = workload
             .into_iter()
             .map(|job| Tracked {
-                record: JobRecord {
-                    id: job.spec.id,
-                    submit: job.submit.secs(),
+                job,
+                life: Life {
                     start: None,
                     end: None,
                     site: None,
-                    pes: job.spec.pes,
-                    runtime: job.spec.runtime,
-                    deadline: job.spec.deadline.map(SimTime::secs),
-                    budget: job.spec.budget,
-                    lease: job.spec.lease,
-                    priority: job.spec.priority,
                     outcome: JobOutcome::Pending,
                     cost: 0.0,
                     reason: None,
-                    parts: Vec::new(),
                 },
-                job,
-                refused: Vec::new(),
-                claiming: false,
-                parts: Vec::new(),
-                attempts: 0,
+                more: None,
             })
             .collect::<Vec<_>>();
         let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
@@ -265,7 +298,7 @@ impl UserBroker {
         let Submission::Personalised { providers, claims, choice, .. } = &self.submission else { return };
         let now = ctx.now();
         for t in self.jobs[range].iter_mut() {
-            if t.record.outcome != JobOutcome::Pending || t.claiming {
+            if t.life.outcome != JobOutcome::Pending || t.more.as_ref().is_some_and(|m| m.claiming) {
                 continue;
             }
             let spec = &t.job.spec;
@@ -276,9 +309,9 @@ impl UserBroker {
                     && spec.budget.is_none_or(|b| p.price * f64::from(spec.pes) * runtime <= b)
             };
             if !providers.iter().any(|p| feasible(&p)) {
-                t.record.outcome = JobOutcome::Dropped;
-                t.record.end = Some(now.secs());
-                t.record.reason = Some("no provider can meet its deadline and budget any more".into());
+                t.life.outcome = JobOutcome::Dropped;
+                t.life.end = Some(now.secs());
+                t.life.reason = Some("no provider can meet its deadline and budget any more".into());
                 continue;
             }
             let mut pick = |refused: &[AgentId]| {
@@ -289,13 +322,15 @@ impl UserBroker {
             let choice = match claims.refused {
                 OnRefusal::Cheapest => pick(&[]),
                 // Every feasible provider refused once: start over with all of them.
-                OnRefusal::NextCheapest => pick(&t.refused).or_else(|| {
-                    t.refused.clear();
+                OnRefusal::NextCheapest => pick(t.more.as_ref().map_or(&[], |m| &m.refused)).or_else(|| {
+                    if let Some(m) = &mut t.more {
+                        m.refused.clear();
+                    }
                     pick(&[])
                 }),
             };
             if let Some(p) = choice {
-                t.claiming = true;
+                t.more.get_or_insert_with(Box::default).claiming = true;
                 ctx.send(p, Msg::Market(MarketMsg::SlaRequest(Box::new(spec.clone()))));
             }
         }
@@ -314,23 +349,25 @@ impl UserBroker {
             JobMsg::Rejected { job, reason } => self.end(*job, JobOutcome::Rejected, Some(reason), now),
             JobMsg::Started { job } => {
                 if let Some(t) = self.tracked(*job)
-                    && t.record.start.is_none()
+                    && t.life.start.is_none()
                 {
-                    t.record.start = Some(now);
-                    t.record.site = Some(from);
-                    t.record.outcome = JobOutcome::Running;
+                    t.life.start = Some(now);
+                    t.life.site = Some(from);
+                    t.life.outcome = JobOutcome::Running;
                 }
             }
             JobMsg::Completed { job, cost } => {
                 let Some(t) = self.tracked(*job) else { return };
-                t.record.cost += *cost;
+                t.life.cost += *cost;
                 // A job split into parts is complete when all its tasks are.
+                let parts = t.more.as_deref_mut().map_or(&mut [][..], |m| &mut m.parts[..]);
                 let part_again =
-                    t.parts.iter_mut().find(|p| p.0 == *job).is_some_and(|p| std::mem::replace(&mut p.2, true));
-                let done: u32 = t.parts.iter().filter(|p| p.2).map(|p| p.1).sum();
+                    parts.iter_mut().find(|p| p.0 == *job).is_some_and(|p| std::mem::replace(&mut p.2, true));
+                let done: u32 = parts.iter().filter(|p| p.2).map(|p| p.1).sum();
+                let whole = parts.is_empty();
                 if part_again {
                     self.violations.push((now, format!("part {job} of a job completed twice")));
-                } else if t.parts.is_empty() || done >= t.job.spec.pes {
+                } else if whole || done >= t.job.spec.pes {
                     self.end(*job, JobOutcome::Completed, None, now);
                 }
             }
@@ -340,10 +377,10 @@ impl UserBroker {
     /// Records how a job ended; a job that had already ended breaks the rule that every job ends once.
     pub(super) fn end(&mut self, id: JobId, outcome: JobOutcome, reason: Option<&String>, now: f64) {
         let Some(t) = self.tracked(id) else { return };
-        let before = t.record.outcome;
-        t.record.outcome = outcome;
-        t.record.end = Some(now);
-        t.record.reason = reason.cloned();
+        let before = t.life.outcome;
+        t.life.outcome = outcome;
+        t.life.end = Some(now);
+        t.life.reason = reason.cloned();
         if matches!(before, JobOutcome::Completed | JobOutcome::Rejected | JobOutcome::Dropped) {
             let what = format!("job {id} ended twice: {} after {}", outcome.as_str(), before.as_str());
             self.violations.push((now, what));
@@ -355,11 +392,10 @@ impl UserBroker {
         let Some(&i) = self.index.get(&ticket.job) else { return };
         self.index.insert(ticket.part, i);
         let t = &mut self.jobs[i];
-        t.parts.push((ticket.part, ticket.cpus, false));
-        t.record.parts.push(ticket.part);
+        t.more().parts.push((ticket.part, ticket.cpus, false));
         // An exchange's contract was paid when reserved; a meta-broker's ticket only quotes a cost.
         if ticket.prepaid {
-            t.record.cost += ticket.cost;
+            t.life.cost += ticket.cost;
         }
         let mut job = Box::new(JobSpec { id: ticket.part, pes: ticket.cpus, ..t.job.spec.clone() });
         // The meta-broker's ETC on this provider, as a reference-PE runtime (Garg 2010 ch5).
@@ -372,9 +408,10 @@ impl UserBroker {
 
     fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
         let Some(t) = self.tracked(job) else { return };
-        t.claiming = false;
+        let more = t.more();
+        more.claiming = false;
         if !granted {
-            t.refused.push(from);
+            more.refused.push(from);
             self.arm_round(ctx);
         }
     }
@@ -409,14 +446,14 @@ impl Agent<GridMarket> for UserBroker {
             // A migrated lease resumes at another provider, which now runs it.
             Msg::Lease(LeaseMsg::Resumed { lease }) => {
                 if let Some(t) = self.tracked(*lease) {
-                    t.record.site = Some(env.from());
+                    t.life.site = Some(env.from());
                 }
             }
             // Bills for work done at a provider the job left, or before the owner withdrew it.
             Msg::Market(MarketMsg::Invoice { job, amount })
             | Msg::Lease(LeaseMsg::Cancelled { lease: job, cost: amount }) => {
                 if let Some(t) = self.tracked(*job) {
-                    t.record.cost += *amount;
+                    t.life.cost += *amount;
                 }
             }
             // Preemptions and missed plans change nothing the broker records: the job's end does.
@@ -428,7 +465,7 @@ impl Agent<GridMarket> for UserBroker {
     }
 
     fn report(&self, _now: SimTime, out: &mut Report) {
-        out.jobs.extend(self.jobs.iter().map(|t| t.record.clone()));
+        out.jobs.extend(self.jobs.iter().map(Tracked::record));
         out.violations.extend(self.violations.iter().cloned());
     }
 }
