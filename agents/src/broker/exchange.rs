@@ -54,7 +54,7 @@ pub struct ExchangeStrategy {
     pub ceiling: f64,
     /// Leases or bids a job tries before it is dropped.
     pub attempts: u32,
-    /// How long a job waits before it tries again [s].
+    /// How long a job waits before it tries again \[s\].
     pub retry: f64,
 }
 

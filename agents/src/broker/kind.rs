@@ -91,7 +91,7 @@ pub struct RawBroker {
     /// Personalised mode (Garg 2010, ch3): each broker claims the cheapest feasible provider among these groups every
     /// round; `["*"]` means every provider.
     pub personalised: Option<Vec<String>>,
-    /// Personalised mode: round length [s] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds
+    /// Personalised mode: round length \[s\] (default 50, the thesis's scheduling interval; from 0.001 s, so that rounds
     /// advance the clock).
     pub round: Option<Interval>,
     /// Personalised mode: when a job first claims, "on-submit" (default; a refused one retries a round after the
@@ -134,7 +134,7 @@ pub struct RawBroker {
     pub ceiling: Option<Price>,
     /// Exchange mode: leases or bids a job tries before it is dropped (default 3).
     pub attempts: Option<PositiveInt>,
-    /// Exchange mode: how long a job waits before it tries again [s] (default 60).
+    /// Exchange mode: how long a job waits before it tries again \[s\] (default 60).
     pub retry: Option<Interval>,
 }
 
@@ -254,7 +254,7 @@ pub enum Target {
     Personalised {
         /// The providers.
         providers: Vec<Members>,
-        /// Round length [s].
+        /// Round length \[s\].
         round: f64,
         /// When they claim, and where after a refusal.
         claims: Claims,

@@ -58,7 +58,7 @@ pub enum Submission {
     Personalised {
         /// The providers the broker knows.
         providers: Vec<ProviderInfo>,
-        /// Round length [s] (the thesis's scheduling interval, 50 s).
+        /// Round length \[s\] (the thesis's scheduling interval, 50 s).
         round: f64,
         /// When it claims, and where after a refusal.
         claims: Claims,

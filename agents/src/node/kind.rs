@@ -87,9 +87,9 @@ pub struct RawNode {
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawAvailability {
-    /// Mean available period [s].
+    /// Mean available period \[s\].
     pub up: Seconds,
-    /// Mean taken-back period [s].
+    /// Mean taken-back period \[s\].
     pub down: Seconds,
 }
 

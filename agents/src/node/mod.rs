@@ -17,9 +17,9 @@ use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 /// How long a public node's owner leaves it idle and keeps it, on average (exponential times).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Availability {
-    /// Mean of an available (AV) period [s].
+    /// Mean of an available (AV) period \[s\].
     pub up: f64,
-    /// Mean of a non-available (NA) period [s].
+    /// Mean of a non-available (NA) period \[s\].
     pub down: f64,
 }
 
@@ -39,7 +39,7 @@ pub struct NodeConfig {
     pub speed: f64,
     /// Its access link [bit/s].
     pub bandwidth: f64,
-    /// Its latency to the cluster [s].
+    /// Its latency to the cluster \[s\].
     pub latency: f64,
     /// `None` for a dedicated node; a public node's owner's habits otherwise.
     pub availability: Option<Availability>,

@@ -74,7 +74,7 @@ impl Links {
         }
     }
 
-    /// When the first transfer in progress will end at today's rates [s], if any.
+    /// When the first transfer in progress will end at today's rates \[s\], if any.
     pub fn next_end(&mut self) -> Option<f64> {
         self.reshare();
         let ends = self.transfers.values().map(|t| if t.left <= DONE_BITS { 0.0 } else { t.left / t.rate });

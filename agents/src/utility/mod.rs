@@ -65,7 +65,7 @@ impl UtilityPolicy {
 pub struct UtilityConfig {
     /// Sharing of the dedicated nodes.
     pub policy: UtilityPolicy,
-    /// Epoch δ [s].
+    /// Epoch δ \[s\].
     pub epoch: f64,
     /// Replicas k of a job on public nodes.
     pub replicas: u32,
@@ -73,21 +73,21 @@ pub struct UtilityConfig {
     pub uplink: f64,
     /// See `uplink`.
     pub downlink: f64,
-    /// Memory footprint of a job without one of its own [bytes].
+    /// Memory footprint of a job without one of its own \[bytes\].
     pub footprint: f64,
     /// What a migration copies, as a multiple of the footprint (the paper's DAS-2 runs: 3).
     pub migration_factor: f64,
     /// The share of a migration's data copied after the freeze.
     pub residual: f64,
-    /// A public replica without a report for this long has failed [s].
+    /// A public replica without a report for this long has failed \[s\].
     pub timeout: f64,
-    /// A job is not migrated again within this long after a migration ends [s].
+    /// A job is not migrated again within this long after a migration ends \[s\].
     pub hold_down: f64,
     /// The SLA every user signs.
     pub sla: SlaTerms,
     /// Each user's V_0 is drawn uniformly from this range [dedicated nodes].
     pub max_load: (f64, f64),
-    /// Completions before this time are left out of the loads and rates (a warm-up) [s].
+    /// Completions before this time are left out of the loads and rates (a warm-up) \[s\].
     pub warm_up: f64,
     /// The dedicated nodes alone: public nodes are never given work (the dedicated-only baseline).
     pub dedicated_only: bool,

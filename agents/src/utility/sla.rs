@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 pub struct SlaTerms {
     /// Service ratio ρ in (0, 1].
     pub ratio: f64,
-    /// Measurement window τ [s].
+    /// Measurement window τ \[s\].
     pub window: f64,
     /// Largest elongation e_max for which a job earns revenue (and counts in the goodput).
     pub max_elongation: f64,
