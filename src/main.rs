@@ -329,6 +329,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     };
                     offset += shard::tasks(&study);
                     studies.push((study, result));
+                    // An interrupted shard writes no manifest for the files it did not reach: run it again.
+                    if shard.is_some() && interrupt.load(Ordering::Relaxed) {
+                        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                    }
                 }
                 if let Some(shard) = shard {
                     let names: Vec<&str> = studies.iter().map(|(s, _)| s.name.as_str()).collect();

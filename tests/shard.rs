@@ -201,6 +201,14 @@ fn a_merge_refuses_shards_that_do_not_make_one_study() {
     std::fs::write(Path::new(&forged).join("shard.json"), manifest.replace("\"shard\": 1", "\"shard\": 2"))
         .expect("writing");
     refused(&[s1.clone(), forged, s3.clone()], &out, &["forged", "not shard 2/3's"]);
+    // Every shard given, but one stopped before its runs (its manifest lists none): that one is named.
+    let stopped = tmp.arg("stopped");
+    std::fs::create_dir_all(&stopped).expect("a folder");
+    let manifest = std::fs::read_to_string(Path::new(&s2).join("shard.json")).expect("shard.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&manifest).expect("JSON");
+    manifest["runs"] = serde_json::json!([]);
+    std::fs::write(Path::new(&stopped).join("shard.json"), manifest.to_string()).expect("writing");
+    refused(&[s1.clone(), stopped, s3.clone()], &out, &["2 of 6 runs missing", "shard 2/3 stopped before them"]);
     // And the three of them merge.
     assert_exit(&gridmarket(&["merge", &s1, &s2, &s3, "--out", &tmp.arg("merged")]), 0, "the merge");
     assert!(out.join("summary.csv").exists());

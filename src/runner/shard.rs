@@ -498,27 +498,33 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
         }
         sources.push((dir.clone(), held));
     }
-    let missing: Vec<String> = study
+    let missing: Vec<(usize, u32)> = study
         .points
         .iter()
         .flat_map(|p| (0..p.plan.replications).map(move |r| (p.index, r)))
         .filter(|k| !runs.contains_key(k))
-        .map(|(p, r)| format!("p{p}/r{r}"))
         .collect();
-    if !missing.is_empty() {
+    if let Some(&(point, rep)) = missing.first() {
         // The first few only: N comes from a file, and may be huge.
+        let named: Vec<String> = missing.iter().take(NAMED).map(|(p, r)| format!("p{p}/r{r}")).collect();
+        let more = if missing.len() > NAMED { format!(" and {} more", missing.len() - NAMED) } else { String::new() };
         let absent: Vec<String> =
             (1..=first.of).filter(|k| !seen.contains_key(k)).take(NAMED).map(|k| format!("{k}/{}", first.of)).collect();
-        let unnamed = (first.of as usize).saturating_sub(seen.len() + absent.len());
-        let others = if unnamed > 0 { format!(" and {unnamed} more") } else { String::new() };
-        let more = if missing.len() > NAMED { format!(" and {} more", missing.len() - NAMED) } else { String::new() };
+        let why = if absent.is_empty() {
+            // Every shard was given: the one that owns the first missing run stopped before it.
+            let owner = first.offset.wrapping_add(position(&study, point, rep)) % first.of.max(1) as usize + 1;
+            format!("shard {owner}/{} stopped before them: run it again", first.of)
+        } else {
+            let unnamed = (first.of as usize).saturating_sub(seen.len() + absent.len());
+            let others = if unnamed > 0 { format!(" and {unnamed} more") } else { String::new() };
+            format!("shard(s) {}{others} not given", absent.join(", "))
+        };
         bail!(
-            "scenario `{}`: {} of {} runs missing ({}{more}): shard(s) {}{others} not given",
+            "scenario `{}`: {} of {} runs missing ({}{more}): {why}",
             study.name,
             missing.len(),
             tasks(&study),
-            missing[..missing.len().min(NAMED)].join(", "),
-            if absent.is_empty() { "none".to_string() } else { absent.join(", ") }
+            named.join(", ")
         );
     }
     let result = summarise(&study, runs.into_values().map(|(f, _)| f).collect(), Vec::new());
