@@ -36,9 +36,13 @@ pub struct Job {
     pub run_args: Vec<String>,
 }
 
-/// Checks a `--time` value: Slurm's forms are made of digits, `:` and `-`.
+/// Checks a `--time` value against Slurm's forms: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`.
 pub fn check_time(t: &str) -> Result<String, String> {
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit() || b == b':' || b == b'-') {
+    let (days, clock) = t.split_once('-').map_or((None, t), |(d, c)| (Some(d), c));
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let parts: Vec<&str> = clock.split(':').collect();
+    let fits = days.is_none_or(number) && parts.iter().all(|p| number(p)) && parts.len() <= 3;
+    if !fits {
         return Err(format!("`{t}`: expected a Slurm time limit such as 01:30:00, 2-00:00:00 or 90 (minutes)"));
     }
     Ok(t.to_string())
@@ -176,6 +180,10 @@ mod tests {
     fn options_are_checked_and_absent_ones_left_out() {
         assert!(check_time("2-00:00:00").is_ok() && check_time("90").is_ok());
         assert!(check_time("1h").is_err() && check_time("").is_err());
+        for bad in ["::", "--", "1:2:3:4", "-1", "1-", "1:"] {
+            assert!(check_time(bad).is_err(), "{bad}");
+        }
+        assert!(check_time("1-12").is_ok() && check_time("30:00").is_ok());
         assert!(check_partition("short,long").is_ok() && check_partition("a b").is_err());
         let [(_, array), _, _] = scripts(&Job { time: None, partition: None, ..job() });
         assert!(!array.contains("--time") && !array.contains("--partition"), "{array}");

@@ -209,6 +209,14 @@ fn a_merge_refuses_shards_that_do_not_make_one_study() {
     manifest["runs"] = serde_json::json!([]);
     std::fs::write(Path::new(&stopped).join("shard.json"), manifest.to_string()).expect("writing");
     refused(&[s1.clone(), stopped, s3.clone()], &out, &["2 of 6 runs missing", "shard 2/3 stopped before them"]);
+    // A run whose seed is not the one the plan gives it.
+    let reseeded = tmp.arg("reseeded");
+    std::fs::create_dir_all(&reseeded).expect("a folder");
+    manifest = serde_json::from_str(&std::fs::read_to_string(Path::new(&s2).join("shard.json")).expect("shard.json"))
+        .expect("JSON");
+    manifest["runs"][0]["seed"] = serde_json::json!(999_999);
+    std::fs::write(Path::new(&reseeded).join("shard.json"), manifest.to_string()).expect("writing");
+    refused(&[s1.clone(), reseeded, s3.clone()], &out, &["reseeded", "seed 999999, not the plan's"]);
     // And the three of them merge.
     assert_exit(&gridmarket(&["merge", &s1, &s2, &s3, "--out", &tmp.arg("merged")]), 0, "the merge");
     assert!(out.join("summary.csv").exists());

@@ -484,6 +484,17 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
                     })
                 })
                 .collect::<anyhow::Result<_>>()?;
+            // The seed the plan gives the run: another means a manifest edited or made by other code.
+            let seed = run::seed_of(&study.points[r.point].plan, r.replication);
+            if r.seed != seed {
+                bail!(
+                    "{}: run p{}/r{} ran with seed {}, not the plan's {seed}",
+                    dir.display(),
+                    r.point,
+                    r.replication,
+                    r.seed
+                );
+            }
             let finished = Finished { point: r.point, rep: r.replication, seed: r.seed, metrics };
             if let Some((_, other)) = runs.insert((r.point, r.replication), (finished, dir)) {
                 bail!(
