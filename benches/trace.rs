@@ -36,15 +36,7 @@ fn setup(dir: &Path) -> std::path::PathBuf {
 fn bench(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("gridmarket-trace-bench-{}", std::process::id()));
     let scenario = setup(&dir);
-    let opts = RunOptions {
-        out: dir.join("out"),
-        jobs: 1,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(dir.join("out"), 1);
     let interrupt = Arc::new(AtomicBool::new(false));
     let mut group = c.benchmark_group("trace");
     group.sample_size(10).measurement_time(Duration::from_secs(20));

@@ -19,15 +19,7 @@ fn simulate(name: &str) -> BTreeMap<String, Summary> {
     let path = Path::new("scenarios/queueing").join(format!("{name}.toml"));
     let study = Study::load(&path, &LoadOptions { quick: true, ..LoadOptions::default() }).unwrap();
     let out: PathBuf = std::env::temp_dir().join(format!("gridmarket-analytic-{name}-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out.clone(), 2);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     let _ = std::fs::remove_dir_all(&out);
     assert!(result.unfinished.is_empty(), "{:?}", result.unfinished);

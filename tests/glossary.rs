@@ -37,15 +37,7 @@ fn every_metric_and_run_json_key_written_is_in_the_glossary() {
         study.points.truncate(1);
         let name = Path::new(scenario).file_stem().unwrap().to_string_lossy();
         let out = std::env::temp_dir().join(format!("gridmarket-glossary-{name}-{}", std::process::id()));
-        let opts = RunOptions {
-            out: out.clone(),
-            jobs: 1,
-            resume: false,
-            quiet: true,
-            trace: None,
-            schedule_swf: false,
-            command: String::new(),
-        };
+        let opts = RunOptions::quiet(out.clone(), 1);
         let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
         let plan = &study.points[0].plan;
         for metric in result.summaries[0].keys() {

@@ -148,15 +148,7 @@ fn run(fault: &str) -> Option<String> {
         .unwrap();
     let registry = Registry::standard().with(&FAULTY);
     let study = Study::load(Path::new(&file), &LoadOptions { registry, ..LoadOptions::default() }).unwrap();
-    let opts = RunOptions {
-        out: dir.join("out"),
-        jobs: 1,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(dir.join("out"), 1);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     result.unfinished.first().map(|u| u.2.clone())
 }

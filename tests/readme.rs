@@ -23,15 +23,7 @@ fn test_readme_experiment_points_differ_and_its_targets_pass() {
     let study = Study::load(SCENARIO.as_ref(), &LoadOptions::default()).unwrap();
     assert_eq!(study.points.len(), 3);
     let out = std::env::temp_dir().join(format!("gridmarket-readme-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out.clone(), 2);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     let _ = std::fs::remove_dir_all(&out);
     let wait = |point: usize| result.summaries[point]["jobs.wait"].mean;

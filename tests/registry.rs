@@ -64,15 +64,7 @@ fn a_new_kind_runs_and_reports_metrics() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/echo_market/echo_market.toml");
     let study = Study::load(&file, &LoadOptions { registry: registry(), ..LoadOptions::default() }).unwrap();
     let out = std::env::temp_dir().join(format!("gridmarket-registry-run-{}", std::process::id()));
-    let opts = RunOptions {
-        out,
-        jobs: 1,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out, 1);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     let m = &result.runs[0].metrics;
     assert_eq!(m["echoes.chatty-2.asked"], 20.0);

@@ -56,15 +56,7 @@ fn run(file: &Path, runtime: &str, out: &Path) {
     for (i, p) in study.points.iter_mut().enumerate() {
         p.index = i;
     }
-    let opts = RunOptions {
-        out: out.to_path_buf(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out.to_path_buf(), 2);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     assert!(result.unfinished.is_empty(), "{}: {:?}", file.display(), result.unfinished);
 }

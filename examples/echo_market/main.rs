@@ -27,15 +27,7 @@ fn main() -> anyhow::Result<()> {
     let study = Study::load(&file, &LoadOptions { registry, ..LoadOptions::default() })?;
     // A folder of its own: another checkout's run of this example is another scenario file.
     let out = std::env::temp_dir().join(format!("gridmarket-echo-market-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 1,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out.clone(), 1);
     let result = run_study(&study, &opts, &Arc::new(AtomicBool::new(false)))?;
     let metrics = &result.runs[0].metrics;
     for (k, v) in metrics.iter().filter(|(k, _)| k.starts_with("echoes.") || *k == "answers") {

@@ -43,6 +43,22 @@ pub struct RunOptions {
     pub command: String,
 }
 
+impl RunOptions {
+    /// Runs into `out` on `jobs` threads, with no progress bar, no resume and no extra outputs: what tests, benches
+    /// and programs that run a study start from.
+    pub fn quiet(out: impl Into<PathBuf>, jobs: usize) -> Self {
+        RunOptions {
+            out: out.into(),
+            jobs,
+            resume: false,
+            quiet: true,
+            trace: None,
+            schedule_swf: false,
+            command: String::new(),
+        }
+    }
+}
+
 /// The metrics of one finished run.
 #[derive(Clone, Debug)]
 pub struct Finished {

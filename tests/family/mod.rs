@@ -39,15 +39,7 @@ pub fn run(study: &Study, name: &str) -> StudyResult {
 /// finished.
 pub fn run_reading(study: &Study, name: &str, read: impl FnOnce(&Path)) -> StudyResult {
     let out = std::env::temp_dir().join(format!("gridmarket-{name}-{}", std::process::id()));
-    let opts = RunOptions {
-        out: out.clone(),
-        jobs: 2,
-        resume: false,
-        quiet: true,
-        trace: None,
-        schedule_swf: false,
-        command: String::new(),
-    };
+    let opts = RunOptions::quiet(out.clone(), 2);
     let result = run_study(study, &opts, &Arc::new(AtomicBool::new(false))).unwrap();
     read(&out);
     let _ = std::fs::remove_dir_all(&out);
