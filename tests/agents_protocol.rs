@@ -375,6 +375,28 @@ fn test_metabroker_round_reserves_slots_and_issues_tickets() {
 }
 
 #[test]
+fn test_metabroker_places_a_job_longer_than_a_day() {
+    use agents::metabroker::SchedulingPolicy;
+    use agents::metabroker::agent::MetaBroker;
+    let mut tb = TestBed::new(1);
+    let id = tb.agent("slow", "provider", provider(4, 0.5, 1.0));
+    let mb = tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [id]));
+    // 100,000 s of work at half speed: 200,000 s on the site, more than twice the default offer horizon of a day.
+    let broker = UserBroker::new(
+        vec![UserJob { submit: t(10.0), spec: job(1, AgentId::ENV, 2, 100_000.0) }],
+        Submission::MetaBroker { to: mb },
+    );
+    tb.agent("user", "broker", broker);
+    // Bounded: a job that never fits keeps the meta-broker's rounds going for ever.
+    tb.run_until(300_000.0).unwrap();
+    tb.assert_in_order(&[
+        expect("market.ticket").from("mb").to("user").at(50.0),
+        expect("job.started").from("slow").to("user").at(50.0),
+        expect("job.completed").from("slow").to("user").at(200_050.0),
+    ]);
+}
+
+#[test]
 fn test_metabroker_refuses_providers_outside_its_market_and_requests_of_unregistered_users() {
     use agents::metabroker::SchedulingPolicy;
     use agents::metabroker::agent::MetaBroker;

@@ -24,7 +24,8 @@ use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, 
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
-/// How far ahead providers report their free slots [s].
+/// How far ahead providers report their free slots [s], at least: a round asks far enough ahead for its longest
+/// queued job at the slowest site (a slot is cut at the horizon, so a job longer than it would never fit).
 const OFFER_HORIZON: f64 = 86_400.0;
 
 /// A reservation asked for: for which job, where, when, at what cost, for how many of its tasks.
@@ -164,9 +165,12 @@ impl MetaBroker {
             return;
         }
         self.awaiting = self.catalogue.len();
+        let slowest = self.catalogue.values().map(|(p, _)| p.speed).fold(f64::INFINITY, f64::min);
+        let longest = self.queue.values().map(|j| j.estimate.max(j.runtime)).fold(0.0, f64::max);
+        let horizon = OFFER_HORIZON.max(longest / slowest);
         for (&p, entry) in &mut self.catalogue {
             entry.1 = false;
-            ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon: OFFER_HORIZON }));
+            ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon }));
         }
     }
 
