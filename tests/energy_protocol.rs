@@ -219,3 +219,34 @@ fn test_a_node_idle_until_a_use_sixty_seconds_ahead_stays_on() {
     assert_eq!(metric(&report.metrics, "nodes_switched_on"), 2.0);
     assert!((metric(&report.metrics, "node_energy") - 117.0 * 2.0 * 10_810.0 / 3.6e6).abs() < 1e-9);
 }
+
+/// One external request of 2 VMs and 1,000 s at t = 0 on a switched-off 4-node cluster (SESP switches two nodes on
+/// for it at 5,400 s, when V reaches 1), then a local request of 2 VMs and 1,000 s at 6,000 s; the deliveries until
+/// 30,000 s and the metrics.
+fn local_after_a_starving_external(policy: EnergyPolicy) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(4, policy, 0.0));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "igg", "site", lease(1, 1, 2, 1000.0, LeaseType::Suspendable));
+    tb.inject(6000.0, "local-user", "site", lease(2, 2, 2, 1000.0, LeaseType::Local));
+    tb.run_until(30_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_sesp_below_the_violation_threshold_preempts_for_a_local_request_instead_of_switching_on() {
+    // At 6,000 s nothing waits (V = 0 < 1): SESP switches nodes on for a request only when V ≥ 1 (Amini Salehi
+    // 2012, §6.4.1); otherwise the switched-on nodes are "adequate to serve" the local request by preempting the
+    // external lease on them (§6.3.2), so no node is switched on beyond the two of 5,400 s.
+    let (d, m) = local_after_a_starving_external(EnergyPolicy::Sesp);
+    assert_eq!(started(&d, 1), Some(5400.0));
+    assert_eq!(started(&d, 2), Some(6000.0));
+    assert_eq!(at(&d, "lease.preempted"), Some(6000.0));
+    assert_eq!(metric(&m, "nodes_switched_on"), 2.0);
+    // GESP never preempts for it: it switches two more nodes on for the local request's window.
+    let (d, m) = local_after_a_starving_external(EnergyPolicy::Gesp);
+    assert_eq!(started(&d, 2), Some(6000.0));
+    assert_eq!(at(&d, "lease.preempted"), None);
+    assert_eq!(metric(&m, "nodes_switched_on"), 2.0);
+}

@@ -21,6 +21,11 @@
 //! where a node with any later reservation counts as scheduled; under conservative backfilling, which plans every
 //! waiting request ahead, such nodes stay on, idle, until their reservations come.
 //!
+//! SESP switches nodes on for a request only when V ≥ 1 (§6.4.1: "whenever the violation risk is high (V ≥ 1), the
+//! policy switches on resources based on the number of resources required by the request"); below, it keeps the
+//! energy-aware Haizea's base rule, which switches nodes on only when the switched-on ones are "not adequate to serve
+//! local requests" (§6.3.2), so a local request preempts the external leases on them first.
+//!
 //! GESP switches nodes on for a local request's window only (they go off at its planned end, whatever external
 //! request is planned after it), so external requests run only in the fragments the local leases leave; under SESP
 //! and PEMP a node goes off only by the switch-off rule above.
@@ -229,8 +234,13 @@ impl Provider {
             .map(|j| j.spec.pes)
             .sum();
         let (switch_on, consolidate) = match policy {
-            // GESP switches on what local requests need; SESP too, and more for starving externals (periodic).
-            EnergyPolicy::Gesp | EnergyPolicy::Sesp => (lacking, 0),
+            // GESP switches on what local requests need.
+            EnergyPolicy::Gesp => (lacking, 0),
+            // SESP switches on what the request lacks only when V ≥ 1 (§6.4.1); otherwise the energy-aware Haizea's
+            // base: switch on only when the switched-on nodes are "not adequate to serve local requests" (§6.3.2),
+            // preempting external leases first (below: what preemption cannot cover is switched on).
+            EnergyPolicy::Sesp if self.risk(now) >= 1.0 => (lacking, 0),
+            EnergyPolicy::Sesp => (0, 0),
             // Consolidation is sized on the request (Algorithm 5's nodes(req)); the split between switching on and
             // preemption on the nodes it lacks.
             EnergyPolicy::Pemp => {

@@ -25,8 +25,9 @@ pub enum EnergyPolicy {
     Pemp,
     /// Greedy Energy Saver Policy: switch on only what local requests need; external requests use what is left.
     Gesp,
-    /// Starvation-aware Energy Saving Policy: like GESP, and when V ≥ 1 switch on as many nodes as the waiting
-    /// external request needs.
+    /// Starvation-aware Energy Saving Policy: when V ≥ 1 switch on as many nodes as the request needs (a local
+    /// one on arrival, the waiting external one at the periodic check); below, a local request preempts external
+    /// leases and nodes are switched on only for what preemption cannot free.
     Sesp,
 }
 
