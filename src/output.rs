@@ -27,6 +27,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// target is a directory); `InvalidInput` if `path` has no file name. The temporary file is then removed and the
 /// target is left as it was.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `fill` writes to `path` atomically, as [`write_atomic`], through a buffer: a large file is written
+/// as it is produced rather than built in memory first. When `fill` fails, the target is left as it was.
+///
+/// # Errors
+///
+/// As [`write_atomic`], and any error of `fill`.
+pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("not a file path: {}", path.display())))?;
@@ -36,7 +46,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     };
     fs::create_dir_all(dir)?;
     let (tmp, file) = create_temp(dir, name)?;
-    let result = fill(file, bytes).and_then(|()| fs::rename(&tmp, path));
+    let result = filled(file, fill).and_then(|()| fs::rename(&tmp, path));
     if result.is_err() {
         // Best effort: the original error is the one worth reporting.
         let _ = fs::remove_file(&tmp);
@@ -67,9 +77,10 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)
 }
 
 /// Writes and flushes to disk before the rename, so the renamed file can never be observed partly written.
-fn fill(mut file: File, bytes: &[u8]) -> io::Result<()> {
-    file.write_all(bytes)?;
-    file.sync_all()
+fn filled(file: File, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, file);
+    fill(&mut out)?;
+    out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()
 }
 
 /// One CSV cell.
@@ -115,27 +126,74 @@ impl Csv {
     }
 
     fn line<'a>(&mut self, fields: impl Iterator<Item = Field<'a>>) {
-        for (i, field) in fields.enumerate() {
-            if i > 0 {
-                self.text.push(',');
-            }
-            match field {
-                Field::Str(s) if s.contains([',', '"', '\n', '\r']) => {
-                    self.text.push('"');
-                    self.text.push_str(&s.replace('"', "\"\""));
-                    self.text.push('"');
-                }
-                Field::Str(s) => self.text.push_str(s),
-                Field::Int(v) => self.text.push_str(&v.to_string()),
-                Field::UInt(v) => self.text.push_str(&v.to_string()),
-                Field::Num(v) if v.is_nan() => {}
-                // Display for f64 is the shortest string that parses back to the same value.
-                Field::Num(v) => self.text.push_str(&v.to_string()),
-                Field::Empty => {}
-            }
-        }
-        self.text.push('\n');
+        push_line(&mut self.text, fields);
     }
+}
+
+/// CSV written a row at a time into `out`, in the same form as [`Csv`]: a table too large to build in memory.
+#[derive(Debug)]
+pub struct CsvWriter<W: Write> {
+    out: W,
+    /// The line being formatted, reused.
+    line: String,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Starts a table with the given column names.
+    ///
+    /// # Errors
+    ///
+    /// Any error writing the header into `out`.
+    pub fn new(out: W, header: &[&str]) -> io::Result<CsvWriter<W>> {
+        let mut csv = CsvWriter { out, line: String::new() };
+        csv.write(header.iter().map(|&h| Field::Str(h)))?;
+        Ok(csv)
+    }
+
+    /// Appends one record.
+    ///
+    /// # Errors
+    ///
+    /// Any error writing it into `out`.
+    pub fn row(&mut self, fields: &[Field]) -> io::Result<()> {
+        self.write(fields.iter().copied())
+    }
+
+    fn write<'a>(&mut self, fields: impl Iterator<Item = Field<'a>>) -> io::Result<()> {
+        self.line.clear();
+        push_line(&mut self.line, fields);
+        self.out.write_all(self.line.as_bytes())
+    }
+}
+
+/// Appends one CSV line, ended by `\n`, to `text`.
+fn push_line<'a>(text: &mut String, fields: impl Iterator<Item = Field<'a>>) {
+    use std::fmt::Write as _;
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        // Writing into a `String` cannot fail.
+        let _ = match field {
+            Field::Str(s) if s.contains([',', '"', '\n', '\r']) => {
+                text.push('"');
+                text.push_str(&s.replace('"', "\"\""));
+                text.push('"');
+                Ok(())
+            }
+            Field::Str(s) => {
+                text.push_str(s);
+                Ok(())
+            }
+            Field::Int(v) => write!(text, "{v}"),
+            Field::UInt(v) => write!(text, "{v}"),
+            Field::Num(v) if v.is_nan() => Ok(()),
+            // Display for f64 is the shortest string that parses back to the same value.
+            Field::Num(v) => write!(text, "{v}"),
+            Field::Empty => Ok(()),
+        };
+    }
+    text.push('\n');
 }
 
 #[cfg(test)]
@@ -189,6 +247,38 @@ mod tests {
 
         assert_eq!(write_atomic(Path::new("/"), b"x").map_err(|e| e.kind()), Err(io::ErrorKind::InvalidInput));
         fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn a_table_written_row_by_row_has_the_bytes_of_one_built_in_memory() {
+        let header = ["name", "note, with comma", "n", "x"];
+        let rows = [
+            [Field::Str("a\"b"), Field::Empty, Field::UInt(u64::MAX), Field::Num(0.1 + 0.2)],
+            [Field::Str("plain"), Field::Int(-3), Field::UInt(0), Field::Num(f64::NAN)],
+        ];
+        let mut csv = Csv::new(&header);
+        let mut streamed = CsvWriter::new(Vec::new(), &header).unwrap();
+        for row in &rows {
+            csv.row(row);
+            streamed.row(row).unwrap();
+        }
+        assert_eq!(streamed.out, csv.into_bytes());
+    }
+
+    #[test]
+    fn a_file_whose_writer_fails_halfway_leaves_the_old_one_and_no_temporary() {
+        let dir = scratch_dir("halfway");
+        let target = dir.join("jobs.csv");
+        write_atomic(&target, b"old").unwrap();
+        let failed = write_atomic_with(&target, |out| {
+            out.write_all(&[b'x'; 100_000])?;
+            Err(io::Error::other("interrupted"))
+        });
+        assert_eq!(failed.unwrap_err().to_string(), "interrupted");
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        assert_eq!(entries(&dir), vec!["jobs.csv".to_string()]);
+        write_atomic_with(&target, |out| out.write_all(b"new")).unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
     }
 
     #[test]

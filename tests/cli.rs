@@ -1239,6 +1239,49 @@ fn workload_commands_refuse_bad_parameters_and_name_a_missing_file_once() {
     assert_eq!(gaps.split_whitespace().skip(2).collect::<Vec<_>>(), ["40.0", "45.0", "50.0", "55.0", "60.0", "50.0"]);
 }
 
+/// Brokers report their jobs in submission order, not id order: the job rows still come out in id order, with the
+/// ids dealt broker by broker, and the run's means are the means of the written rows.
+#[test]
+fn job_rows_of_an_unsorted_trace_come_out_in_id_order() {
+    let tmp = TempDir::new("rows");
+    // Trace jobs 1 to 5 on one PE, listed out of submission order; two brokers get jobs 1, 3, 5 and 2, 4.
+    let job =
+        |id: u32, submit: u32, run: u32| format!("{id} {submit} -1 {run} 1 -1 -1 1 {run} -1 1 1 -1 -1 -1 -1 -1 -1\n");
+    let trace = [job(1, 30, 20), job(2, 0, 40), job(3, 10, 5), job(4, 5, 10), job(5, 50, 1)].concat();
+    std::fs::write(tmp.join("t.swf"), trace).unwrap();
+    let scenario = "name = \"rows\"\nseed = 1\nreplications = 1\n\n[workloads.t]\nmodel = \"swf\"\nfile = \"t.swf\"\n\n\
+                    [providers.cluster]\npes = 1\nscheduler = \"easy\"\n\n[brokers.user]\ncount = 2\nworkload = \"t\"\n\
+                    submit-to = \"cluster\"\n";
+    std::fs::write(tmp.join("rows.toml"), scenario).unwrap();
+    let o = run(&["run", &tmp.arg("rows.toml"), "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run of an unsorted trace");
+    let csv = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r[column("id")]).collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"]);
+    let sources: Vec<&str> = rows.iter().map(|r| r[column("source_id")]).collect();
+    assert_eq!(sources, ["1", "3", "5", "2", "4"], "ids dealt broker by broker, in trace order");
+    let waits: Vec<f64> = rows.iter().map(|r| r[column("wait")].parse().unwrap()).collect();
+    assert!(waits.iter().any(|&w| w > 0.0), "jobs waited: {waits:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&read(&tmp.join("out/p0/r0/summary.json"))).unwrap();
+    let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+    assert_eq!(summary["jobs.wait"].as_f64(), Some(mean), "summed in id order");
+    let by_group = summary["brokers.user.wait"].as_f64().unwrap();
+    assert!((by_group - mean).abs() < 1e-9, "{by_group} against {mean}");
+    let schedule = read_string(&tmp.join("out/p0/r0/schedule.csv"));
+    let scheduled: Vec<&str> = schedule.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(scheduled, ids);
+    // Tables are written through temporary files renamed at the end: none is left behind.
+    let names: Vec<String> = std::fs::read_dir(tmp.join("out/p0/r0"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+}
+
 /// Parquet tables come with the `parquet` feature; without it, asking for them is refused before anything runs.
 #[test]
 fn parquet_tables_are_written_with_the_feature_and_refused_without() {

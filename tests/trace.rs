@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-/// The bound [MiB]: 40 MiB for the process and 700 bytes per job (measured: 617 MiB).
-const PEAK_MIB: f64 = 40.0 + 700.0 * 1e6 / 1_048_576.0;
+/// The bound [MiB]: 40 MiB for the process and 500 bytes per job (measured: 461 MiB).
+const PEAK_MIB: f64 = 40.0 + 500.0 * 1e6 / 1_048_576.0;
 
 fn gridmarket(args: &[&str], dir: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_gridmarket")).args(args).current_dir(dir).output().unwrap();

@@ -14,7 +14,7 @@ use std::path::Path;
 use agents::market::MarketRecord;
 use agents::market::measures::gini;
 use agents::registry::{Metric, Unit};
-use agents::report::{JobOutcome, JobRecord, Report, Series};
+use agents::report::{JobOutcome, Report, Series};
 
 use crate::output::{Csv, Field};
 use crate::plot::{self, Band, Chart, TimeSeries};
@@ -133,7 +133,7 @@ pub fn market_metrics(
     k: usize,
     period: f64,
     end: f64,
-    jobs: &[(&str, &JobRecord)],
+    jobs: &[(&str, &super::metrics::JobRow)],
     revenue: f64,
     out: &mut BTreeMap<String, f64>,
 ) {

@@ -11,13 +11,13 @@
 //! (`money.usage`: what users paid providers).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use agents::ledger::{Account, Reason, Transfer};
+use agents::protocol::{JobId, LeaseType};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
 use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
-use agents::sim::Outcome;
+use agents::sim::{AgentId, Outcome};
 
 use super::market::{MARKET_METRICS, Site, market_metrics};
 use crate::scenario::plan::Plan;
@@ -212,23 +212,61 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
     out
 }
 
-/// One row of `jobs.csv`.
-#[derive(Clone, Debug)]
+/// One row of `jobs.csv` as a run keeps it: the numbers of the job's record, its owner and site by agent index
+/// (their names are looked up when the row is written), without the reason, energy and carbon that only some jobs
+/// have (kept beside, by job id, in [`Measured`]). A run keeps one of these per job rather than the record.
+#[derive(Clone, Debug, PartialEq)]
 pub struct JobRow {
+    /// Run-wide job id.
+    pub id: JobId,
     /// The owning broker.
-    pub owner: Arc<str>,
-    /// The owner's group.
-    pub group: Arc<str>,
-    /// The provider that ran it.
-    pub site: Option<Arc<str>>,
-    /// Its id in its workload: the trace's job number, or its number in a generated workload.
-    pub source_id: Option<u64>,
-    /// The runtime estimate it was submitted with \[s\].
-    pub estimate: Option<f64>,
-    /// The energy (with cooling) \[kWh\] and carbon \[kg\] of its runs, where the agents that ran it meter them.
-    pub metered: Option<(f64, f64)>,
-    /// The record.
-    pub record: JobRecord,
+    pub owner: AgentId,
+    /// The provider that ran (or was running) it.
+    pub site: Option<AgentId>,
+    /// Submission time \[s\].
+    pub submit: f64,
+    /// Start of execution \[s\].
+    pub start: Option<f64>,
+    /// End of execution \[s\].
+    pub end: Option<f64>,
+    /// Runtime on a reference PE \[s\].
+    pub runtime: f64,
+    /// Deadline \[s\], if any.
+    pub deadline: Option<f64>,
+    /// Budget [G$], if any.
+    pub budget: Option<f64>,
+    /// What the owner was billed [G$].
+    pub cost: f64,
+    /// PEs used.
+    pub pes: u32,
+    /// Lease type (Amini Salehi 2012), if any.
+    pub lease: Option<LeaseType>,
+    /// Priority class, 0 the highest.
+    pub priority: u8,
+    /// Outcome.
+    pub outcome: JobOutcome,
+}
+
+impl JobRow {
+    /// The row of `record`, which `owner` reported.
+    pub fn of(owner: AgentId, record: &JobRecord) -> JobRow {
+        JobRow {
+            id: record.id,
+            owner,
+            site: record.site,
+            submit: record.submit,
+            start: record.start,
+            end: record.end,
+            runtime: record.runtime,
+            deadline: record.deadline,
+            budget: record.budget,
+            cost: record.cost,
+            pes: record.pes,
+            lease: record.lease,
+            priority: record.priority,
+            outcome: record.outcome,
+        }
+    }
 }
 
 /// Where a job came from, as the run dealt it.
@@ -268,6 +306,13 @@ pub struct Measured {
     pub metrics: BTreeMap<String, f64>,
     /// Job rows in job-id order.
     pub jobs: Vec<JobRow>,
+    /// Why each rejected or dropped job was, by job id.
+    pub reasons: BTreeMap<JobId, String>,
+    /// The energy (with cooling) \[kWh\] and carbon \[kg\] of each job's runs, by job id, for the jobs that agents
+    /// metered.
+    pub metered: BTreeMap<JobId, (f64, f64)>,
+    /// Where each job came from: `sources[id - 1]` for job `id`.
+    pub sources: Vec<Source>,
     /// Samples in time order, then provider order.
     pub samples: Vec<SampleRow>,
     /// Every transfer of money, in time order (then booking agent, then booking order).
@@ -280,17 +325,18 @@ pub struct Measured {
     pub markets: Vec<(String, agents::market::MarketRecord)>,
 }
 
-/// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant. The
-/// reports' job records move into the job rows: a run holds one copy of each.
+/// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant. Each
+/// report's job records become compact rows one report at a time, the records freed as they go: a run holds the
+/// records of one agent at most, and one row per job.
 pub fn measure(
     plan: &Plan,
     names: &[String],
     mut reports: Vec<Report>,
     outcome: &Outcome,
-    sources: &[Source],
+    sources: Vec<Source>,
 ) -> Result<Measured, String> {
     let end = outcome.now.secs();
-    let mut m = Measured::default();
+    let mut m = Measured { sources, ..Measured::default() };
     m.metrics.insert("end_time".into(), end);
     m.metrics.insert("events".into(), outcome.delivered as f64);
 
@@ -300,55 +346,54 @@ pub fn measure(
     super::invariants::check(plan, names, &reports, &m.ledger, end)?;
 
     // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
-    let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
-    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let warm: std::collections::BTreeSet<u64> = order.iter().take(plan.warm_up).map(|j| j.1).collect();
-    drop(order);
+    let mut warm = std::collections::BTreeSet::new();
+    if plan.warm_up > 0 {
+        let mut order: Vec<(f64, u64)> = reports.iter().flat_map(|r| r.jobs.iter().map(|j| (j.submit, j.id))).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        warm = order.iter().take(plan.warm_up).map(|j| j.1).collect();
+    }
     let mut metered: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
     for m in reports.iter().flat_map(|r| &r.metered) {
         let sum = metered.entry(m.job).or_default();
         *sum = (sum.0 + m.energy, sum.1 + m.carbon);
     }
-    // Names shared by the rows, not copied into each.
-    let shared: Vec<Arc<str>> = names.iter().map(|n| Arc::from(n.as_str())).collect();
-    // Each group's rows, by position in `m.jobs` (in report order, which the group's metrics sum in).
+    // The rows in report order, each group's by position (the group's metrics sum in report order).
+    m.jobs.reserve_exact(reports.iter().map(|r| r.jobs.len()).sum());
     let mut by_group: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for ((i, agent), report) in plan.agents().enumerate().zip(&mut reports) {
-        let group: Arc<str> = Arc::from(agent.group);
-        for r in std::mem::take(&mut report.jobs) {
+        for mut r in std::mem::take(&mut report.jobs) {
             if !warm.contains(&r.id) {
                 by_group.entry(agent.group).or_default().push(m.jobs.len());
             }
-            let source = usize::try_from(r.id).ok().and_then(|id| sources.get(id.checked_sub(1)?));
-            m.jobs.push(JobRow {
-                owner: shared[i].clone(),
-                group: group.clone(),
-                site: r.site.map(|id| shared.get(id.index()).cloned().unwrap_or_else(|| Arc::from("env"))),
-                source_id: source.map(|s| s.id),
-                estimate: source.map(|s| s.estimate),
-                metered: r
-                    .ran_as()
-                    .iter()
-                    .filter_map(|id| metered.get(id))
-                    .copied()
-                    .reduce(|a, b| (a.0 + b.0, a.1 + b.1)),
-                record: r,
-            });
+            let ran = r.ran_as().iter().filter_map(|id| metered.get(id)).copied().reduce(|a, b| (a.0 + b.0, a.1 + b.1));
+            if let Some(ran) = ran {
+                m.metered.insert(r.id, ran);
+            }
+            if let Some(reason) = r.reason.take() {
+                m.reasons.insert(r.id, reason);
+            }
+            m.jobs.push(JobRow::of(AgentId(i as u32), &r));
         }
     }
-    // Rows in id order (the sort is stable, as is the one of `m.jobs` below).
-    let mut by_id: Vec<usize> = (0..m.jobs.len()).collect();
-    by_id.sort_by_key(|&i| m.jobs[i].record.id);
-    if let Some(w) = by_id.windows(2).find(|w| m.jobs[w[0]].record.id == m.jobs[w[1]].record.id) {
-        let (a, b) = (&m.jobs[w[0]], &m.jobs[w[1]]);
-        return Err(format!("job {} is reported twice, by {} and by {}", a.record.id, a.owner, b.owner));
+    for (group, rows) in &by_group {
+        let jobs: Vec<&JobRow> = rows.iter().map(|&i| &m.jobs[i]).collect();
+        job_metrics(&format!("brokers.{group}"), &jobs, &mut m.metrics);
     }
-    let all: Vec<&JobRecord> = by_id.iter().map(|&i| &m.jobs[i].record).collect();
-    let measured: Vec<&JobRecord> = all.iter().copied().filter(|j| !warm.contains(&j.id)).collect();
+    drop(by_group);
+    // Rows in id order (a stable sort, so the first of two reports of one id stays first). A broker reports its
+    // jobs in submission order, which is id order when its trace is sorted: then nothing moves.
+    if !m.jobs.is_sorted_by_key(|j| j.id) {
+        m.jobs.sort_by_key(|j| j.id);
+    }
+    if let Some(w) = m.jobs.windows(2).find(|w| w[0].id == w[1].id) {
+        let owner = |j: &JobRow| names.get(j.owner.index()).map_or("?", String::as_str);
+        return Err(format!("job {} is reported twice, by {} and by {}", w[0].id, owner(&w[0]), owner(&w[1])));
+    }
+    let measured: Vec<&JobRow> = m.jobs.iter().filter(|j| !warm.contains(&j.id)).collect();
     job_metrics("jobs", &measured, &mut m.metrics);
     // Messages per job: what a job's whole path costs, the run's set-up shared among the jobs.
-    if !all.is_empty() {
-        m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / all.len() as f64);
+    if !m.jobs.is_empty() {
+        m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / m.jobs.len() as f64);
     }
     // The PEs of each agent (0 without), by agent index, for the weighted response times.
     let site_pes: Vec<f64> =
@@ -356,7 +401,7 @@ pub fn measure(
     lease_metrics(&measured, &site_pes, &mut m.metrics);
     group_metrics(&measured, &mut m.metrics);
     if measured.iter().any(|j| j.priority > 0) {
-        let mut by_class: BTreeMap<u8, Vec<&JobRecord>> = BTreeMap::new();
+        let mut by_class: BTreeMap<u8, Vec<&JobRow>> = BTreeMap::new();
         for j in &measured {
             by_class.entry(j.priority).or_default().push(j);
         }
@@ -364,10 +409,7 @@ pub fn measure(
             job_metrics(&format!("classes.{class}"), &jobs, &mut m.metrics);
         }
     }
-    for (group, rows) in &by_group {
-        let jobs: Vec<&JobRecord> = rows.iter().map(|&i| &m.jobs[i].record).collect();
-        job_metrics(&format!("brokers.{group}"), &jobs, &mut m.metrics);
-    }
+    drop(measured);
 
     // Every agent's own metrics, and for agents with PEs utilisation per member, per group and overall.
     let mut busy_total = 0.0;
@@ -446,12 +488,12 @@ pub fn measure(
     if capacity_total > 0.0 {
         m.metrics.insert("utilisation".into(), ratio(busy_total, capacity_total));
         // No PE is busy before the first job arrives: the same work over the span the users were active in.
-        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        let first_submit = m.jobs.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         let span = capacity_total * (end - first_submit) / end;
         m.metrics.insert("utilisation_from_first_submit".into(), ratio(busy_total, span));
     }
     if loads.len() > 1 {
-        let first_submit = all.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
+        let first_submit = m.jobs.iter().map(|j| j.submit).min_by(f64::total_cmp).unwrap_or(0.0).clamp(0.0, end);
         m.metrics.insert("load_deviation".into(), load_deviation(&loads, first_submit, end));
     }
     // Run-wide sums of what each kind's members report, and what the kinds derive from them, for the kinds the
@@ -468,7 +510,6 @@ pub fn measure(
         kind.derive_metrics(&mut m.metrics);
     }
     m.samples.sort_by(|a, b| a.t.total_cmp(&b.t));
-    m.jobs.sort_by_key(|j| j.record.id);
     let mut flows = vec![(0.0, 0.0); names.len()];
     for t in &m.ledger {
         *m.metrics.entry(format!("money.{}", t.reason.name())).or_default() += t.amount;
@@ -490,7 +531,8 @@ pub fn measure(
         .filter(|(a, _)| a.kind.name() == agents::provider::kind::KIND)
         .map(|(_, (received, _))| received)
         .sum();
-    let owned: Vec<(&str, &JobRecord)> = m.jobs.iter().map(|j| (&*j.owner, &j.record)).collect();
+    let owned: Vec<(&str, &JobRow)> =
+        m.jobs.iter().map(|j| (names.get(j.owner.index()).map_or("?", String::as_str), j)).collect();
     market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);
     sum_large_groups(plan, &mut m.metrics);
     m.names = names.to_vec();
@@ -552,7 +594,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 /// Counts by outcome and means over completed jobs, under `prefix`.
-fn job_metrics(prefix: &str, jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+fn job_metrics(prefix: &str, jobs: &[&JobRow], out: &mut BTreeMap<String, f64>) {
     let count = |o: JobOutcome| jobs.iter().filter(|j| j.outcome == o).count() as f64;
     let mut put = |k: &str, v: f64| {
         out.insert(format!("{prefix}.{k}"), v);
@@ -626,17 +668,17 @@ fn load_deviation(sites: &[(&agents::report::Series, f64)], from: f64, until: f6
 
 /// The success ratio by urgency group, and by valuation group (see [`URGENCY_GROUPS`], [`VALUATION_GROUPS`]): a job
 /// succeeds when it completes by its deadline. A group without jobs has a NaN success ratio.
-fn group_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
+fn group_metrics(jobs: &[&JobRow], out: &mut BTreeMap<String, f64>) {
     if jobs.is_empty() || jobs.iter().any(|j| j.deadline.is_none()) {
         return;
     }
-    let urgency = |j: &JobRecord| {
+    let urgency = |j: &JobRow| {
         let slack = j.deadline.unwrap_or(f64::INFINITY) - j.submit;
         if j.runtime > 0.0 { slack / j.runtime - 1.0 } else { slack.signum() * f64::INFINITY }
     };
     put_groups("urgency", &URGENCY_GROUPS, jobs, urgency, out);
     if jobs.iter().all(|j| j.budget.is_some()) {
-        let per_pe = |j: &JobRecord| j.budget.unwrap_or(0.0) / f64::from(j.pes.max(1));
+        let per_pe = |j: &JobRow| j.budget.unwrap_or(0.0) / f64::from(j.pes.max(1));
         put_groups("valuation", &VALUATION_GROUPS, jobs, per_pe, out);
     }
 }
@@ -646,8 +688,8 @@ fn group_metrics(jobs: &[&JobRecord], out: &mut BTreeMap<String, f64>) {
 fn put_groups(
     family: &str,
     groups: &[(&str, f64)],
-    jobs: &[&JobRecord],
-    key: impl Fn(&JobRecord) -> f64,
+    jobs: &[&JobRow],
+    key: impl Fn(&JobRow) -> f64,
     out: &mut BTreeMap<String, f64>,
 ) {
     let mut counts = vec![(0.0, 0.0); groups.len()];
@@ -669,7 +711,7 @@ fn put_groups(
 /// Amini Salehi (2012) ch3 metrics over typed leases: rejection rates of local and external requests (§4.4) and the
 /// average response time of best-effort external leases, ART = Σ (completion − ready) / |β| (Eq 3.12); ch4's
 /// average weighted response time (Eqs 4.23–4.24), with `site_pes` the PEs of each agent by index.
-fn lease_metrics(jobs: &[&JobRecord], site_pes: &[f64], out: &mut BTreeMap<String, f64>) {
+fn lease_metrics(jobs: &[&JobRow], site_pes: &[f64], out: &mut BTreeMap<String, f64>) {
     use agents::protocol::LeaseType;
     if jobs.iter().all(|j| j.lease.is_none()) {
         return;
@@ -683,7 +725,7 @@ fn lease_metrics(jobs: &[&JobRecord], site_pes: &[f64], out: &mut BTreeMap<Strin
         |l| l == LeaseType::NonPreemptable,
     ];
     for ((name, _), member) in LEASE_CLASSES.into_iter().zip(classes) {
-        let of: Vec<&&JobRecord> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
+        let of: Vec<&&JobRow> = jobs.iter().filter(|j| j.lease.is_some_and(member)).collect();
         let rejected = of.iter().filter(|j| j.outcome == JobOutcome::Rejected).count() as f64;
         out.insert(format!("leases.{name}.total"), of.len() as f64);
         out.insert(format!("leases.{name}.rejected"), rejected);
@@ -699,7 +741,7 @@ fn lease_metrics(jobs: &[&JobRecord], site_pes: &[f64], out: &mut BTreeMap<Strin
 /// AWRT (Amini Salehi 2012, Eqs 4.23–4.24): per site j, Σ v·d·(c − b) / Σ v·d over the completed leases that ended
 /// there (v VMs, d duration, b ready = submit, c completion); then Σ_j M_j AWRT_j / Σ_j M_j over the sites with
 /// some, M_j their PEs. NaN without a completed lease.
-fn awrt(jobs: &[&&JobRecord], site_pes: &[f64]) -> f64 {
+fn awrt(jobs: &[&&JobRow], site_pes: &[f64]) -> f64 {
     let mut per_site: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
     for j in jobs.iter().filter(|j| j.outcome == JobOutcome::Completed) {
         let (Some(site), Some(end)) = (j.site, j.end) else { continue };
@@ -773,9 +815,9 @@ mod tests {
             job(2, 300.0, 40_000.0, JobOutcome::Completed, Some(350.0)),
             job(3, 160.0, 15_000.0, JobOutcome::Dropped, Some(50.0)),
         ];
-        let refs: Vec<&JobRecord> = jobs.iter().collect();
+        let rows = jobs.each_ref().map(|j| JobRow::of(AgentId(0), j));
         let mut out = BTreeMap::new();
-        group_metrics(&refs, &mut out);
+        group_metrics(&rows.each_ref(), &mut out);
         let get = |k: &str| out[k];
         assert_eq!((get("urgency.very_urgent.total"), get("urgency.very_urgent.success")), (1.0, 1.0));
         assert_eq!((get("urgency.very_relaxed.total"), get("urgency.very_relaxed.met")), (1.0, 0.0));
@@ -796,11 +838,11 @@ mod tests {
         assert_eq!(out.keys().cloned().collect::<std::collections::BTreeSet<_>>(), declared.into_iter().collect());
         // Without budgets, urgency only; without deadlines, nothing.
         let mut out = BTreeMap::new();
-        let no_budget = JobRecord { budget: None, ..jobs[0].clone() };
+        let no_budget = JobRow { budget: None, ..rows[0].clone() };
         group_metrics(&[&no_budget], &mut out);
         assert!(out.keys().all(|k| k.starts_with("urgency.")) && !out.is_empty());
         let mut out = BTreeMap::new();
-        group_metrics(&[&JobRecord { deadline: None, ..jobs[0].clone() }], &mut out);
+        group_metrics(&[&JobRow { deadline: None, ..rows[0].clone() }], &mut out);
         assert!(out.is_empty());
     }
 
@@ -849,7 +891,7 @@ mod tests {
         };
         let (a, b) = (job(JobOutcome::Completed, Some(5.0)), job(JobOutcome::Rejected, None));
         let mut out = BTreeMap::new();
-        job_metrics("jobs", &[&a, &b], &mut out);
+        job_metrics("jobs", &[&JobRow::of(AgentId(0), &a), &JobRow::of(AgentId(0), &b)], &mut out);
         let mut declared: Vec<String> = JOB_METRICS.iter().map(|m| format!("jobs.{}", m.name)).collect();
         declared.sort();
         assert_eq!(out.into_keys().collect::<Vec<_>>(), declared);

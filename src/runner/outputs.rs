@@ -9,13 +9,14 @@ use serde_json::{Value, json};
 
 use agents::ledger::Account;
 use agents::registry::Unit;
+use agents::sim::AgentId;
 
 use super::RunOptions;
 use super::StudyResult;
 use super::market;
 use super::metrics::SampleRow;
 use super::run::RunResult;
-use crate::output::{Csv, Field, write_atomic};
+use crate::output::{Csv, CsvWriter, Field, write_atomic, write_atomic_with};
 use crate::plot::{self, Chart, TimeSeries};
 use crate::scenario::Study;
 use crate::scenario::plan::{Plan, Point, show};
@@ -418,36 +419,70 @@ pub fn write_run(
     opts: &RunOptions,
 ) -> std::io::Result<()> {
     let p = &study.points[point];
+    let m = &r.measured;
+    // Names by agent index, shared by the rows.
+    let groups: Vec<&str> = p.plan.agents().map(|a| a.group).collect();
+    let name = |id: AgentId| m.names.get(id.index()).map_or("env", String::as_str);
+    let source = |id: u64| usize::try_from(id).ok().and_then(|id| m.sources.get(id.checked_sub(1)?));
     if p.plan.outputs.jobs {
-        let mut csv = Csv::new(&JOBS.header());
-        for j in &r.measured.jobs {
-            let rec = &j.record;
-            csv.row(&[
-                Field::UInt(rec.id),
-                j.source_id.map_or(Field::Empty, Field::UInt),
-                Field::Str(&j.owner),
-                Field::Str(&j.group),
-                Field::Num(rec.submit),
-                num(rec.start),
-                num(rec.end),
-                j.site.as_deref().map_or(Field::Empty, Field::Str),
-                Field::UInt(u64::from(rec.pes)),
-                Field::Num(rec.runtime),
-                num(rec.start.zip(rec.end).map(|(b, e)| e - b)),
-                num(rec.deadline),
-                Field::Str(rec.outcome.as_str()),
-                Field::Num(rec.cost),
-                num(j.metered.map(|m| m.0)),
-                num(j.metered.map(|m| m.1)),
-                num(rec.start.map(|s| s - rec.submit)),
-                num(rec.end.filter(|_| rec.start.is_some()).map(|e| e - rec.submit)),
-                rec.reason.as_deref().map_or(Field::Empty, Field::Str),
-            ]);
-        }
-        table(dir, "jobs", csv, &p.plan)?;
+        stream_table(dir, "jobs", &JOBS.header(), &p.plan, |row| {
+            for j in &m.jobs {
+                let metered = m.metered.get(&j.id);
+                row(&[
+                    Field::UInt(j.id),
+                    source(j.id).map_or(Field::Empty, |s| Field::UInt(s.id)),
+                    Field::Str(name(j.owner)),
+                    Field::Str(groups.get(j.owner.index()).copied().unwrap_or("")),
+                    Field::Num(j.submit),
+                    num(j.start),
+                    num(j.end),
+                    j.site.map_or(Field::Empty, |s| Field::Str(name(s))),
+                    Field::UInt(u64::from(j.pes)),
+                    Field::Num(j.runtime),
+                    num(j.start.zip(j.end).map(|(b, e)| e - b)),
+                    num(j.deadline),
+                    Field::Str(j.outcome.as_str()),
+                    Field::Num(j.cost),
+                    num(metered.map(|m| m.0)),
+                    num(metered.map(|m| m.1)),
+                    num(j.start.map(|s| s - j.submit)),
+                    num(j.end.filter(|_| j.start.is_some()).map(|e| e - j.submit)),
+                    m.reasons.get(&j.id).map_or(Field::Empty, |r| Field::Str(r)),
+                ])?;
+            }
+            Ok(())
+        })?;
     }
     if p.plan.outputs.schedule {
-        table(dir, "schedule", schedule_csv(study, point, r), &p.plan)?;
+        stream_table(dir, "schedule", &SCHEDULE.header(), &p.plan, |row| {
+            for j in &m.jobs {
+                let group = groups.get(j.owner.index()).copied().unwrap_or("");
+                let workload =
+                    p.plan.groups.iter().find(|g| *g.name == *group).and_then(|g| g.spec.workload()).map(|w| w.0);
+                let end = j.end.filter(|_| j.start.is_some());
+                let execution = j.start.zip(end).map(|(s, e)| e - s);
+                let turnaround = end.map(|e| e - j.submit);
+                row(&[
+                    Field::UInt(j.id),
+                    workload.map_or(Field::Empty, Field::Str),
+                    Field::Num(j.submit),
+                    Field::UInt(u64::from(j.pes)),
+                    num(source(j.id).map(|s| s.estimate)),
+                    Field::UInt(u64::from(j.outcome == JobOutcome::Completed)),
+                    num(j.start),
+                    num(execution),
+                    num(end),
+                    num(j.start.map(|s| s - j.submit)),
+                    num(turnaround),
+                    num(turnaround.zip(execution.filter(|&x| x > 0.0)).map(|(t, x)| t / x)),
+                    // PE ids are not tracked: see the table above.
+                    Field::Empty,
+                    j.site.map_or(Field::Empty, |s| Field::Str(name(s))),
+                    Field::Str(j.outcome.as_str()),
+                ])?;
+            }
+            Ok(())
+        })?;
     }
     if opts.schedule_swf {
         let mut bytes = Vec::new();
@@ -532,6 +567,32 @@ fn table(dir: &Path, stem: &str, csv: Csv, plan: &Plan) -> std::io::Result<()> {
         }
     }
     write(&dir.join(format!("{stem}.csv")), &csv.into_bytes())
+}
+
+/// Writes a table through `rows`, which gives its sink each row in turn: straight into the file (buffered and
+/// atomic, so a job table is never whole in memory), or into memory first when it goes to Parquet.
+fn stream_table(
+    dir: &Path,
+    stem: &str,
+    header: &[&str],
+    plan: &Plan,
+    rows: impl FnOnce(&mut dyn FnMut(&[Field]) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if plan.outputs.parquet {
+        let mut csv = Csv::new(header);
+        rows(&mut |fields| {
+            csv.row(fields);
+            Ok(())
+        })?;
+        return table(dir, stem, csv, plan);
+    }
+    let path = dir.join(format!("{stem}.csv"));
+    let fill = |out: &mut dyn std::io::Write| {
+        let mut csv = CsvWriter::new(out, header)?;
+        rows(&mut |fields| csv.row(fields))
+    };
+    write_atomic_with(&path, fill)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
 }
 
 /// A quantity of `timeseries.csv` charted per point as `p<i>/<name>.svg`; a market series (prices, contention)
@@ -651,38 +712,6 @@ fn write_time_charts(study: &Study, point: usize, r: &RunResult, dir: &Path) -> 
     Ok(())
 }
 
-/// `schedule.csv`: one row per job, in the columns of Batsim's jobs file that apply.
-fn schedule_csv(study: &Study, point: usize, r: &RunResult) -> Csv {
-    let plan = &study.points[point].plan;
-    let mut csv = Csv::new(&SCHEDULE.header());
-    for j in &r.measured.jobs {
-        let rec = &j.record;
-        let workload = plan.groups.iter().find(|g| *g.name == *j.group).and_then(|g| g.spec.workload()).map(|w| w.0);
-        let end = rec.end.filter(|_| rec.start.is_some());
-        let execution = rec.start.zip(end).map(|(s, e)| e - s);
-        let turnaround = end.map(|e| e - rec.submit);
-        csv.row(&[
-            Field::UInt(rec.id),
-            workload.map_or(Field::Empty, Field::Str),
-            Field::Num(rec.submit),
-            Field::UInt(u64::from(rec.pes)),
-            num(j.estimate),
-            Field::UInt(u64::from(rec.outcome == JobOutcome::Completed)),
-            num(rec.start),
-            num(execution),
-            num(end),
-            num(rec.start.map(|s| s - rec.submit)),
-            num(turnaround),
-            num(turnaround.zip(execution.filter(|&x| x > 0.0)).map(|(t, x)| t / x)),
-            // PE ids are not tracked: see the table above.
-            Field::Empty,
-            j.site.as_deref().map_or(Field::Empty, Field::Str),
-            Field::Str(rec.outcome.as_str()),
-        ]);
-    }
-    csv
-}
-
 /// The run's schedule as an SWF workload: one job per job of `jobs.csv`, in submit order, and a header that says
 /// what the run was and which provider each partition number is.
 fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
@@ -692,8 +721,7 @@ fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
         .measured
         .jobs
         .iter()
-        .map(|j| {
-            let rec = &j.record;
+        .map(|rec| {
             // Instants are rounded, and the wait and run times are their differences, so that they add up.
             let submit = whole(rec.submit);
             let start = rec.start.map(whole);
@@ -704,11 +732,13 @@ fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
                 JobOutcome::Dropped => Some(JobStatus::Cancelled),
                 JobOutcome::Running | JobOutcome::Pending => None,
             };
-            let partition = j.site.as_ref().and_then(|s| sites.iter().position(|(name, _)| **name == **s));
+            let site = rec.site.map(|s| r.measured.names.get(s.index()).map_or("env", String::as_str));
+            let partition = site.and_then(|s| sites.iter().position(|(name, _)| name == s));
+            let estimate = usize::try_from(rec.id).ok().and_then(|id| r.measured.sources.get(id.checked_sub(1)?));
             WorkloadJob {
                 wait: start.map(|s| s - submit),
                 requested_pes: Some(rec.pes),
-                requested_time: j.estimate,
+                requested_time: estimate.map(|s| s.estimate),
                 status,
                 partition: partition.and_then(|i| u32::try_from(i + 1).ok()),
                 // −1: a job that did not complete has no run time.

@@ -16,7 +16,7 @@ use agents::sim::{AgentId, End, Outcome, Runtime, SimBuilder, SimError, SimTime,
 use super::metrics::{self, Measured, Source};
 use crate::scenario::plan::{LatencyRule, Plan};
 use crate::scenario::raw::RawRuntime;
-use crate::workload::Workload;
+use crate::workload::{Workload, WorkloadJob};
 
 /// What went wrong in one run.
 #[derive(Debug, thiserror::Error)]
@@ -101,17 +101,16 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
     if let (Some(tmp), Some(path)) = (&trace_tmp, trace_to) {
         std::fs::rename(tmp, path).map_err(|source| RunError::Io { path: path.to_path_buf(), source })?;
     }
+    // Each agent's state goes as soon as it has reported: a broker's jobs are never held twice beside another's.
     let reports: Vec<Report> = agents
-        .iter()
+        .into_iter()
         .map(|a| {
             let mut r = Report::default();
             a.report(outcome.now, &mut r);
             r
         })
         .collect();
-    // The agents' state goes before the rows are built from their reports.
-    drop(agents);
-    let measured = metrics::measure(plan, &names, reports, &outcome, &sources).map_err(RunError::Invariant)?;
+    let measured = metrics::measure(plan, &names, reports, &outcome, sources).map_err(RunError::Invariant)?;
     Ok(RunResult { seed, outcome, measured })
 }
 
@@ -136,53 +135,72 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
         }
         generated.insert(&group.name, w);
     }
-    // Deal each group's jobs among its members in one pass, then number them in member order.
+    // Deal each group's jobs among its members, then number them in member order.
     let mut out = BTreeMap::new();
-    let mut sources = Vec::new();
+    let mut sources = Vec::with_capacity(generated.values().map(|w| w.jobs.len()).sum());
     for group in &plan.groups {
-        let (Some((_, deal)), Some(w)) = (group.spec.workload(), generated.get(group.name.as_str())) else {
+        let (Some((workload, deal)), Some(w)) = (group.spec.workload(), generated.remove(group.name.as_str())) else {
             continue;
         };
-        let mut hands = vec![Vec::new(); group.count];
-        for (i, j) in w.jobs.iter().enumerate() {
-            let key = match deal {
-                Deal::RoundRobin => i as u64,
-                Deal::ByUser => j.user.map_or(i as u64, u64::from),
-            };
-            hands[(key % group.count as u64) as usize].push(j);
-        }
         // Messages carry instants as `SimTime`s: a workload's times must be valid ones.
-        let workload = group.spec.workload().map_or("", |w| w.0);
         let instant = |secs: f64, what: &str, job: u64| {
             SimTime::new(secs).map_err(|e| RunError::Workload {
                 name: workload.to_string(),
                 message: format!("job {job}: {what}: {e}"),
             })
         };
-        for (index, hand) in hands.into_iter().enumerate() {
-            let jobs: Vec<UserJob> = hand
-                .into_iter()
-                .map(|j| {
-                    let estimate = j.requested_time.unwrap_or(j.runtime).max(j.runtime);
-                    sources.push(Source { id: j.id, estimate });
-                    Ok(UserJob {
-                        submit: instant(j.submit, "submit time", j.id)?,
-                        spec: JobSpec {
-                            id: sources.len() as u64,
-                            owner: AgentId::ENV,
-                            pes: j.pes,
-                            runtime: j.runtime,
-                            estimate,
-                            deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
-                            budget: j.budget,
-                            lease: j.lease,
-                            memory_mb: None,
-                            priority: j.priority,
-                            data: j.data,
-                        },
-                    })
-                })
-                .collect::<Result<_, RunError>>()?;
+        // Each job as its broker gets it, numbered for now by its position in the workload; where it came from
+        // and whose hand it goes to, by that position.
+        let mut origin = Vec::with_capacity(w.jobs.len());
+        let mut hand_of = Vec::with_capacity(w.jobs.len());
+        let mut convert = |i: usize, j: &WorkloadJob| {
+            let key = match deal {
+                Deal::RoundRobin => i as u64,
+                Deal::ByUser => j.user.map_or(i as u64, u64::from),
+            };
+            hand_of.push((key % group.count as u64) as usize);
+            let estimate = j.requested_time.unwrap_or(j.runtime).max(j.runtime);
+            origin.push(Source { id: j.id, estimate });
+            Ok(UserJob {
+                submit: instant(j.submit, "submit time", j.id)?,
+                spec: JobSpec {
+                    id: i as u64,
+                    owner: AgentId::ENV,
+                    pes: j.pes,
+                    runtime: j.runtime,
+                    estimate,
+                    deadline: j.deadline.map(|d| instant(d, "deadline", j.id)).transpose()?,
+                    budget: j.budget,
+                    lease: j.lease,
+                    memory_mb: None,
+                    priority: j.priority,
+                    data: j.data,
+                },
+            })
+        };
+        let mut jobs: Vec<UserJob> = match Arc::try_unwrap(w) {
+            // The run holds the only copy: the jobs become the brokers' in the workload's own buffer (an in-place
+            // collect), so the two are never held at once.
+            Ok(w) => w.jobs.into_iter().enumerate().map(|(i, j)| convert(i, &j)).collect::<Result<_, RunError>>()?,
+            Err(w) => w.jobs.iter().enumerate().map(|(i, j)| convert(i, j)).collect::<Result<_, RunError>>()?,
+        };
+        jobs.shrink_to_fit();
+        let hands = if group.count == 1 {
+            vec![jobs]
+        } else {
+            let mut sizes = vec![0; group.count];
+            hand_of.iter().for_each(|&h| sizes[h] += 1);
+            let mut hands: Vec<Vec<UserJob>> = sizes.into_iter().map(Vec::with_capacity).collect();
+            for (job, &h) in jobs.into_iter().zip(&hand_of) {
+                hands[h].push(job);
+            }
+            hands
+        };
+        for (index, mut jobs) in hands.into_iter().enumerate() {
+            for job in &mut jobs {
+                sources.push(origin[job.spec.id as usize]);
+                job.spec.id = sources.len() as u64;
+            }
             out.insert(member_name(&group.name, group.count, index), jobs);
         }
     }

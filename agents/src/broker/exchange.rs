@@ -226,7 +226,7 @@ impl UserBroker {
         let Some((_, strategy)) = self.exchange() else { return };
         let (attempts, retry) = (strategy.attempts, strategy.retry);
         let now = ctx.now();
-        let Some(t) = self.tracked(job) else { return };
+        let Some(mut t) = self.tracked(job) else { return };
         if t.life.outcome != JobOutcome::Pending {
             return;
         }

@@ -110,16 +110,16 @@ pub enum OnRefusal {
     Cheapest,
 }
 
-/// A job as the broker tracks it: the job as dealt, what happened to it so far, and what only some modes need (boxed,
-/// so that a plain job costs one pointer for them). Its [`JobRecord`] is built from these when reported.
-#[derive(Clone, Debug)]
-pub(super) struct Tracked {
-    job: UserJob,
-    life: Life,
-    more: Option<Box<More>>,
+/// A job as the broker tracks it: the job as dealt and what happened to it so far, borrowed from the broker's two
+/// lists (the dealt jobs are kept as they came, not copied into a record). Its [`JobRecord`] is built from these
+/// when reported.
+pub(super) struct Tracked<'a> {
+    job: &'a mut UserJob,
+    life: &'a mut Life,
 }
 
-/// What happened to a job so far: the parts of its [`JobRecord`] that are not in its spec.
+/// What happened to a job so far: the parts of its [`JobRecord`] that are not in its spec, and what only some modes
+/// need (boxed, so that a plain job costs one pointer for them).
 #[derive(Clone, Debug)]
 struct Life {
     start: Option<f64>,
@@ -128,6 +128,7 @@ struct Life {
     outcome: JobOutcome,
     cost: f64,
     reason: Option<String>,
+    more: Option<Box<More>>,
 }
 
 /// The state of a job only some modes keep.
@@ -143,28 +144,29 @@ struct More {
     attempts: u32,
 }
 
-impl Tracked {
+impl Tracked<'_> {
     fn more(&mut self) -> &mut More {
-        self.more.get_or_insert_with(Box::default)
+        self.life.more.get_or_insert_with(Box::default)
     }
+}
 
-    fn record(&self) -> JobRecord {
-        let (job, life) = (&self.job, &self.life);
+impl Life {
+    fn record(&self, job: &UserJob) -> JobRecord {
         JobRecord {
             id: job.spec.id,
             submit: job.submit.secs(),
-            start: life.start,
-            end: life.end,
-            site: life.site,
+            start: self.start,
+            end: self.end,
+            site: self.site,
             pes: job.spec.pes,
             runtime: job.spec.runtime,
             deadline: job.spec.deadline.map(SimTime::secs),
             budget: job.spec.budget,
             lease: job.spec.lease,
             priority: job.spec.priority,
-            outcome: life.outcome,
-            cost: life.cost,
-            reason: life.reason.clone(),
+            outcome: self.outcome,
+            cost: self.cost,
+            reason: self.reason.clone(),
             parts: self.more.as_ref().map_or_else(Vec::new, |m| m.parts.iter().map(|p| p.0).collect()),
         }
     }
@@ -173,7 +175,10 @@ impl Tracked {
 /// The user broker agent.
 pub struct UserBroker {
     submission: Submission,
-    jobs: Vec<Tracked>,
+    /// The jobs as dealt, sorted by submission time.
+    jobs: Vec<UserJob>,
+    /// What happened to each, by position in `jobs`.
+    lives: Vec<Life>,
     /// Position in `jobs` of each job id.
     index: BTreeMap<JobId, usize>,
     /// Index of the next job to submit (jobs are sorted by submission time).
@@ -191,28 +196,27 @@ pub struct UserBroker {
 }
 
 impl UserBroker {
-    /// A broker for `workload` (sorted here by submission time, stably).
-    pub fn new(mut workload: Vec<UserJob>, submission: Submission) -> UserBroker {
-        workload.sort_by_key(|job| job.submit);
-        let jobs = workload
-            .into_iter()
-            .map(|job| Tracked {
-                job,
-                life: Life {
-                    start: None,
-                    end: None,
-                    site: None,
-                    outcome: JobOutcome::Pending,
-                    cost: 0.0,
-                    reason: None,
-                },
-                more: None,
-            })
-            .collect::<Vec<_>>();
-        let index = jobs.iter().enumerate().map(|(i, t)| (t.job.spec.id, i)).collect();
+    /// A broker for `jobs` (sorted here by submission time, stably).
+    pub fn new(mut jobs: Vec<UserJob>, submission: Submission) -> UserBroker {
+        // A sorted workload (a trace in submission order) is kept as it is: a stable sort would take a copy's room.
+        if !jobs.is_sorted_by_key(|job| job.submit) {
+            jobs.sort_by_key(|job| job.submit);
+        }
+        let life = Life {
+            start: None,
+            end: None,
+            site: None,
+            outcome: JobOutcome::Pending,
+            cost: 0.0,
+            reason: None,
+            more: None,
+        };
+        let lives = vec![life; jobs.len()];
+        let index = jobs.iter().enumerate().map(|(i, job)| (job.spec.id, i)).collect();
         UserBroker {
             submission,
             jobs,
+            lives,
             index,
             next: 0,
             round_pending: false,
@@ -224,14 +228,14 @@ impl UserBroker {
         }
     }
 
-    pub(super) fn tracked(&mut self, id: JobId) -> Option<&mut Tracked> {
+    pub(super) fn tracked(&mut self, id: JobId) -> Option<Tracked<'_>> {
         let i = *self.index.get(&id)?;
-        self.jobs.get_mut(i)
+        Some(Tracked { job: self.jobs.get_mut(i)?, life: self.lives.get_mut(i)? })
     }
 
     fn schedule_next_submission(&self, ctx: &mut Ctx<'_>) {
-        if let Some(t) = self.jobs.get(self.next) {
-            ctx.wake_in((t.job.submit - ctx.now()).max(0.0), TimerMsg::Submit);
+        if let Some(job) = self.jobs.get(self.next) {
+            ctx.wake_in((job.submit - ctx.now()).max(0.0), TimerMsg::Submit);
         }
     }
 
@@ -240,18 +244,18 @@ impl UserBroker {
         let now = ctx.now();
         let me = ctx.me();
         let first = self.next;
-        while let Some(t) = self.jobs.get_mut(self.next) {
-            if t.job.submit > now {
+        while let Some(job) = self.jobs.get_mut(self.next) {
+            if job.submit > now {
                 break;
             }
-            t.job.spec.owner = me;
+            job.spec.owner = me;
             match self.submission {
-                Submission::Direct { to } => ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(t.job.spec.clone())))),
+                Submission::Direct { to } => ctx.send(to, Msg::Job(JobMsg::Submit(Box::new(job.spec.clone())))),
                 Submission::MetaBroker { to } => {
-                    ctx.send(to, Msg::Market(MarketMsg::ResourceRequest(Box::new(t.job.spec.clone()))))
+                    ctx.send(to, Msg::Market(MarketMsg::ResourceRequest(Box::new(job.spec.clone()))))
                 }
                 Submission::Personalised { .. } => {}
-                Submission::Exchange { .. } => self.unsent.push(t.job.spec.id),
+                Submission::Exchange { .. } => self.unsent.push(job.spec.id),
             }
             self.next += 1;
         }
@@ -297,8 +301,9 @@ impl UserBroker {
     fn claim(&mut self, range: std::ops::Range<usize>, ctx: &mut Ctx<'_>) {
         let Submission::Personalised { providers, claims, choice, .. } = &self.submission else { return };
         let now = ctx.now();
-        for t in self.jobs[range].iter_mut() {
-            if t.life.outcome != JobOutcome::Pending || t.more.as_ref().is_some_and(|m| m.claiming) {
+        for (job, life) in self.jobs[range.clone()].iter_mut().zip(&mut self.lives[range]) {
+            let t = Tracked { job, life };
+            if t.life.outcome != JobOutcome::Pending || t.life.more.as_ref().is_some_and(|m| m.claiming) {
                 continue;
             }
             let spec = &t.job.spec;
@@ -322,15 +327,15 @@ impl UserBroker {
             let choice = match claims.refused {
                 OnRefusal::Cheapest => pick(&[]),
                 // Every feasible provider refused once: start over with all of them.
-                OnRefusal::NextCheapest => pick(t.more.as_ref().map_or(&[], |m| &m.refused)).or_else(|| {
-                    if let Some(m) = &mut t.more {
+                OnRefusal::NextCheapest => pick(t.life.more.as_ref().map_or(&[], |m| &m.refused)).or_else(|| {
+                    if let Some(m) = &mut t.life.more {
                         m.refused.clear();
                     }
                     pick(&[])
                 }),
             };
             if let Some(p) = choice {
-                t.more.get_or_insert_with(Box::default).claiming = true;
+                t.life.more.get_or_insert_with(Box::default).claiming = true;
                 ctx.send(p, Msg::Market(MarketMsg::SlaRequest(Box::new(spec.clone()))));
             }
         }
@@ -360,7 +365,7 @@ impl UserBroker {
                 let Some(t) = self.tracked(*job) else { return };
                 t.life.cost += *cost;
                 // A job split into parts is complete when all its tasks are.
-                let parts = t.more.as_deref_mut().map_or(&mut [][..], |m| &mut m.parts[..]);
+                let parts = t.life.more.as_deref_mut().map_or(&mut [][..], |m| &mut m.parts[..]);
                 let part_again =
                     parts.iter_mut().find(|p| p.0 == *job).is_some_and(|p| std::mem::replace(&mut p.2, true));
                 let done: u32 = parts.iter().filter(|p| p.2).map(|p| p.1).sum();
@@ -391,7 +396,7 @@ impl UserBroker {
     fn on_ticket(&mut self, ticket: &Ticket, ctx: &mut Ctx<'_>) {
         let Some(&i) = self.index.get(&ticket.job) else { return };
         self.index.insert(ticket.part, i);
-        let t = &mut self.jobs[i];
+        let mut t = Tracked { job: &mut self.jobs[i], life: &mut self.lives[i] };
         t.more().parts.push((ticket.part, ticket.cpus, false));
         // An exchange's contract was paid when reserved; a meta-broker's ticket only quotes a cost.
         if ticket.prepaid {
@@ -407,7 +412,7 @@ impl UserBroker {
     }
 
     fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
-        let Some(t) = self.tracked(job) else { return };
+        let Some(mut t) = self.tracked(job) else { return };
         let more = t.more();
         more.claiming = false;
         if !granted {
@@ -465,7 +470,7 @@ impl Agent<GridMarket> for UserBroker {
     }
 
     fn report(&self, _now: SimTime, out: &mut Report) {
-        out.jobs.extend(self.jobs.iter().map(Tracked::record));
+        out.jobs.extend(self.jobs.iter().zip(&self.lives).map(|(job, life)| life.record(job)));
         out.violations.extend(self.violations.iter().cloned());
     }
 }
