@@ -66,3 +66,55 @@ fn test_the_das2_replay_runs_per_cpu_jobs_against_its_baseline() {
         metric(0, "utilities.pcu.public_work_share") > public && public > metric(2, "utilities.pcu.public_work_share")
     );
 }
+
+#[test]
+fn test_a_traces_memory_is_the_footprint_a_replica_carries() {
+    // Three one-CPU jobs: used memory 8,000 KB (requested 4,000), unknown used memory with 4,000 KB requested, and
+    // neither. One replica each on always-available public nodes (no dedicated node is free: it has a long job of
+    // its own), so the uplink carries each footprint once: 8 + 4 + the utility's default 1 MB.
+    let dir = std::env::temp_dir().join(format!("gridmarket-pcu-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = |id: u32, submit: u32, runtime: u32, used: i64, requested: i64| {
+        format!("{id} {submit} -1 {runtime} 1 -1 {used} 1 {runtime} {requested} 1 1 -1 -1 -1 -1 -1 -1\n")
+    };
+    let swf =
+        [line(1, 0, 100_000, -1, -1), line(2, 1, 50, 8000, 4000), line(3, 2, 50, -1, 4000), line(4, 3, 50, -1, -1)];
+    std::fs::write(dir.join("jobs.swf"), swf.concat()).unwrap();
+    let scenario = r#"
+name = "memory"
+seed = 1
+replications = 1
+horizon = 1000.0
+[outputs]
+jobs = false
+timeseries = false
+schedule = false
+ledger = false
+[workloads.jobs]
+model = "swf"
+file = "jobs.swf"
+[utilities.pcu]
+policy = "greedy"
+replicas = 1
+epoch = 10.0
+[nodes.dedicated]
+count = 1
+utility = "pcu"
+[nodes.public]
+count = 3
+utility = "pcu"
+availability = { up = 1e12, down = 1.0 }
+[brokers.users]
+count = 1
+workload = "jobs"
+submit-to = "pcu"
+"#;
+    std::fs::write(dir.join("memory.toml"), scenario).unwrap();
+    let study = Study::load(&dir.join("memory.toml"), &LoadOptions::default()).unwrap();
+    let result = family::run(&study, "pcu-memory");
+    let _ = std::fs::remove_dir_all(&dir);
+    let metrics = &result.runs[0].metrics;
+    assert_eq!(metrics["utilities.pcu.completed"], 3.0, "{metrics:?}");
+    let uplink = metrics["utilities.pcu.uplink_mb"];
+    assert!((uplink - 13.0).abs() < 1e-9, "{uplink} MB up");
+}

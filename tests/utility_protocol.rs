@@ -2,7 +2,7 @@
 //! replicas to public nodes after their state crosses the links; a public node whose owner takes it back goes silent,
 //! the manager notices it two epochs later and replenishes the replica; under dynamic priorities a job that waited
 //! on public nodes is live-migrated into the dedicated node and the job it displaces out, each frozen only for the
-//! residual's copy.
+//! residual's copy; replicas go only to public nodes their owners have not taken back.
 
 use agents::node::{Availability, Node, NodeConfig};
 use agents::protocol::{JobMsg, JobSpec, Msg, Run, TimerMsg, UtilityMsg};
@@ -169,4 +169,39 @@ fn test_dynamic_priorities_swap_jobs_by_live_migration() {
         .find(|d| d.to == other && matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == 1 && r.done == 18.0));
     let at = resumed.map(|d| d.at).unwrap();
     assert!((at - 28.9).abs() < 1e-9, "{at}");
+}
+
+#[test]
+fn test_replicas_go_only_to_public_nodes_whose_owners_have_not_taken_them_back() {
+    let (mut tb, user, rm) = bed(UtilityPolicy::Greedy, 2, 0);
+    // Three public nodes whose owners, once they take them back (by hand here), keep them for good.
+    let gone_for_good = Some(Availability { up: 1e15, down: 1e9 });
+    for name in ["p0", "p1", "p2"] {
+        let config = NodeConfig { utility: rm, speed: 0.5, bandwidth: 1e6, latency: 0.1, availability: gone_for_good };
+        tb.agent(name, "node", Node::new(config));
+    }
+    // p0 is taken back while free; job 1 takes the dedicated node and job 2 the two free public nodes left.
+    tb.inject_env(0.5, "p0", Msg::Timer(TimerMsg::Availability));
+    submit(&mut tb, user, 1, 1.0, 100.0);
+    submit(&mut tb, user, 2, 2.0, 10.0);
+    // p1 is taken back while it runs job 2; p2 finishes job 2 at 38.1 s (10 s of work at half speed from 18.1 s),
+    // before p1's silence is noticed, so p1's replica is stopped, not found failed. Job 3 then finds one free node.
+    tb.inject_env(25.0, "p1", Msg::Timer(TimerMsg::Availability));
+    submit(&mut tb, user, 3, 26.0, 10.0);
+    tb.run_until(60.0).unwrap();
+    let mut two = runs(&tb, 2);
+    two.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(two, vec![("p1".to_string(), 18.1), ("p2".to_string(), 18.1)]);
+    tb.assert_in_order(&[
+        expect("utility.withdrawn").from("p0").to("rm").at(0.5),
+        expect("utility.withdrawn").from("p1").to("rm").at(25.0),
+        expect("utility.done").from("p2").to("rm").at(38.1),
+        expect("utility.stop").from("rm").to("p1").at(38.2),
+    ]);
+    // At the epoch of 40 s the query finds only p2: one replica, not two on nodes whose owners have them.
+    assert_eq!(runs(&tb, 3), vec![("p2".to_string(), 48.1)]);
+    assert!(runs(&tb, 1).iter().all(|(node, _)| node == "d"));
+    let metrics = tb.sim().report(rm).unwrap().metrics;
+    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    assert_eq!((get("replica_failures"), get("restarts")), (0.0, 0.0));
 }

@@ -1011,8 +1011,8 @@ impl TimerMsg {
 pub enum UtilityMsg {
     /// Node → utility manager: the node can take a job. A dedicated node says so once, at the start; a public node
     /// each time its owner leaves the machine idle (at the start if it is idle then). A public node that its owner
-    /// takes back says nothing to the scheduler (only `Lost`, to its measurements): the manager learns it from the
-    /// missing progress reports.
+    /// takes back while it runs a replica says nothing to the scheduler (only `Lost`, to its measurements): the
+    /// manager learns it from the missing progress reports.
     Available {
         /// A dedicated node (reliable, inside the cluster), or a public one.
         dedicated: bool,
@@ -1065,6 +1065,10 @@ pub enum UtilityMsg {
         /// The job.
         job: JobId,
     },
+    /// Public node → utility manager: its owner took it back, so it is not free until it announces itself again. This
+    /// answers the manager's query for free public nodes (Algorithm 1, line 9) only: a replica lost with it is still
+    /// found failed from its missing progress reports.
+    Withdrawn,
 }
 
 /// A job for a node to run.
@@ -1093,6 +1097,7 @@ impl UtilityMsg {
             UtilityMsg::Freeze { .. } => "utility.freeze",
             UtilityMsg::Frozen { .. } => "utility.frozen",
             UtilityMsg::Lost { .. } => "utility.lost",
+            UtilityMsg::Withdrawn => "utility.withdrawn",
         }
     }
 }

@@ -3,7 +3,8 @@
 //! are the job's checkpoints. A public node is someone else's machine lent while idle: its owner takes it back and
 //! leaves it idle again after exponential times (the two-state AV/NA Markov model), and the replica it runs is lost,
 //! silently, when that happens (a `Lost` goes to the manager's measurement of replica availability, never to its
-//! scheduler); it reports progress as its life pulse.
+//! scheduler); it reports progress as its life pulse. Each time its owner takes it back it also leaves the pool of
+//! free nodes the manager queries (`Withdrawn`): the paper's manager queries for *free* public resources.
 
 pub mod kind;
 
@@ -171,10 +172,13 @@ impl Agent<GridMarket> for Node {
                 self.available = !self.available;
                 if self.available {
                     self.announce(ctx);
-                } else if let Some(r) = self.stop(ctx) {
-                    self.lost += 1;
-                    self.lost_work += self.config.speed * (now - r.since);
-                    self.lost_to_measurement(r.job, ctx);
+                } else {
+                    if let Some(r) = self.stop(ctx) {
+                        self.lost += 1;
+                        self.lost_work += self.config.speed * (now - r.since);
+                        self.lost_to_measurement(r.job, ctx);
+                    }
+                    ctx.send(self.config.utility, UtilityMsg::Withdrawn);
                 }
                 self.flip_later(a, ctx);
             }
@@ -240,6 +244,33 @@ mod tests {
         ]);
         bed.assert_none(&to_rm("utility.done"));
         bed.assert_none(&to_rm("utility.progress").at(20.0));
+    }
+
+    #[test]
+    fn a_public_node_taken_back_leaves_the_free_pool() {
+        // The owner takes the machine back at 5 s while it is idle, and at 20 s while it runs a replica; each time
+        // the owner leaves it idle again a moment later.
+        let mut bed = TestBed::new(1);
+        node(&mut bed, Some(Availability { up: 1e15, down: 1e-3 }));
+        bed.inject_env(5.0, "n", Msg::Timer(TimerMsg::Availability));
+        bed.inject(
+            10.0,
+            "rm",
+            "n",
+            Msg::Utility(UtilityMsg::Run(Box::new(Run { job: 7, work: 100.0, done: 0.0, report: 10.0, session: 1 }))),
+        );
+        bed.inject_env(20.0, "n", Msg::Timer(TimerMsg::Availability));
+        bed.run_until(30.0).unwrap();
+        bed.assert_in_order(&[
+            to_rm("utility.available").at(0.0),
+            to_rm("utility.withdrawn").at(5.0),
+            to_rm("utility.available"),
+            to_rm("utility.progress").at(20.0),
+            to_rm("utility.lost").at(20.0),
+            to_rm("utility.withdrawn").at(20.0),
+            to_rm("utility.available"),
+        ]);
+        bed.assert_none(&to_rm("utility.progress").at(30.0));
     }
 
     #[test]

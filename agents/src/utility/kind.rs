@@ -170,7 +170,8 @@ pub struct RawUtility {
     /// `downlink`.
     #[serde(default)]
     pub free_transfers: bool,
-    /// A job's memory footprint when it has none of its own [MB; default 1].
+    /// A job's memory footprint when it has none of its own (a trace's jobs have their memory per processor) [MB;
+    /// default 1].
     pub footprint: Option<Positive>,
     /// What a migration copies, in footprints (default 1; 3 for the paper's DAS-2 runs).
     pub migration_factor: Option<Positive>,

@@ -11,7 +11,10 @@
 //! node. The first replica to finish completes the job; the others are stopped.
 //!
 //! The manager knows no runtimes when it schedules (only the user's estimate, for the elongation) and no public
-//! node's state but what the node said: its announcements (`Utility::Available`) and its progress reports. State moves
+//! node's state but what the node said: its announcements (`Utility::Available`), its withdrawals when its owner
+//! takes it back (`Utility::Withdrawn`), and its progress reports. Withdrawals only keep the node out of the free
+//! pool (Algorithm 1 queries for k *free* public resources, so replicas go only to nodes available when spawned); a
+//! replica lost with its node is found failed from the missing reports, as the paper detects failures. State moves
 //! over the cluster's Internet links ([`link`]): spawning or replenishing a replica sends the job's footprint up;
 //! a live migration copies the bulk while the job runs, then freezes it and copies the residual, so the job is down
 //! only for the residual.
@@ -112,8 +115,10 @@ struct Public {
     latency: f64,
     /// The job whose replica it holds (or is being sent); `None` while it is in the free pool or unknown.
     job: Option<JobId>,
-    /// In the free pool.
-    pooled: bool,
+    /// Its index in the free pool, while in it.
+    slot: Option<usize>,
+    /// Withdrawn by its owner since its last announcement: not free, whatever it holds.
+    away: bool,
     /// Its session, from its last announcement.
     session: u32,
 }
@@ -465,8 +470,15 @@ impl Utility {
                 self.replica_failed(job, node, ctx);
             }
         }
-        let p = self.public.entry(node).or_insert(Public { bandwidth, latency, job: None, pooled: false, session });
-        (p.bandwidth, p.latency, p.session) = (bandwidth, latency, session);
+        let p = self.public.entry(node).or_insert(Public {
+            bandwidth,
+            latency,
+            job: None,
+            slot: None,
+            away: false,
+            session,
+        });
+        (p.bandwidth, p.latency, p.session, p.away) = (bandwidth, latency, session, false);
         self.release(node);
     }
 
@@ -475,20 +487,29 @@ impl Utility {
         if self.pool.is_empty() {
             return None;
         }
-        let node = self.pool.swap_remove(ctx.rng().random_range(0..self.pool.len()));
+        let node = self.pool[ctx.rng().random_range(0..self.pool.len())];
+        self.unpool(node);
         if let Some(p) = self.public.get_mut(&node) {
             p.job = Some(job);
-            p.pooled = false;
         }
         Some(node)
     }
 
-    /// A public node believed alive holds nothing any more: back to the pool.
+    /// Takes `node` out of the free pool, if it is there.
+    fn unpool(&mut self, node: AgentId) {
+        let Some(slot) = self.public.get_mut(&node).and_then(|p| p.slot.take()) else { return };
+        self.pool.swap_remove(slot);
+        if let Some(p) = self.pool.get(slot).and_then(|moved| self.public.get_mut(moved)) {
+            p.slot = Some(slot);
+        }
+    }
+
+    /// A public node holds nothing any more: back to the pool, unless its owner has it.
     fn release(&mut self, node: AgentId) {
         if let Some(p) = self.public.get_mut(&node) {
             p.job = None;
-            if !p.pooled {
-                p.pooled = true;
+            if p.slot.is_none() && !p.away {
+                p.slot = Some(self.pool.len());
                 self.pool.push(node);
             }
         }
@@ -497,7 +518,7 @@ impl Utility {
     /// A public node found gone holds nothing, and is not free until it announces itself again.
     fn forget(&mut self, node: AgentId) {
         if let Some(p) = self.public.get_mut(&node)
-            && !p.pooled
+            && p.slot.is_none()
         {
             p.job = None;
         }
@@ -1146,6 +1167,12 @@ impl Agent<GridMarket> for Utility {
             Msg::Utility(UtilityMsg::Done { job }) => self.on_done(from, *job, ctx),
             Msg::Utility(UtilityMsg::Frozen { job, done }) => self.on_frozen(from, *job, *done, ctx),
             Msg::Utility(UtilityMsg::Lost { job }) => self.hold(*job, from, false, now),
+            Msg::Utility(UtilityMsg::Withdrawn) => {
+                if let Some(p) = self.public.get_mut(&from) {
+                    p.away = true;
+                }
+                self.unpool(from);
+            }
             Msg::Timer(TimerMsg::Round { .. }) => self.on_epoch(ctx),
             Msg::Timer(TimerMsg::Transfer) => self.on_transfers(ctx),
             other => tracing::error!(utility = ctx.name(), kind = other.kind(), "unhandled message"),
