@@ -102,9 +102,13 @@ impl Provider {
         let now = ctx.now();
         while let Some(waiting) = self.jobs.get(&id).filter(|j| j.start.is_none()) {
             let class = waiting.spec.priority;
+            // Leases without a reservation run only as the scheduler started them: look among its running jobs,
+            // not the whole (possibly long) queue.
+            let jobs = &self.jobs;
             let victim = self
-                .jobs
-                .iter()
+                .scheduler
+                .running()
+                .filter_map(|r| jobs.get_key_value(&r.id))
                 .filter(|(_, j)| j.start.is_some() && j.reservation.is_none() && j.spec.priority > class)
                 .max_by(|a, b| {
                     a.1.spec.priority.cmp(&b.1.spec.priority).then(a.1.start.cmp(&b.1.start)).then(a.0.cmp(b.0))

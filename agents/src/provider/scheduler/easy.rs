@@ -13,11 +13,15 @@ impl LocalScheduler {
     /// cancellations can advance them. Queue order is arrival within priority classes, or the
     /// configured [`QueueOrder`](super::QueueOrder)'s, ranked anew at every pass.
     pub(super) fn queue_pass(&mut self, now: SimTime, fcfs: bool) -> Vec<Started> {
-        for (&seq, waiting) in &mut self.queue {
-            if let Some(hold) = waiting.hold.take() {
-                self.due.remove(&(hold.start, seq));
-                self.cluster.release(hold.start, hold.end, &hold.take);
-            }
+        // Between passes only the pivots hold windows, and each is in `due`: release them in queue order, without
+        // walking the whole queue.
+        let mut pivots: Vec<u64> = self.due.iter().map(|&(_, seq)| seq).collect();
+        pivots.sort_unstable();
+        for seq in pivots {
+            let waiting = self.queue.get_mut(&seq).expect("a due job is queued");
+            let hold = waiting.hold.take().expect("a due job holds its window");
+            self.due.remove(&(hold.start, seq));
+            self.cluster.release(hold.start, hold.end, &hold.take);
         }
         let ranked = self.ranked(now);
         let (cluster, due) = (&mut self.cluster, &mut self.due);

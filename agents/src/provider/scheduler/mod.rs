@@ -706,6 +706,10 @@ impl LocalScheduler {
     /// Planned start of a waiting job, if it holds a reservation (every waiting job under
     /// conservative backfilling; partition heads under EASY).
     pub fn planned_start(&self, id: JobId) -> Option<SimTime> {
+        // FCFS gives a waiting job no window, before or after a pass: no need to settle a pending one.
+        if self.policy == SchedulerPolicy::Fcfs {
+            return None;
+        }
         let this = self.settled(self.now);
         let seq = this.seq_of.get(&id)?;
         this.queue[seq].hold.as_ref().map(|hold| hold.start)

@@ -949,3 +949,87 @@ fn queries_before_a_deferred_pass_leave_the_same_schedule() {
     assert_eq!(asked.0.len(), specs.len());
     assert_eq!(asked, plain);
 }
+
+/// A scheduler with deferred passes, driven one pass per event, that checks after every pass what the FCFS and EASY
+/// passes rely on instead of walking the queue: the waiting jobs that hold windows are exactly those in `due` (EASY's
+/// pivots; none under FCFS). Before each pass it checks that FCFS's `planned_start`, which answers without settling
+/// the pending pass, agrees with the schedule that pass leaves.
+struct Audited(LocalScheduler);
+
+impl Audited {
+    fn new(mut s: LocalScheduler) -> Self {
+        s.defer_passes();
+        Audited(s)
+    }
+
+    fn pass(&mut self, now: f64, mut started: Vec<Started>) -> Vec<Started> {
+        let s = &mut self.0;
+        assert!(started.is_empty(), "a deferred event starts nothing");
+        if s.policy() == Fcfs {
+            let (settled, _) = LocalScheduler::passed(s, t(now));
+            for job in s.waiting() {
+                let planned = settled.seq_of.get(&job.id).and_then(|seq| settled.queue[seq].hold.as_ref());
+                assert_eq!(s.planned_start(job.id), planned.map(|hold| hold.start), "job {}", job.id);
+            }
+        }
+        started = s.pass(t(now));
+        let holding: BTreeSet<u64> = s.queue.iter().filter(|(_, w)| w.hold.is_some()).map(|(&seq, _)| seq).collect();
+        let due: BTreeSet<u64> = s.due.iter().map(|&(_, seq)| seq).collect();
+        assert_eq!(holding, due, "{:?} at {now}", s.policy());
+        if s.policy() == Fcfs {
+            assert!(due.is_empty(), "FCFS holds no window for a waiting job");
+        }
+        started
+    }
+}
+
+impl Driven for Audited {
+    fn pes(&self) -> u32 {
+        self.0.pes()
+    }
+    fn never_delays(&self) -> bool {
+        false
+    }
+    fn submit(&mut self, now: f64, job: QueuedJob) -> Vec<Started> {
+        let started = self.0.submit(t(now), job).unwrap();
+        self.pass(now, started)
+    }
+    fn complete(&mut self, now: f64, id: JobId) -> Vec<Started> {
+        let started = self.0.complete(t(now), id).unwrap();
+        self.pass(now, started)
+    }
+    fn tick(&mut self, now: f64) -> Vec<Started> {
+        let started = self.0.tick(t(now));
+        self.pass(now, started)
+    }
+    fn reserve(&mut self, now: f64, request: ReservationRequest) -> bool {
+        // A reservation only takes capacity, and asks for no pass.
+        self.0.reserve(t(now), request).is_ok()
+    }
+    fn next_wakeup(&self) -> Option<f64> {
+        Driven::next_wakeup(&self.0)
+    }
+    fn planned_start(&self, id: JobId) -> Option<f64> {
+        Driven::planned_start(&self.0, id)
+    }
+    fn head(&self) -> Option<JobId> {
+        Driven::head(&self.0)
+    }
+    fn idle(&self) -> bool {
+        Driven::idle(&self.0)
+    }
+}
+
+#[test]
+fn between_passes_only_due_jobs_hold_windows() {
+    for seed in 200..240 {
+        let (jobs, requests) = random_workload(seed);
+        let single: Vec<Spec> = jobs.iter().map(|j| Spec { partition: None, ..*j }).collect();
+        for policy in [Fcfs, Easy] {
+            let audited = run(&mut Audited::new(LocalScheduler::new(policy, 16)), &single, &requests);
+            let plain = run(&mut LocalScheduler::new(policy, 16), &single, &requests);
+            assert_eq!(audited.starts, plain.starts, "seed {seed}, {policy:?}");
+        }
+        run(&mut Audited::new(LocalScheduler::new(MultiPartitionEasy, 16)), &jobs, &requests);
+    }
+}
