@@ -54,6 +54,16 @@ impl<M> Default for Effects<M> {
 }
 
 impl<M> Effects<M> {
+    /// Whether the handlers did nothing but send (what nearly every delivery does): nothing else to merge.
+    #[inline]
+    pub(crate) fn only_sent(&self) -> bool {
+        self.cancelled.is_empty()
+            && self.skipped.is_empty()
+            && self.end_of_instant.is_empty()
+            && self.stop.is_none()
+            && self.error.is_none()
+    }
+
     pub(crate) fn fail(&mut self, by: AgentId, e: SimError) {
         // Keep the first error only: later ones are usually consequences.
         self.error.get_or_insert((by, e));

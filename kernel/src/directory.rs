@@ -106,25 +106,30 @@ pub struct Latency {
     default: f64,
     by_kind: HashMap<(u16, u16), f64>,
     by_pair: HashMap<(AgentId, AgentId), f64>,
+    /// Some latency is set (not zero): kept so that every send need not look at three fields.
+    any: bool,
 }
 
 impl Latency {
     /// Whether every latency is zero (the fast path, and the papers' assumption).
     #[inline]
     pub fn is_zero(&self) -> bool {
-        self.default == 0.0 && self.by_kind.is_empty() && self.by_pair.is_empty()
+        !self.any
     }
 
     pub(crate) fn set_default(&mut self, d: Delay) {
         self.default = d.secs();
+        self.any = self.default != 0.0 || !self.by_kind.is_empty() || !self.by_pair.is_empty();
     }
 
     pub(crate) fn set_kinds(&mut self, from: u16, to: u16, d: Delay) {
         self.by_kind.insert((from, to), d.secs());
+        self.any = true;
     }
 
     pub(crate) fn set_pair(&mut self, from: AgentId, to: AgentId, d: Delay) {
         self.by_pair.insert((from, to), d.secs());
+        self.any = true;
     }
 
     fn between(&self, from: AgentId, to: AgentId, kinds: (u16, u16)) -> f64 {

@@ -80,6 +80,9 @@ pub struct Engine<M> {
     interrupt: Option<Arc<AtomicBool>>,
     /// Timers of the current batch that their agent cancelled before their turn (so not delivered).
     skipped: Vec<(AgentId, u64)>,
+    /// The slab slots of the batch being delivered, in key order: its envelopes stay where they were stored when
+    /// sent, are handed to the handlers by reference, and are dropped when the next batch is taken.
+    batch: Vec<u32>,
 }
 
 /// Injected messages count from here, above any agent's own counter, so their keys never collide.
@@ -106,6 +109,7 @@ impl<M: Message> Engine<M> {
             record: None,
             interrupt: None,
             skipped: Vec::new(),
+            batch: Vec::new(),
         }
     }
 
@@ -164,12 +168,13 @@ impl<M: Message> Engine<M> {
         Ok(())
     }
 
-    /// What comes next: the next `(time, round)` group of envelopes dated at or before `limit` (into `batch`, in
-    /// key order; cancelled timers are gone already), or, once the current instant has no envelope left, the end of
-    /// the instant for the agents that asked for it (a round of its own). [`Step::Done`] when there is nothing left
-    /// (or the run is stopped).
-    pub(crate) fn next_step(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<Step, SimError> {
-        batch.clear();
+    /// What comes next: the next `(time, round)` group of envelopes dated at or before `limit` (the
+    /// [`batch`](Self::batch), in key order; cancelled timers are gone already), or, once the current instant has no
+    /// envelope left, the end of the instant for the agents that asked for it (a round of its own). [`Step::Done`]
+    /// when there is nothing left (or the run is stopped). The previous batch's envelopes are dropped here.
+    #[inline(always)]
+    pub(crate) fn next_step(&mut self, limit: SimTime) -> Result<Step, SimError> {
+        self.release_batch();
         if self.stopped.is_some() || self.failed.is_some() {
             return Ok(Step::Done);
         }
@@ -184,12 +189,39 @@ impl<M: Message> Engine<M> {
             }
             return Ok(Step::EndOfInstant(std::mem::take(&mut self.end_of_instant).into_iter().collect()));
         }
-        Ok(if self.next_batch(limit, batch)? { Step::Deliver } else { Step::Done })
+        Ok(if self.next_batch(limit)? { Step::Deliver } else { Step::Done })
     }
 
-    /// Fills `batch` with the next `(time, round)` group dated at or before `limit`.
+    /// The slots of the batch being delivered, in key order (see [`envelope`](Self::envelope)).
     #[inline]
-    fn next_batch(&mut self, limit: SimTime, batch: &mut Vec<Envelope<M>>) -> Result<bool, SimError> {
+    pub(crate) fn batch(&self) -> &[u32] {
+        &self.batch
+    }
+
+    /// The envelope in `slot` of the batch being delivered.
+    #[inline]
+    pub(crate) fn envelope(&self, slot: u32) -> &Envelope<M> {
+        self.fel.slab[slot as usize].as_ref().expect("an envelope of the batch being delivered")
+    }
+
+    /// Moves the batch's envelopes into `out`, in key order, for a runtime that sends them away.
+    pub(crate) fn take_batch(&mut self, out: &mut Vec<Envelope<M>>) {
+        let slab = &mut self.fel.slab;
+        out.extend(self.batch.iter().map(|&slot| slab[slot as usize].take().expect("an envelope of the batch")));
+    }
+
+    /// Drops the delivered batch's envelopes (unless taken) and frees their slots.
+    #[inline]
+    fn release_batch(&mut self) {
+        for slot in self.batch.drain(..) {
+            drop(self.fel.slab[slot as usize].take());
+            self.fel.free.push(slot);
+        }
+    }
+
+    /// Fills the batch with the next `(time, round)` group dated at or before `limit`.
+    #[inline]
+    fn next_batch(&mut self, limit: SimTime) -> Result<bool, SimError> {
         let Some((at, round)) = self.fel.peek() else { return Ok(false) };
         if at > limit {
             return Ok(false);
@@ -199,23 +231,25 @@ impl<M: Message> Engine<M> {
         }
         (self.now, self.round) = (at, round);
         loop {
-            let env = self.fel.pop().expect("peeked");
+            let slot = self.fel.pop_slot().expect("peeked");
+            let env = self.fel.slab[slot as usize].as_ref().expect("a live envelope");
             if let Some(t) = &mut self.trace {
-                t.record(&self.dir, &env)?;
+                t.record(&self.dir, env)?;
             }
             if let Some(r) = &mut self.record {
                 r.push(env.clone());
             }
-            batch.push(env);
+            self.batch.push(slot);
             if self.fel.peek() != Some((at, round)) {
                 break;
             }
         }
-        self.delivered += batch.len() as u64;
+        self.delivered += self.batch.len() as u64;
         Ok(true)
     }
 
     /// The error for a cascade of zero-delay messages that does not end: the agents of the batch past the cap.
+    #[cold]
     fn zero_delay_loop(&self, at: SimTime, round: u32) -> SimError {
         let mut agents = BTreeSet::new();
         for env in self.fel.batch_at(at, round) {
@@ -227,9 +261,13 @@ impl<M: Message> Engine<M> {
     }
 
     /// Merges what one or more handlers produced. Call [`end_batch`](Self::end_batch) once the whole batch is in.
+    #[inline]
     pub(crate) fn absorb(&mut self, fx: &mut Effects<M>) {
         for env in fx.sent.drain(..) {
             self.fel.push(env);
+        }
+        if fx.only_sent() {
+            return;
         }
         for (agent, seq) in fx.cancelled.drain(..) {
             self.fel.cancel(agent, seq);
@@ -255,7 +293,17 @@ impl<M: Message> Engine<M> {
     }
 
     /// Ends a batch: its deliveries go to the trace, but for the timers skipped; the first error stops the run.
+    #[inline(always)]
     pub(crate) fn end_batch(&mut self) -> Result<(), SimError> {
+        if self.skipped.is_empty() && self.trace.is_none() && self.failed.is_none() {
+            return Ok(());
+        }
+        self.end_traced_batch()
+    }
+
+    /// The rest of [`end_batch`](Self::end_batch), out of line: most batches skip nothing, trace nothing, fail not.
+    #[inline(never)]
+    fn end_traced_batch(&mut self) -> Result<(), SimError> {
         let skipped = std::mem::take(&mut self.skipped);
         if !skipped.is_empty() {
             self.delivered -= skipped.len() as u64;
@@ -427,6 +475,7 @@ impl<M> Fel<M> {
         self.pairs[lane / 2].0[lane % 2] = e;
     }
 
+    #[inline]
     fn push(&mut self, env: Envelope<M>) {
         let k = env.key;
         let own = env.is_own();
@@ -551,16 +600,25 @@ impl<M> Fel<M> {
         }
     }
 
-    /// Takes the earliest envelope; call after [`peek`](Self::peek), which leaves a live one on top.
+    /// Takes the earliest entry off the heap and returns its slot, whose envelope stays in the slab until the
+    /// caller frees the slot; call after [`peek`](Self::peek), which leaves a live one on top.
     #[inline]
-    fn pop(&mut self) -> Option<Envelope<M>> {
+    fn pop_slot(&mut self) -> Option<u32> {
         let head = self.pop_entry()?;
-        self.free.push(head.slot);
-        let env = self.slab[head.slot as usize].take()?;
+        let env = self.slab[head.slot as usize].as_ref()?;
         if env.is_own() {
-            self.own.remove(&(env.key.from, env.key.seq));
+            let key = (env.key.from, env.key.seq);
+            self.own.remove(&key);
         }
-        Some(env)
+        Some(head.slot)
+    }
+
+    /// Takes the earliest envelope out; call after [`peek`](Self::peek).
+    #[cfg(test)]
+    fn pop(&mut self) -> Option<Envelope<M>> {
+        let slot = self.pop_slot()?;
+        self.free.push(slot);
+        self.slab[slot as usize].take()
     }
 
     /// The pending envelopes of one `(time, round)`, in no particular order (for error reports).
@@ -647,6 +705,43 @@ mod tests {
             assert_eq!(fel.pop().map(|e| e.key), expected.pop_first());
         }
         assert!(expected.is_empty());
+    }
+
+    #[derive(Clone, Debug, serde::Serialize)]
+    struct Ping;
+
+    impl Message for Ping {
+        fn kind(&self) -> &'static str {
+            "ping"
+        }
+    }
+
+    #[test]
+    fn a_batch_is_read_where_it_lies_and_its_slots_freed_at_the_next_step() {
+        let mut dir = Directory::default();
+        dir.add("a", "k").unwrap();
+        let mut engine = Engine::new(Arc::new(dir), None);
+        let at = |t| SimTime::new(t).unwrap();
+        for t in [1.0, 1.0, 1.0, 2.0] {
+            engine.inject(at(t), AgentId::ENV, AgentId(0), Ping).unwrap();
+        }
+        assert!(matches!(engine.next_step(SimTime::MAX), Ok(Step::Deliver)));
+        let first = engine.batch().to_vec();
+        assert_eq!(first.len(), 3);
+        let seqs: Vec<u64> = first.iter().map(|&slot| engine.envelope(slot).key.seq).collect();
+        assert_eq!(seqs, [INJECTED_SEQ, INJECTED_SEQ + 1, INJECTED_SEQ + 2]);
+        assert!(engine.fel.free.is_empty(), "held while the batch is delivered");
+        assert!(matches!(engine.next_step(SimTime::MAX), Ok(Step::Deliver)));
+        assert_eq!(engine.batch().len(), 1);
+        assert!(first.iter().all(|&slot| engine.fel.slab[slot as usize].is_none()));
+        assert_eq!(engine.fel.free.len(), 3);
+        // Taken away (the actix runtime) rather than read in place: the slot is freed all the same.
+        let mut taken = Vec::new();
+        engine.take_batch(&mut taken);
+        assert_eq!(taken.len(), 1);
+        assert!(matches!(engine.next_step(SimTime::MAX), Ok(Step::Done)));
+        assert_eq!((engine.fel.free.len(), engine.fel.slab.len()), (4, 4));
+        assert_eq!(engine.delivered, 4);
     }
 
     #[test]

@@ -302,16 +302,15 @@ fn deliver<W: World>(
 }
 
 /// Calls `agent`'s start or end of the instant, turning a panic into an error that names the agent and the call.
-fn call<W: World>(agent: &mut dyn Agent<W>, call: Call<'_, W::Msg>, ctx: &mut Ctx<'_, W::Msg>) -> Option<SimError> {
+fn call<W: World>(agent: &mut dyn Agent<W>, call: Call, ctx: &mut Ctx<'_, W::Msg>) -> Option<SimError> {
     let result = match call {
         Call::Start => catch_unwind(AssertUnwindSafe(|| agent.start(ctx))),
         Call::EndOfInstant => catch_unwind(AssertUnwindSafe(|| agent.end_of_instant(ctx))),
-        Call::Deliver(_) => return None,
     };
     result.err().map(|p| {
         let when = match call {
             Call::Start => "at start".to_string(),
-            _ => format!("at the end of the instant t={}", ctx.now()),
+            Call::EndOfInstant => format!("at the end of the instant t={}", ctx.now()),
         };
         SimError::Runtime(format!("agent {} panicked {when}: {}", ctx.name(), panic_text(&p)))
     })
@@ -325,41 +324,51 @@ fn panic_text(p: &Box<dyn Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
 }
 
-/// What the runtime asks of an agent.
+/// What the runtime asks of an agent besides deliveries.
 #[derive(Clone, Copy)]
-enum Call<'a, M> {
+enum Call {
     /// Its start, before the first delivery.
     Start,
-    /// Its share of a batch, in key order.
-    Deliver(&'a [Envelope<M>]),
     /// Its end of the instant.
     EndOfInstant,
 }
 
-/// Runs one agent's start, share of a batch or end of the instant, collecting effects.
+/// Runs one agent's start or end of the instant, collecting effects.
 fn run_agent<W: World>(
     agent: &mut dyn Agent<W>,
     state: &mut AgentState,
     dir: &Directory,
     (now, round): (SimTime, u32),
-    what: Call<'_, W::Msg>,
+    what: Call,
+    fx: &mut Effects<W::Msg>,
+) {
+    let panicked = call(agent, what, &mut Ctx::new(now, round, dir, state, fx));
+    if let Some(e) = panicked {
+        fx.fail(state.id, e);
+    }
+}
+
+/// Delivers one agent's share of a batch, in key order, collecting effects.
+#[inline]
+fn run_share<'e, W: World>(
+    agent: &mut dyn Agent<W>,
+    state: &mut AgentState,
+    dir: &Directory,
+    (now, round): (SimTime, u32),
+    share: impl IntoIterator<Item = &'e Envelope<W::Msg>>,
     fx: &mut Effects<W::Msg>,
 ) {
     let mut panicked = None;
     {
         let mut ctx = Ctx::new(now, round, dir, state, fx);
-        if let Call::Deliver(envs) = what {
-            for env in envs {
-                if panicked.is_some() {
-                    break;
-                }
-                if ctx.skip_cancelled(env) {
-                    continue;
-                }
-                deliver(agent, env, &mut ctx, &mut panicked);
+        for env in share {
+            if ctx.skip_cancelled(env) {
+                continue;
             }
-        } else {
-            panicked = call(agent, what, &mut ctx);
+            deliver(agent, env, &mut ctx, &mut panicked);
+            if panicked.is_some() {
+                break;
+            }
         }
     }
     if let Some(e) = panicked {
@@ -389,9 +398,9 @@ impl<W: World> Inline<W> {
             }
             engine.end_batch()?;
         }
-        let mut batch = Vec::new();
+        let mut shares = Vec::new();
         loop {
-            let step = engine.next_step(limit, &mut batch)?;
+            let step = engine.next_step(limit)?;
             let stamp = (engine.now(), engine.round());
             match step {
                 Step::Done => break,
@@ -402,15 +411,22 @@ impl<W: World> Inline<W> {
                         engine.absorb(&mut fx);
                     }
                 }
+                // The common case, one envelope: handed over where it lies, no grouping.
+                Step::Deliver if engine.batch().len() == 1 => {
+                    let env = engine.envelope(engine.batch()[0]);
+                    let i = env.to.index();
+                    run_share(&mut *self.agents[i], &mut self.states[i], &dir, stamp, [env], &mut fx);
+                    engine.absorb(&mut fx);
+                }
                 Step::Deliver => {
-                    if batch.len() > 1 {
-                        // Stable: each agent's share stays in key order.
-                        batch.sort_by_key(|e| e.to);
-                    }
-                    for share in batch.chunk_by(|a, b| a.to == b.to) {
-                        let i = share[0].to.index();
-                        let (agent, state) = (&mut *self.agents[i], &mut self.states[i]);
-                        run_agent(agent, state, &dir, stamp, Call::Deliver(share), &mut fx);
+                    // Stable: each agent's share stays in key order.
+                    shares.clear();
+                    shares.extend(engine.batch().iter().map(|&slot| (engine.envelope(slot).to, slot)));
+                    shares.sort_by_key(|&(to, _)| to);
+                    for share in shares.chunk_by(|a, b| a.0 == b.0) {
+                        let i = share[0].0.index();
+                        let envs = share.iter().map(|&(_, slot)| engine.envelope(slot));
+                        run_share(&mut *self.agents[i], &mut self.states[i], &dir, stamp, envs, &mut fx);
                         engine.absorb(&mut fx);
                     }
                 }
@@ -499,11 +515,12 @@ impl<W: World> Clock<W> {
     fn step(&mut self) {
         let Some(run) = self.run.as_mut() else { return };
         let engine = &mut run.engine;
-        let step = match engine.end_batch().and_then(|()| engine.next_step(run.limit, &mut self.batch)) {
+        let step = match engine.end_batch().and_then(|()| engine.next_step(run.limit)) {
             Ok(Step::Done) => return self.finish(Ok(())),
             Ok(step) => step,
             Err(e) => return self.finish(Err(e)),
         };
+        engine.take_batch(&mut self.batch);
         let (now, round) = (engine.now(), engine.round());
         if let Step::EndOfInstant(agents) = step {
             self.outstanding = agents.len();
@@ -562,14 +579,13 @@ impl<W: World> Handler<Deliver<W::Msg>> for AgentActor<W> {
     type Result = ();
     fn handle(&mut self, msg: Deliver<W::Msg>, _: &mut Context<Self>) {
         if let Some(agent) = self.agent.as_deref_mut() {
-            let stamp = (msg.now, msg.round);
-            let what = match &msg.share {
-                Share::Start => Call::Start,
-                Share::One(env) => Call::Deliver(std::slice::from_ref(env)),
-                Share::Many(envs) => Call::Deliver(envs.as_slice()),
-                Share::EndOfInstant => Call::EndOfInstant,
-            };
-            run_agent(agent, &mut self.state, &self.dir, stamp, what, &mut self.fx);
+            let (stamp, state, dir, fx) = ((msg.now, msg.round), &mut self.state, &self.dir, &mut self.fx);
+            match &msg.share {
+                Share::Start => run_agent(agent, state, dir, stamp, Call::Start, fx),
+                Share::One(env) => run_share(agent, state, dir, stamp, [env], fx),
+                Share::Many(envs) => run_share(agent, state, dir, stamp, envs, fx),
+                Share::EndOfInstant => run_agent(agent, state, dir, stamp, Call::EndOfInstant, fx),
+            }
         }
         // The clock's own work (merging, the next batch, the trace) runs here with the lock held: a panic in it
         // must end the run with an error, not leave the runner waiting for a batch that never comes.
