@@ -244,7 +244,8 @@ fn test_sesp_below_the_violation_threshold_preempts_for_a_local_request_instead_
     assert_eq!(started(&d, 2), Some(6000.0));
     assert_eq!(at(&d, "lease.preempted"), Some(6000.0));
     assert_eq!(metric(&m, "nodes_switched_on"), 2.0);
-    // GESP never preempts for it: it switches two more nodes on for the local request's window.
+    // GESP never preempts for it: it switches on the local request's two nodes (none for the external one, which only
+    // uses what local requests leave switched on).
     let (d, m) = local_after_a_starving_external(EnergyPolicy::Gesp);
     assert_eq!(started(&d, 2), Some(6000.0));
     assert_eq!(at(&d, "lease.preempted"), None);

@@ -69,8 +69,8 @@ fn test_the_das2_replay_runs_per_cpu_jobs_against_its_baseline() {
 
 #[test]
 fn test_a_traces_memory_is_the_footprint_a_replica_carries() {
-    // Three one-CPU jobs: used memory 8,000 KB (requested 4,000), unknown used memory with 4,000 KB requested, and
-    // neither. One replica each on always-available public nodes (no dedicated node is free: it has a long job of
+    // Three one-CPU jobs: used memory 8,000 KB (requested 4,000), used memory 0 (not recorded) with 4,000 KB
+    // requested, and neither. One replica each on always-available public nodes (no dedicated node is free: it has a long job of
     // its own), so the uplink carries each footprint once: 8 + 4 + the utility's default 1 MB.
     let dir = std::env::temp_dir().join(format!("gridmarket-pcu-memory-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -78,7 +78,7 @@ fn test_a_traces_memory_is_the_footprint_a_replica_carries() {
         format!("{id} {submit} -1 {runtime} 1 -1 {used} 1 {runtime} {requested} 1 1 -1 -1 -1 -1 -1 -1\n")
     };
     let swf =
-        [line(1, 0, 100_000, -1, -1), line(2, 1, 50, 8000, 4000), line(3, 2, 50, -1, 4000), line(4, 3, 50, -1, -1)];
+        [line(1, 0, 100_000, -1, -1), line(2, 1, 50, 8000, 4000), line(3, 2, 50, 0, 4000), line(4, 3, 50, -1, -1)];
     std::fs::write(dir.join("jobs.swf"), swf.concat()).unwrap();
     let scenario = r#"
 name = "memory"

@@ -174,7 +174,11 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
                     lease: j.lease,
                     // The trace's average memory per processor (SWF field 7, else the request, field 10) [KB];
                     // unknown or zero: the agent's default.
-                    memory_mb: j.used_memory.or(j.requested_memory).filter(|&kb| kb > 0.0).map(|kb| kb / 1e3),
+                    memory_mb: j
+                        .used_memory
+                        .filter(|&kb| kb > 0.0)
+                        .or(j.requested_memory.filter(|&kb| kb > 0.0))
+                        .map(|kb| kb / 1e3),
                     priority: j.priority,
                     data: j.data,
                 },

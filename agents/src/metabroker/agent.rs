@@ -167,7 +167,8 @@ impl MetaBroker {
         self.awaiting = self.catalogue.len();
         let slowest = self.catalogue.values().map(|(p, _)| p.speed).fold(f64::INFINITY, f64::min);
         let longest = self.queue.values().map(|j| j.estimate.max(j.runtime)).fold(0.0, f64::max);
-        let horizon = OFFER_HORIZON.max(longest / slowest);
+        // Plus a round: with latency, the question reaches a site after the round began.
+        let horizon = OFFER_HORIZON.max(longest / slowest + self.interval);
         for (&p, entry) in &mut self.catalogue {
             entry.1 = false;
             ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon }));
