@@ -325,6 +325,18 @@ pub struct Measured {
     pub markets: Vec<(String, agents::market::MarketRecord)>,
 }
 
+impl Measured {
+    /// An agent's name by its id ("env" for one outside the scenario).
+    pub fn name(&self, id: AgentId) -> &str {
+        self.names.get(id.index()).map_or("env", String::as_str)
+    }
+
+    /// Where job `id` (numbered from 1) came from in its workload.
+    pub fn source(&self, id: u64) -> Option<&Source> {
+        usize::try_from(id).ok().and_then(|id| self.sources.get(id.checked_sub(1)?))
+    }
+}
+
 /// Measures a finished run; `sources[id - 1]` is where job `id` came from. An `Err` is a broken invariant. Each
 /// report's job records become compact rows one report at a time, the records freed as they go: a run holds the
 /// records of one agent at most, and one row per job.

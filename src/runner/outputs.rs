@@ -422,8 +422,8 @@ pub fn write_run(
     let m = &r.measured;
     // Names by agent index, shared by the rows.
     let groups: Vec<&str> = p.plan.agents().map(|a| a.group).collect();
-    let name = |id: AgentId| m.names.get(id.index()).map_or("env", String::as_str);
-    let source = |id: u64| usize::try_from(id).ok().and_then(|id| m.sources.get(id.checked_sub(1)?));
+    let name = |id: AgentId| m.name(id);
+    let source = |id: u64| m.source(id);
     if p.plan.outputs.jobs {
         stream_table(dir, "jobs", &JOBS.header(), &p.plan, |row| {
             for j in &m.jobs {
@@ -732,9 +732,9 @@ fn schedule(study: &Study, point: usize, rep: u32, r: &RunResult) -> Workload {
                 JobOutcome::Dropped => Some(JobStatus::Cancelled),
                 JobOutcome::Running | JobOutcome::Pending => None,
             };
-            let site = rec.site.map(|s| r.measured.names.get(s.index()).map_or("env", String::as_str));
+            let site = rec.site.map(|s| r.measured.name(s));
             let partition = site.and_then(|s| sites.iter().position(|(name, _)| name == s));
-            let estimate = usize::try_from(rec.id).ok().and_then(|id| r.measured.sources.get(id.checked_sub(1)?));
+            let estimate = r.measured.source(rec.id);
             WorkloadJob {
                 wait: start.map(|s| s - submit),
                 requested_pes: Some(rec.pes),
