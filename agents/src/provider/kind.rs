@@ -193,6 +193,11 @@ impl AgentKind for ProviderKind {
             ),
             Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
             Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
+            Metric::new(
+                "consolidation_replanned",
+                Unit::Count,
+                "planned external leases consolidation took off the nodes it switched off, planned anew",
+            ),
             Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
         ];
         METRICS
