@@ -305,3 +305,28 @@ fn test_consolidation_under_the_literal_rule_switches_off_nodes_with_a_future_re
     let (_, idle) = reserved_on_idle_nodes(EnergyPolicy::Pemp, SwitchOff::Idle);
     assert_eq!(metric(&idle.metrics, "consolidation_replanned"), 0.0);
 }
+
+#[test]
+fn test_the_energy_window_counts_what_the_nodes_drew_before_its_end() {
+    // A local request of 4 VMs and 3,600 s at 100 on a switched-off cluster, nodes booting in 120 s: four nodes draw
+    // from 100 to 3,820.
+    let window = |end: f64| {
+        let power = PowerConfig { watts: 117.0, boot: 120.0, shutdown: 0.0 };
+        let energy = EnergyConfig { power, window: Some(end), ..Default::default() };
+        let mut tb = TestBed::new(1);
+        let site = tb.agent("site", "provider", cluster_with(8, energy, CancelledLeases::Restart));
+        tb.probe("local-user");
+        tb.inject(100.0, "local-user", "site", lease(1, 1, 4, 3600.0, LeaseType::Local));
+        tb.run_to_quiescence().unwrap();
+        let m = tb.sim().report(site).unwrap().metrics;
+        (metric(&m, "node_energy_window"), metric(&m, "node_energy"))
+    };
+    let kwh = |node_seconds: f64| 117.0 * node_seconds / 3.6e6;
+    // Ended inside the run: from 100 to 2,000 (taken at the first event after it, a periodic check).
+    let (inside, whole) = window(2_000.0);
+    assert!((inside - kwh(4.0 * 1_900.0)).abs() < 1e-9, "{inside}");
+    assert!((whole - kwh(4.0 * 3_720.0)).abs() < 1e-9);
+    // Ending after the run: all of it.
+    let (after, whole) = window(10_000.0);
+    assert_eq!(after, whole);
+}

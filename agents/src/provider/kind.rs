@@ -187,6 +187,11 @@ impl AgentKind for ProviderKind {
                 "of node_energy, what no lease held (idle, booting, shutting down)",
             ),
             Metric::new(
+                "node_energy_window",
+                Unit::Energy,
+                "of node_energy, what the nodes drew before the end of the energy window (the whole run without one)",
+            ),
+            Metric::new(
                 "violation_rate",
                 Unit::Share,
                 "external requests that waited more than the waiting factor × the mean external duration",
