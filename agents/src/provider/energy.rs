@@ -33,14 +33,20 @@
 //! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
 //! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
 //! nodes the request lacks (beyond the free switched-on ones) between switching on and preemption; if preemption
-//! cannot cover its share (no preemptable lease), the rest is switched on too. Consolidation suspends the running
-//! external leases with the fewest VMs (with one VM per node, every busy node hosts one lease: the fewest leases are
-//! on the nodes of the smallest leases) and switches their nodes off; the leases are rescheduled like any preempted
-//! lease. One decision never both consolidates and switches on: with f > 1 the request is served by preemption
-//! alone, so consolidation happens only when the external leases left after it cover what the request lacks (the
-//! thesis is silent; the alternative suspends leases only to switch their nodes back on at once). Consolidation
-//! suspends only leases whose nodes can be switched off once they are suspended (nothing planned on them after the
-//! lease's end): otherwise the lease resumes at once on the same nodes, paying its overhead for nothing.
+//! cannot cover its share (no preemptable lease), the rest is switched on too. Consolidation first switches off the
+//! nodes the rule of [`SwitchOff`] allows, then takes external leases off nodes and switches those off; the thesis
+//! (§6.3.3): "Consolidate(Num) includes handling affected leases (i.e., preempting and rescheduling them)", on the
+//! nodes "that have the fewest number of leases scheduled on them" (§6.3.2); the scheduler then "just considers
+//! switched on resources". Under `"idle"` it suspends the running external leases with the fewest VMs whose own
+//! windows let their nodes go off (with one VM per node, every busy node hosts one lease: the fewest leases are on
+//! the nodes of the smallest leases); the leases are rescheduled like any preempted lease, and the planned ones
+//! need not move, since a node is held off only until its next use. Under `"unscheduled"` a node with any later
+//! reservation stays on, so consolidation holds its nodes off to the end of time and takes off them, besides the
+//! running external leases (suspended), the planned ones (taken out and planned anew on the switched-on nodes,
+//! later if they no longer fit: a preemption of a reservation, not a delay by backfilling). One decision never both
+//! consolidates and switches on: with f > 1 the request is served by preemption alone, so consolidation happens only
+//! when the external leases left after it cover what the request lacks (the thesis is silent; the alternative
+//! suspends leases only to switch their nodes back on at once).
 //!
 //! The violation rate is the share of external requests whose wait before their first start exceeds α × the mean
 //! duration of the external requests (§6.4.1, α = 5); requests still waiting at the end count by their wait so far.
@@ -49,7 +55,7 @@ use std::collections::BTreeMap;
 
 use super::pemp::{self, Decision, EnergyPolicy, RISK_UNIVERSE, UTILISATION_UNIVERSE};
 use super::power::{Nodes, PowerConfig, PowerError};
-use super::scheduler::{ReservationId, ReservationRequest};
+use super::scheduler::{QueuedJob, ReservationId, ReservationRequest};
 use super::{LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::TimerMsg;
@@ -75,6 +81,8 @@ pub struct EnergyConfig {
     /// Seconds beyond its shutdown and boot delays a node must be able to stay off to be switched off (rule
     /// [`SwitchOff::Idle`]).
     pub break_even: f64,
+    /// End of the window over which `node_energy_window` is measured \[s from the start\]; `None`: the whole run.
+    pub window: Option<f64>,
 }
 
 /// When an energy-managed provider switches a node off (see the module documentation).
@@ -97,6 +105,7 @@ impl Default for EnergyConfig {
             period: 600.0,
             switch_off: SwitchOff::Idle,
             break_even: 0.0,
+            window: None,
         }
     }
 }
@@ -121,8 +130,19 @@ pub(super) struct Energy {
     clamped: u64,
     switched_on: u64,
     consolidated: u64,
+    /// The nodes' energy at the end of the window \[J\], once a run passes it.
+    window_joules: Option<f64>,
+    /// Planned external leases consolidation took off their nodes and planned anew.
+    replanned: u64,
     powered: Series,
     metered: Vec<Metered>,
+}
+
+impl Energy {
+    /// The end of the energy window, if one is set.
+    fn window_end(&self) -> Option<SimTime> {
+        self.config.window.and_then(|w| SimTime::new(w).ok())
+    }
 }
 
 /// The hold of a node that is off or shutting down.
@@ -154,6 +174,15 @@ fn boot_due(nodes: &mut Nodes, holds: &mut Vec<OffHold>, now: SimTime) -> u64 {
     booted
 }
 
+/// The energy the nodes drew from the start to `t` \[J\], with nothing changed since their last update but the boots
+/// due by `t`.
+fn joules_at(nodes: &Nodes, holds: &[OffHold], t: SimTime) -> f64 {
+    let mut nodes = nodes.clone();
+    boot_due(&mut nodes, &mut holds.to_vec(), t);
+    nodes.advance(t);
+    nodes.joules(t)
+}
+
 /// The end of every hold: far beyond any run.
 fn forever() -> SimTime {
     SimTime::new(4.0 * crate::registry::limits::MAX_TIME).expect("a finite time")
@@ -183,6 +212,8 @@ impl Provider {
             clamped: 0,
             switched_on: 0,
             consolidated: 0,
+            window_joules: None,
+            replanned: 0,
             powered: Series::default(),
             metered: Vec::new(),
         }));
@@ -342,6 +373,11 @@ impl Provider {
     /// order), and switches off the nodes whose GESP closing hold has begun.
     fn advance_nodes(&mut self, now: SimTime) {
         if let Some(e) = self.energy.as_mut() {
+            // Every change to the nodes comes after this call in its instant: before it, they are as at the end of
+            // the window if the window ended since the last change.
+            if let Some(end) = e.window_end().filter(|&end| end <= now && e.window_joules.is_none()) {
+                e.window_joules = Some(joules_at(&e.nodes, &e.holds, end));
+            }
             e.switched_on += boot_due(&mut e.nodes, &mut e.holds, now);
             e.nodes.advance(now);
             let (due, later): (Vec<_>, Vec<_>) = e.closing.iter().partition(|c| c.0 <= now);
@@ -394,19 +430,6 @@ impl Provider {
         off
     }
 
-    /// Whether the nodes of a lease of `vms` VMs planned to end at `end` can be switched off once it is suspended
-    /// now, by the rule of [`SwitchOff`] (otherwise it would resume at once on the same nodes, paying its overhead
-    /// for nothing).
-    fn can_switch_off_after(&self, vms: u32, end: SimTime, now: SimTime) -> bool {
-        let Some(e) = self.energy.as_ref() else { return false };
-        match e.config.switch_off {
-            // Nothing planned on them after the lease's end.
-            SwitchOff::Unscheduled => self.scheduler.min_free_as_planned(end, forever()) >= vms,
-            // Its own window frees them until its end at least.
-            SwitchOff::Idle => end - now > e.config.power.shutdown + e.config.power.boot + e.config.break_even,
-        }
-    }
-
     /// Switches on up to `count` nodes that are off; returns when they are ready (`None` if none was off).
     fn switch_on(&mut self, count: u32, now: SimTime) -> Option<SimTime> {
         let e = self.energy.as_mut()?;
@@ -436,11 +459,12 @@ impl Provider {
     }
 
     /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled now (with a local request of
-    /// `local` VMs arriving) leave room: switch off idle nodes, then suspend the external leases with the fewest VMs
-    /// and switch their nodes off.
+    /// `local` VMs arriving) leave room: switch off idle nodes, then take external leases off nodes and switch those
+    /// off, by the rule of [`SwitchOff`] (see [`Self::suspend_for_idle`] and [`Self::clear_to_the_end`]).
     fn consolidate(&mut self, count: u32, local: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let Some(on) = self.energy.as_ref().map(|e| e.nodes.on()) else { return };
+        let Some(e) = self.energy.as_ref() else { return };
+        let (on, rule) = (e.nodes.on(), e.config.switch_off);
         let local_now: u32 = self
             .jobs
             .values()
@@ -451,7 +475,23 @@ impl Provider {
         if local_now + count > on {
             return;
         }
-        let mut off = self.switch_off_idle(count, now);
+        let off = self.switch_off_idle(count, now);
+        if off < count {
+            match rule {
+                SwitchOff::Idle => self.suspend_for_idle(count - off, ctx),
+                SwitchOff::Unscheduled => self.clear_to_the_end(count - off, ctx),
+            }
+        }
+    }
+
+    /// Consolidation under [`SwitchOff::Idle`]: suspends the running external leases with the fewest VMs and switches
+    /// their nodes off, up to `count`; only leases whose nodes can then be switched off (if waiting requests are
+    /// planned on them right after, suspending frees nothing to switch off and the lease would resume at once on the
+    /// same nodes, paying its overhead for nothing).
+    fn suspend_for_idle(&mut self, count: u32, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let Some(e) = self.energy.as_ref() else { return };
+        let gap = e.config.power.shutdown + e.config.power.boot + e.config.break_even;
         let ends: BTreeMap<JobId, SimTime> = self.scheduler.running().map(|r| (r.id, r.end)).collect();
         let mut victims: Vec<(u32, JobId)> = self
             .jobs
@@ -460,26 +500,101 @@ impl Provider {
             .map(|(&id, j)| (j.spec.pes, id))
             .collect();
         victims.sort();
-        for (vms, id) in victims {
+        let mut off = 0;
+        for (_, id) in victims {
             if off >= count {
                 break;
             }
-            // Only a lease whose nodes can then be switched off: if waiting requests are planned on them after it
-            // ends, suspending it frees nothing to switch off and it would resume at once on the same nodes.
+            // Its own window frees its nodes until its end at least.
             let Some(&end) = ends.get(&id) else { continue };
-            if !self.can_switch_off_after(vms, end, now) {
+            if end - now <= gap {
                 continue;
             }
             let Ok((evicted, started)) = self.scheduler.suspend(now, id) else { continue };
             self.start(started, ctx);
-            let memory = self.jobs.get(&id).and_then(|j| j.spec.memory_mb).unwrap_or(self.config.vm_memory_mb);
-            let overhead = self.config.overhead.overhead(PreemptionKind::Suspend, vms, memory);
-            self.requeue_preempted(evicted, overhead, ctx);
+            self.requeue_consolidated(evicted, ctx);
+            off += self.switch_off_idle(count - off, now);
+        }
+    }
+
+    /// Consolidation under [`SwitchOff::Unscheduled`], where a node goes off only with nothing planned on it to the
+    /// end: frees up to `count` nodes from now to the end of time by taking off them the external leases that hold
+    /// them, running ones (suspended, with their overhead) and planned ones (taken out and planned anew on the
+    /// switched-on nodes, later if they no longer fit: a preempted reservation), and switches them off. The thesis's
+    /// consolidation "preempting and rescheduling" the affected leases (§6.3.3), with a scheduler that "just
+    /// considers switched on resources" (§6.3.2). Leases with the fewest VMs go first, planned before running ones
+    /// (re-planning costs no overhead), later starts first, each only if it holds capacity where fewer than `count`
+    /// nodes would be free; holds other than external leases (local leases, nodes booting) are never moved, so only
+    /// as many nodes as they leave are switched off.
+    fn clear_to_the_end(&mut self, count: u32, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let end = forever();
+        let jobs = &self.jobs;
+        let external =
+            |id: &JobId| jobs.get(id).is_some_and(|j| j.spec.lease.and_then(LeaseType::preemption).is_some());
+        // (VMs, running, latest start first, id, planned end)
+        let running = self
+            .scheduler
+            .running()
+            .filter(|r| external(&r.id) && r.end > now)
+            .map(|r| (r.pes, true, r.start, r.id, r.end));
+        let planned: Vec<_> = self
+            .scheduler
+            .waiting()
+            .filter(|q| external(&q.id))
+            .filter_map(|q| self.scheduler.planned_start(q.id).map(|s| (q.pes, false, s, q.id, s + q.estimate)))
+            .collect();
+        let mut candidates: Vec<(u32, bool, SimTime, JobId, SimTime)> = running.chain(planned).collect();
+        candidates.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(a.3.cmp(&b.3)));
+        let take_out = |s: &mut super::scheduler::LocalScheduler, running: bool, id: JobId| {
+            if running { s.suspend(now, id).is_ok() } else { s.remove(now, id).is_ok() }
+        };
+        let mut trial = self.scheduler.clone();
+        let mut victims = Vec::new();
+        let mut free = trial.min_free_as_planned(now, end);
+        for &(_, running, start, id, until) in &candidates {
+            if free >= count {
+                break;
+            }
+            if trial.min_free_as_planned(start.max(now), until) < count && take_out(&mut trial, running, id) {
+                victims.push(id);
+                free = trial.min_free_as_planned(now, end);
+            }
+        }
+        // Only as many nodes as the other holds leave.
+        let count = count.min(free);
+        if count == 0 {
+            return;
+        }
+        let request = ReservationRequest { start: now, end, pes: count, partition: None };
+        let Ok(preempted) = self.scheduler.reserve_preempting(now, request, &victims) else { return };
+        // One hold per node (switched on one by one): the freed capacity is held again node by node just below,
+        // before any pass.
+        let _ = self.scheduler.cancel_reservation(now, preempted.reservation);
+        self.switch_off_idle(count, now);
+        self.start(preempted.started, ctx);
+        for evicted in preempted.evicted {
+            self.requeue_consolidated(evicted, ctx);
+        }
+    }
+
+    /// A lease consolidation took off its nodes: a running one is suspended with the overhead of its VMs and counted;
+    /// a planned one is planned anew.
+    fn requeue_consolidated(&mut self, evicted: QueuedJob, ctx: &mut Ctx<'_>) {
+        let Some(job) = self.jobs.get(&evicted.id) else { return };
+        let overhead = if job.start.is_some() {
+            let memory = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
             if let Some(e) = self.energy.as_mut() {
                 e.consolidated += 1;
             }
-            off += self.switch_off_idle(count - off, now);
-        }
+            self.config.overhead.overhead(PreemptionKind::Suspend, job.spec.pes, memory)
+        } else {
+            if let Some(e) = self.energy.as_mut() {
+                e.replanned += 1;
+            }
+            0.0
+        };
+        self.requeue_preempted(evicted, overhead, ctx);
     }
 
     /// The controller's output f for the state now, its inputs clamped to their universes.
@@ -530,6 +645,10 @@ impl Provider {
         let mut nodes = e.nodes.clone();
         boot_due(&mut nodes, &mut e.holds.clone(), now);
         nodes.advance(now);
+        let window = match e.window_end() {
+            Some(end) if end < now => e.window_joules.unwrap_or_else(|| joules_at(&e.nodes, &e.holds, end)),
+            _ => nodes.joules(now),
+        };
         let unstarted = e.arrived.values().map(|&(at, d)| (now - at, d));
         let all: Vec<(f64, f64)> = e.waits.iter().copied().chain(unstarted).collect();
         let mean = all.iter().map(|w| w.1).sum::<f64>() / all.len().max(1) as f64;
@@ -537,9 +656,11 @@ impl Provider {
         out.metrics.extend([
             ("node_energy", nodes.joules(now) / JOULES_PER_KWH),
             ("node_idle_energy", nodes.idle_joules(now) / JOULES_PER_KWH),
+            ("node_energy_window", window / JOULES_PER_KWH),
             ("violation_rate", if all.is_empty() { 0.0 } else { violated as f64 / all.len() as f64 }),
             ("nodes_switched_on", e.switched_on as f64),
             ("consolidated_leases", e.consolidated as f64),
+            ("consolidation_replanned", e.replanned as f64),
             ("controller_clamped", e.clamped as f64),
         ]);
         out.series.push(("powered_nodes", e.powered.clone()));
@@ -576,6 +697,9 @@ pub struct RawEnergy {
     /// (default 0: with a node drawing the same while booting, on or shutting down, switching off pays as soon as
     /// the gap exceeds the delays).
     pub break_even: Option<f64>,
+    /// Seconds from the start over which `node_energy_window` is measured (default: the whole run); the thesis
+    /// reports the energy of its 30-day trace.
+    pub window: Option<f64>,
 }
 
 impl RawEnergy {
@@ -600,6 +724,19 @@ impl RawEnergy {
         if !(break_even.is_finite() && break_even >= 0.0) {
             return Err(("break-even", format!("expected a finite number of seconds >= 0, found {break_even}")));
         }
-        Ok(EnergyConfig { policy: self.policy, power, alpha, period, switch_off: self.switch_off, break_even })
+        if let Some(w) = self.window
+            && !(w > 0.0 && w <= crate::registry::limits::MAX_TIME)
+        {
+            return Err(("window", format!("expected a number of seconds > 0 and at most 1e12, found {w}")));
+        }
+        Ok(EnergyConfig {
+            policy: self.policy,
+            power,
+            alpha,
+            period,
+            switch_off: self.switch_off,
+            break_even,
+            window: self.window,
+        })
     }
 }

@@ -187,12 +187,22 @@ impl AgentKind for ProviderKind {
                 "of node_energy, what no lease held (idle, booting, shutting down)",
             ),
             Metric::new(
+                "node_energy_window",
+                Unit::Energy,
+                "of node_energy, what the nodes drew before the end of the energy window (the whole run without one)",
+            ),
+            Metric::new(
                 "violation_rate",
                 Unit::Share,
                 "external requests that waited more than the waiting factor × the mean external duration",
             ),
             Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
             Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
+            Metric::new(
+                "consolidation_replanned",
+                Unit::Count,
+                "planned external leases consolidation took off the nodes it switched off, planned anew",
+            ),
             Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
         ];
         METRICS
