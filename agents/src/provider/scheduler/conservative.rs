@@ -14,6 +14,18 @@ pub(super) struct Release {
     max_free: u32,
 }
 
+/// Whether a clean job may move: a release it has not seen that could let it.
+///
+/// A job clean at epoch `clean` had no window before its start `held`; inside its own window its PEs are its own. A
+/// window that fits now must therefore hold an instant `x` in `[now, held)` where free PEs grew since, hence in the
+/// region of a release logged after `clean`, with at least `pes` free at `x`: at most that release's `max_free` (take
+/// the last release covering `x`; later changes there only took PEs).
+fn may_move(releases: &[Release], clean: u64, (now, held): (SimTime, SimTime), pes: u32) -> bool {
+    // Releases are logged in epoch order: the unseen ones are a suffix.
+    let unseen = releases.partition_point(|r| r.epoch <= clean);
+    releases[unseen..].iter().any(|r| r.end > now && r.start < held && r.max_free >= pes)
+}
+
 impl LocalScheduler {
     /// Under conservative backfilling, logs capacity given back over `[start, end)` for [`compress`](Self::compress).
     pub(super) fn log_release(&mut self, start: SimTime, end: SimTime) {
@@ -30,11 +42,9 @@ impl LocalScheduler {
     /// pass per event; a move made during a pass is seen by the jobs ahead of the mover at the
     /// next event.
     ///
-    /// Jobs that provably cannot move are skipped. A job that held its earliest start at
-    /// epoch `clean` can move earlier only if free PEs grew somewhere before its current start
-    /// (inside its own window its PEs are its own): through a release it has not seen, which
-    /// begins before that start and left at least `pes` PEs free at some point (every later
-    /// change there was a logged release or an allocation).
+    /// Jobs that provably cannot move are skipped (see [`may_move`]). A move logs only the part of its old window that
+    /// the new one leaves: in a saturated queue most moves slide a job by less than its length, and the jobs behind
+    /// it would otherwise see the whole old window as capacity given back.
     pub(super) fn compress(&mut self, now: SimTime) -> Vec<Started> {
         let seen = self.epoch;
         // Conservative backfilling runs on a single partition.
@@ -44,15 +54,13 @@ impl LocalScheduler {
             // A job that arrived in this instant is placed after the compression (see `pass`).
             let Some(hold) = waiting.hold.as_mut() else { continue };
             let (pes, estimate) = (waiting.job.pes, waiting.job.estimate);
-            let unseen =
-                |r: &Release| r.epoch > waiting.clean && r.end > now && r.start < hold.start && r.max_free >= pes;
             let start = if hold.start < now {
                 // A missed wake-up: the window is partly past, so re-plan from now.
                 profile.release(hold.start, hold.end, pes);
                 let start = profile.earliest_fit(now, pes, estimate);
                 profile.allocate(hold.start, hold.end, pes);
                 start
-            } else if hold.start > now && self.releases.iter().any(unseen) {
+            } else if hold.start > now && may_move(&self.releases, waiting.clean, (now, hold.start), pes) {
                 profile.earliest_refit(now, pes, estimate, hold.start)
             } else {
                 hold.start
@@ -69,12 +77,20 @@ impl LocalScheduler {
                 let end = start + estimate;
                 profile.shift(hold.start, hold.end, start, end, pes);
                 self.epoch += 1;
-                self.releases.push(Release {
-                    epoch: self.epoch,
-                    start: hold.start,
-                    end: hold.end,
-                    max_free: profile.max_free(hold.start, hold.end),
-                });
+                // Free PEs grew only where the old window does not overlap the new one.
+                let (from, to) = if start < hold.end && hold.start < end {
+                    if start < hold.start { (end.max(hold.start), hold.end) } else { (hold.start, start.min(hold.end)) }
+                } else {
+                    (hold.start, hold.end)
+                };
+                if from < to {
+                    self.releases.push(Release {
+                        epoch: self.epoch,
+                        start: from,
+                        end: to,
+                        max_free: profile.max_free(from, to),
+                    });
+                }
                 (hold.start, hold.end) = (start, end);
             }
             waiting.clean = self.epoch;

@@ -742,6 +742,28 @@ fn pruned_compression_matches_naive() {
     }
 }
 
+/// A queue that only grows (arrivals every 0-1 s, each 2-40 s on 8 PEs, estimates up to 4× the runtime): every early
+/// completion slides much of the queue a little earlier, the case where a move releases only the part of its old
+/// window it left and most jobs see releases they cannot use.
+#[test]
+fn pruned_compression_matches_naive_on_a_saturated_queue() {
+    for seed in 200..215 {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut now = 0.0;
+        let jobs: Vec<Spec> = (0..45)
+            .map(|id| {
+                now += f64::from(rng.random_range(0..2u32));
+                let runtime = f64::from(rng.random_range(2..40u32));
+                let estimate = runtime * f64::from(rng.random_range(1..=4u32));
+                job(id, now, [1, 1, 1, 2, 2, 3, 4, 8][rng.random_range(0..8usize)], estimate, runtime)
+            })
+            .collect();
+        let fast = run(&mut LocalScheduler::new(Conservative, 8), &jobs, &[]);
+        let naive = run(&mut Naive::new(8), &jobs, &[]);
+        assert_eq!(fast.starts, naive.starts, "seed {seed}");
+    }
+}
+
 /// Two 2-PE jobs end at t=10, 10 s before their estimates, on a 4-PE cluster where a wide job W (4 PEs) waits ahead
 /// of a small one S (2 PEs, 5 s). A pass after the first end would backfill S into the 2 PEs it frees, and W could
 /// then start only at 15, when S ends; one pass after both ends starts W at once.
