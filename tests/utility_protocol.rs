@@ -2,7 +2,8 @@
 //! replicas to public nodes after their state crosses the links; a public node whose owner takes it back goes silent,
 //! the manager notices it two epochs later and replenishes the replica; under dynamic priorities a job that waited
 //! on public nodes is live-migrated into the dedicated node and the job it displaces out, each frozen only for the
-//! residual's copy; replicas go only to public nodes their owners have not taken back.
+//! residual's copy; replicas go only to public nodes their owners have not taken back; a job on two replicas loses
+//! one, has it replenished, migrates into the dedicated node in two phases and is completed and credited once.
 
 use agents::node::{Availability, Node, NodeConfig};
 use agents::protocol::{JobMsg, JobSpec, Msg, Run, TimerMsg, UtilityMsg};
@@ -204,4 +205,60 @@ fn test_replicas_go_only_to_public_nodes_whose_owners_have_not_taken_them_back()
     let metrics = tb.sim().report(rm).unwrap().metrics;
     let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
     assert_eq!((get("replica_failures"), get("restarts")), (0.0, 0.0));
+}
+
+#[test]
+fn test_a_replicated_job_loses_a_replica_is_replenished_and_migrates_in_to_complete_once() {
+    let (mut tb, user, rm) = bed(UtilityPolicy::Dynamic, 2, 3);
+    // Job 1 (95 s) takes the dedicated node at 10 s; job 2 (1000 s) goes as two replicas at 18.1 s and, at half
+    // speed, does not outrank job 1 (elongation 0.09) before the dedicated node frees at 105 s.
+    submit(&mut tb, user, 1, 1.0, 95.0);
+    submit(&mut tb, user, 2, 2.0, 1000.0);
+    tb.run_until(20.0).unwrap();
+    let replicas = runs(&tb, 2);
+    assert_eq!(replicas.len(), 2);
+    assert!(replicas.iter().all(|(node, at)| node.starts_with('p') && (at - 18.1).abs() < 1e-9), "{replicas:?}");
+    // The owner of the first replica's node takes it back at 25 s and returns it idle at once: the replica is gone
+    // and the epoch at 30 s replenishes it (the job never ran on the dedicated node: from the start).
+    let (lost, survivor) = (replicas[0].0.clone(), replicas[1].0.clone());
+    tb.inject_env(25.0, &lost, Msg::Timer(TimerMsg::Availability));
+    tb.run_until(3000.0).unwrap();
+    let all = runs(&tb, 2);
+    assert_eq!(all.len(), 4, "two replicas, the replenished one, and the run on the dedicated node: {all:?}");
+    assert!((all[2].1 - 38.1).abs() < 1e-9 && all[2].0.starts_with('p'), "{all:?}");
+    let replenished = all[2].0.clone();
+    // Job 1 ends at 105 s; at the epoch of 110 s job 2 migrates in from its forerunner, the survivor (50 s of work
+    // done against none on the replenished replica): the bulk (1 MB over 1 Mb/s) runs to 118 s while the job runs,
+    // the replica freezes when the order arrives, the residual (0.1 MB) takes 0.8 s, the dedicated node resumes it
+    // from 50 and the other replica is stopped. The 950 s left end at 1068.9 s.
+    tb.assert_in_order(&[
+        expect("utility.withdrawn").from(&lost).to("rm").at(25.0),
+        expect("job.completed").from("rm").to("user").at(105.0),
+        expect("utility.freeze").from("rm").to(&survivor).at(118.1),
+        expect("utility.frozen")
+            .from(&survivor)
+            .to("rm")
+            .at(118.1)
+            .msg(Msg::Utility(UtilityMsg::Frozen { job: 2, done: 50.0 })),
+        expect("utility.run").from("rm").to("d").at(118.9),
+        expect("utility.stop").from("rm").to(&replenished).at(119.0),
+        expect("utility.done").from("d").to("rm").at(1068.9),
+        expect("job.completed").from("rm").to("user").at(1068.9),
+    ]);
+    let resumed = tb
+        .deliveries()
+        .into_iter()
+        .find(|d| d.at > 100.0 && matches!(&d.msg, Msg::Utility(UtilityMsg::Run(r)) if r.job == 2 && r.done == 50.0));
+    assert!(resumed.is_some(), "the dedicated node resumes from the frozen replica's progress");
+    // Completed once, and the user's account credited once with the job's work.
+    let completions = tb
+        .deliveries()
+        .into_iter()
+        .filter(|d| d.to == "user" && matches!(&d.msg, Msg::Job(JobMsg::Completed { job: 2, .. })))
+        .count();
+    assert_eq!(completions, 1);
+    let metrics = tb.sim().report(rm).unwrap().metrics;
+    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    assert_eq!((get("completed"), get("replica_failures"), get("restarts"), get("migrations")), (2.0, 1.0, 0.0, 1.0));
+    assert!((get("goodput") * 3000.0 - 1095.0).abs() < 1e-6, "goodput {}", get("goodput"));
 }
