@@ -328,5 +328,6 @@ fn test_the_energy_window_counts_what_the_nodes_drew_before_its_end() {
     assert!((whole - kwh(4.0 * 3_720.0)).abs() < 1e-9);
     // Ending after the run: all of it.
     let (after, whole) = window(10_000.0);
+    assert!((after - kwh(4.0 * 3_720.0)).abs() < 1e-9, "{after}");
     assert_eq!(after, whole);
 }

@@ -55,7 +55,7 @@ use std::collections::BTreeMap;
 
 use super::pemp::{self, Decision, EnergyPolicy, RISK_UNIVERSE, UTILISATION_UNIVERSE};
 use super::power::{Nodes, PowerConfig, PowerError};
-use super::scheduler::{QueuedJob, ReservationId, ReservationRequest};
+use super::scheduler::{LocalScheduler, QueuedJob, ReservationId, ReservationRequest};
 use super::{LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::TimerMsg;
@@ -485,9 +485,9 @@ impl Provider {
     }
 
     /// Consolidation under [`SwitchOff::Idle`]: suspends the running external leases with the fewest VMs and switches
-    /// their nodes off, up to `count`; only leases whose nodes can then be switched off (if waiting requests are
-    /// planned on them right after, suspending frees nothing to switch off and the lease would resume at once on the
-    /// same nodes, paying its overhead for nothing).
+    /// their nodes off, up to `count`; only leases with more than the nodes' shutdown, boot and break-even times left
+    /// to run (a node is held off only until its next use, so a lease ending sooner frees nothing worth switching
+    /// off, and it would pay its suspend overhead for nothing).
     fn suspend_for_idle(&mut self, count: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(e) = self.energy.as_ref() else { return };
@@ -546,9 +546,10 @@ impl Provider {
             .collect();
         let mut candidates: Vec<(u32, bool, SimTime, JobId, SimTime)> = running.chain(planned).collect();
         candidates.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(a.3.cmp(&b.3)));
-        let take_out = |s: &mut super::scheduler::LocalScheduler, running: bool, id: JobId| {
+        let take_out = |s: &mut LocalScheduler, running: bool, id: JobId| {
             if running { s.suspend(now, id).is_ok() } else { s.remove(now, id).is_ok() }
         };
+        // Greedily, the leases that hold capacity where fewer than `count` nodes would be free.
         let mut trial = self.scheduler.clone();
         let mut victims = Vec::new();
         let mut free = trial.min_free_as_planned(now, end);
@@ -557,21 +558,35 @@ impl Provider {
                 break;
             }
             if trial.min_free_as_planned(start.max(now), until) < count && take_out(&mut trial, running, id) {
-                victims.push(id);
+                victims.push((running, id));
                 free = trial.min_free_as_planned(now, end);
             }
         }
-        // Only as many nodes as the other holds leave.
+        // Only as many nodes as the other holds (local leases, nodes booting) leave.
         let count = count.min(free);
         if count == 0 {
             return;
         }
+        // No lease is taken out that the others do not need for that many (a lease chosen early may have been
+        // needed only for more nodes than are left): the latest chosen are dropped first.
+        for i in (0..victims.len()).rev() {
+            let mut trial = self.scheduler.clone();
+            let rest: Vec<_> = victims.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &v)| v).collect();
+            for &(running, id) in &rest {
+                take_out(&mut trial, running, id);
+            }
+            if trial.min_free_as_planned(now, end) >= count {
+                victims = rest;
+            }
+        }
+        let victims: Vec<JobId> = victims.into_iter().map(|(_, id)| id).collect();
         let request = ReservationRequest { start: now, end, pes: count, partition: None };
         let Ok(preempted) = self.scheduler.reserve_preempting(now, request, &victims) else { return };
         // One hold per node (switched on one by one): the freed capacity is held again node by node just below,
         // before any pass.
-        let _ = self.scheduler.cancel_reservation(now, preempted.reservation);
-        self.switch_off_idle(count, now);
+        self.scheduler.cancel_reservation(now, preempted.reservation).expect("the reservation was just placed");
+        let off = self.switch_off_idle(count, now);
+        debug_assert_eq!(off, count, "the capacity freed to the end of time holds every node");
         self.start(preempted.started, ctx);
         for evicted in preempted.evicted {
             self.requeue_consolidated(evicted, ctx);

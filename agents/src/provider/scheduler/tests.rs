@@ -742,7 +742,7 @@ fn pruned_compression_matches_naive() {
     }
 }
 
-/// A queue that only grows (arrivals every 0-1 s, each 2-40 s on 8 PEs, estimates up to 4× the runtime): every early
+/// A queue that only grows (arrivals every 0-1 s, each 2-39 s on 8 PEs, estimates up to 4× the runtime): every early
 /// completion slides much of the queue a little earlier, the case where a move releases only the part of its old
 /// window it left and most jobs see releases they cannot use.
 #[test]
