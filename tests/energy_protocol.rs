@@ -331,3 +331,34 @@ fn test_the_energy_window_counts_what_the_nodes_drew_before_its_end() {
     assert!((after - kwh(4.0 * 3_720.0)).abs() < 1e-9, "{after}");
     assert_eq!(after, whole);
 }
+
+/// Three nodes under PEMP and the literal rule: a local request of 3 VMs from 0 to 1,000 s switches them all on;
+/// external leases S (1 VM, 10,000 s) and L (2 VMs, 400 s) start at 1,000; W (3 VMs, 3,000 s) waits, planned at
+/// 11,000. The report at `until`.
+fn one_lease_suffices(until: f64) -> agents::report::Report {
+    let energy = EnergyConfig { policy: EnergyPolicy::Pemp, switch_off: SwitchOff::Unscheduled, ..Default::default() };
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster_with(3, energy, CancelledLeases::Restart));
+    tb.probe("igg");
+    tb.probe("local-user");
+    tb.inject(0.0, "local-user", "site", lease(1, 2, 3, 1000.0, LeaseType::Local));
+    tb.inject(1.0, "igg", "site", lease(2, 1, 1, 10_000.0, LeaseType::Suspendable));
+    tb.inject(1.0, "igg", "site", lease(3, 1, 2, 400.0, LeaseType::Suspendable));
+    tb.inject(2.0, "igg", "site", lease(4, 1, 3, 3_000.0, LeaseType::Suspendable));
+    tb.run_until(until).unwrap();
+    tb.sim().report(site).unwrap()
+}
+
+#[test]
+fn test_consolidation_under_the_literal_rule_takes_out_only_the_leases_its_nodes_need() {
+    // At the check of 1,200 s (V = 0.08, C = 0.35: consolidate 2 of W's 3 nodes) no node is free: S is taken out
+    // first (fewest VMs), then L, then W (planned on every node from 11,000). Taking out L and W alone frees the two
+    // nodes, so S keeps running; only L is suspended.
+    let report = one_lease_suffices(1_300.0);
+    let m = &report.metrics;
+    let powered = &report.series.iter().find(|s| s.0 == "powered_nodes").expect("the powered series").1;
+    assert_eq!(powered.at(1_200.0), 1.0, "{powered:?}");
+    assert_eq!(metric(m, "consolidated_leases"), 1.0, "L only, not S");
+    assert_eq!(metric(m, "consolidation_replanned"), 1.0, "W");
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
