@@ -524,8 +524,8 @@ impl Provider {
     /// consolidation "preempting and rescheduling" the affected leases (§6.3.3), with a scheduler that "just
     /// considers switched on resources" (§6.3.2). Leases with the fewest VMs go first, planned before running ones
     /// (re-planning costs no overhead), later starts first, each only if it holds capacity where fewer than `count`
-    /// nodes would be free; holds other than external leases (local leases, nodes booting) are never moved, so only
-    /// as many nodes as they leave are switched off.
+    /// nodes would be free, and none that the others chosen make unneeded; holds other than external leases (local
+    /// leases, nodes booting) are never moved, so only as many nodes as they leave are switched off.
     fn clear_to_the_end(&mut self, count: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let end = forever();
