@@ -28,8 +28,7 @@ fn provider(pes: u32) -> Provider {
 }
 
 fn metric(tb: &mut TestBed, id: AgentId, key: &str) -> f64 {
-    let metrics = tb.sim().report(id).unwrap().metrics;
-    metrics.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).unwrap_or_else(|| panic!("no metric {key}"))
+    tb.sim().report(id).unwrap().metric(key).unwrap_or_else(|| panic!("no metric {key}"))
 }
 
 /// Cluster "a" (PACP, K = 2) and "b" (CACP) behind gateway "igg"; the gateway forwards three external requests of

@@ -166,8 +166,8 @@ fn test_dam_interval_values_matches_notifies_and_revalues_the_pending_applicatio
         let ledger = tb.sim().report(a).unwrap().transfers;
         let paid: f64 = ledger.iter().filter(|t| t.payer == Account::Agent(users[2])).map(|t| t.amount).sum();
         close(paid, 2.0 * 6.0 * 100.0);
-        let metrics = tb.sim().report(mb).unwrap().metrics;
-        let get = |k: &str| metrics.iter().find(|m| m.0 == k).map(|m| m.1);
+        let report = tb.sim().report(mb).unwrap();
+        let get = |k: &str| report.metric(k);
         assert_eq!(
             (get("tickets"), get("dropped"), get("too_wide"), get("pending")),
             (Some(4.0), Some(1.0), Some(1.0), Some(0.0))

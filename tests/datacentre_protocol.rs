@@ -37,7 +37,7 @@ fn app(id: u64, pes: u32, runtime: f64, deadline: f64) -> UserJob {
 }
 
 fn metric(report: &Report, name: &str) -> f64 {
-    report.metrics.iter().find(|m| m.0 == name).map(|m| m.1).unwrap_or_else(|| panic!("no metric {name}"))
+    report.metric(name).unwrap_or_else(|| panic!("no metric {name}"))
 }
 
 fn close(a: f64, b: f64) -> bool {

@@ -75,7 +75,7 @@ fn refusals(d: &[Delivery], to: &str) -> Vec<Refusal> {
 
 fn metric(tb: &mut TestBed, agent: &str, key: &str) -> f64 {
     let id = tb.sim().directory().lookup(agent).unwrap();
-    tb.sim().report(id).unwrap().metrics.iter().find(|m| m.0 == key).map_or(f64::NAN, |m| m.1)
+    tb.sim().report(id).unwrap().metric(key).unwrap_or(f64::NAN)
 }
 
 fn advertise(token: u64, request: u64, cpus: u32, trading: Trading) -> Msg {

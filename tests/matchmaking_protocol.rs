@@ -11,8 +11,7 @@ use agents::sim::AgentId;
 use agents::testbed::{TestBed, expect};
 
 fn metric(tb: &mut TestBed, id: AgentId, key: &str) -> f64 {
-    let metrics = tb.sim().report(id).unwrap().metrics;
-    metrics.iter().find(|(k, _)| *k == key).map(|(_, v)| *v).unwrap_or_else(|| panic!("no metric {key}"))
+    tb.sim().report(id).unwrap().metric(key).unwrap_or_else(|| panic!("no metric {key}"))
 }
 
 /// An AR arriving at `a` with earliest start `a`, service `e` and deadline `d`.

@@ -123,8 +123,8 @@ fn test_min_ctt_round_reserves_tickets_and_bills_each_application_once() {
         let reason = refused.reason.as_deref().unwrap_or_default();
         assert!(reason.contains("needs more CPUs than any site has (4)"), "{reason}");
 
-        let metrics = tb.sim().report(mb).unwrap().metrics;
-        let get = |k: &str| metrics.iter().find(|m| m.0 == k).map(|m| m.1).unwrap();
+        let report = tb.sim().report(mb).unwrap();
+        let get = |k: &str| report.metric(k).unwrap();
         assert_eq!((get("tickets"), get("too_wide"), get("pending"), get("rolled_over")), (2.0, 1.0, 0.0, 0.0));
         close(get("spending"), 360.0);
         close(get("cost_bound"), 360.0);
@@ -186,8 +186,7 @@ fn test_data_transfer_cost_is_paid_to_the_carrier_through_the_ledger() {
     let record = &tb.sim().report(u).unwrap().jobs[0];
     assert_eq!(record.outcome, JobOutcome::Completed);
     close(record.cost, 120.0 + dtc.amount);
-    let metrics = report.metrics;
-    let get = |k: &str| metrics.iter().find(|m| m.0 == k).map(|m| m.1).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
     close(get("data_transfer"), dtc.amount);
     close(get("spending"), record.cost);
 }

@@ -95,8 +95,8 @@ fn test_a_node_taken_back_loses_its_replica_which_is_replenished() {
         expect("job.completed").from("rm").to("user").at(218.1),
         expect("utility.stop").from("rm").to(&third).at(218.2), // over the node's latency
     ]);
-    let metrics = tb.sim().report(rm).unwrap().metrics;
-    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    let report = tb.sim().report(rm).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
     assert_eq!(get("completed"), 2.0);
     assert_eq!(get("replica_failures"), 1.0);
     assert_eq!(get("restarts"), 0.0, "one replica survived");
@@ -130,8 +130,8 @@ fn test_a_silent_replica_is_noticed_two_epochs_later_and_its_job_restarts() {
             session: 0,
         })))),
     ]);
-    let metrics = tb.sim().report(rm).unwrap().metrics;
-    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    let report = tb.sim().report(rm).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
     assert_eq!((get("replica_failures"), get("restarts")), (1.0, 1.0));
 }
 
@@ -202,8 +202,8 @@ fn test_replicas_go_only_to_public_nodes_whose_owners_have_not_taken_them_back()
     // At the epoch of 40 s the query finds only p2: one replica, not two on nodes whose owners have them.
     assert_eq!(runs(&tb, 3), vec![("p2".to_string(), 48.1)]);
     assert!(runs(&tb, 1).iter().all(|(node, _)| node == "d"));
-    let metrics = tb.sim().report(rm).unwrap().metrics;
-    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    let report = tb.sim().report(rm).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
     assert_eq!((get("replica_failures"), get("restarts")), (0.0, 0.0));
 }
 
@@ -257,8 +257,8 @@ fn test_a_replicated_job_loses_a_replica_is_replenished_and_migrates_in_to_compl
         .filter(|d| d.to == "user" && matches!(&d.msg, Msg::Job(JobMsg::Completed { job: 2, .. })))
         .count();
     assert_eq!(completions, 1);
-    let metrics = tb.sim().report(rm).unwrap().metrics;
-    let get = |k: &str| metrics.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    let report = tb.sim().report(rm).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
     assert_eq!((get("completed"), get("replica_failures"), get("restarts"), get("migrations")), (2.0, 1.0, 0.0, 1.0));
     assert!((get("goodput") * 3000.0 - 1095.0).abs() < 1e-6, "goodput {}", get("goodput"));
 }

@@ -158,6 +158,13 @@ pub struct Report {
     pub metered: Vec<Metered>,
 }
 
+impl Report {
+    /// The value of metric `name`, if this agent reports it.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.iter().find(|m| m.0 == name).map(|m| m.1)
+    }
+}
+
 /// The energy a job consumed where it ran and the carbon that energy emitted.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Metered {
