@@ -8,7 +8,7 @@ use agents::provider::power::PowerConfig;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, EnergyConfig, Provider, ProviderConfig, SwitchOff};
-use agents::sim::AgentId;
+use agents::sim::{AgentId, SimTime};
 use agents::testbed::{Delivery, TestBed};
 
 fn lease(id: u64, owner: u32, vms: u32, duration: f64, lease: LeaseType) -> Msg {
@@ -361,4 +361,35 @@ fn test_consolidation_under_the_literal_rule_takes_out_only_the_leases_its_nodes
     assert_eq!(metric(m, "consolidated_leases"), 1.0, "L only, not S");
     assert_eq!(metric(m, "consolidation_replanned"), 1.0, "W");
     assert!(report.violations.is_empty(), "{:?}", report.violations);
+}
+
+/// On a switched-off 6-node cluster under SESP with no gateway: a local request of 2 VMs and 500 s at 0, an external
+/// migratable lease of 2 VMs and 100 s at 10 that must end by 750 s (planned on the local request's nodes at 500),
+/// then a local request of 4 VMs and 1,000 s at 550.
+fn local_beside_a_lease_with_a_deadline() -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", cluster(6, EnergyPolicy::Sesp, 0.0));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "local-user", "site", lease(1, 2, 2, 500.0, LeaseType::Local));
+    let deadline = Some(SimTime::new(750.0).unwrap());
+    let spec = JobSpec { lease: Some(LeaseType::Migratable), deadline, ..JobSpec::new(2, AgentId(1), 2, 100.0) };
+    tb.inject(10.0, "igg", "site", Msg::Job(JobMsg::Submit(Box::new(spec))));
+    tb.inject(550.0, "local-user", "site", lease(3, 2, 4, 1000.0, LeaseType::Local));
+    tb.run_until(5_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_a_local_request_that_preemption_cannot_place_is_served_by_switching_on_more_nodes() {
+    let (d, m) = local_beside_a_lease_with_a_deadline();
+    // At 550 SESP (V = 0) switches on the 2 nodes the request lacks beyond the running lease's 2, counting on
+    // preempting it; preempting it would miss its deadline, so nothing can make room: the 2 nodes still off are
+    // switched on for the owner's request instead of refusing it.
+    assert_eq!(started(&d, 2), Some(500.0));
+    assert_eq!(started(&d, 3), Some(550.0));
+    assert!(!d.iter().any(|d| matches!(d.msg, Msg::Job(JobMsg::Rejected { .. }))));
+    assert!(!d.iter().any(|d| d.msg.kind() == "lease.preempted"));
+    assert_eq!(metric(&m, "nodes_switched_on"), 6.0);
+    assert_eq!(metric(&m, "local_rejected"), 0.0);
 }
