@@ -33,11 +33,10 @@
 //! Triggers (Algorithm 5): a local request's arrival, and a periodic check (the thesis gives no period) that takes
 //! the waiting external request at the head of the queue as its request. On a local arrival the decision splits the
 //! nodes the request lacks (beyond the free switched-on ones) between switching on and preemption; if preemption
-//! cannot cover its share (too few external VMs run, or preempting them cannot free its nodes over its whole window:
-//! local leases are never preempted, a lease is not preempted past its deadline), the rest is switched on too; a
-//! local request is refused only when the nodes still off cannot make room either. Consolidation first switches off
-//! the nodes the rule of [`SwitchOff`] allows, then takes external leases off nodes and switches those off; the
-//! thesis (§6.3.3): "Consolidate(Num) includes handling affected leases (i.e., preempting and rescheduling them)", on the
+//! cannot cover its share (too few external VMs run that may be preempted: a migratable lease with a deadline and
+//! no gateway to move it is counted out), the rest is switched on too. Consolidation first switches off the nodes
+//! the rule of [`SwitchOff`] allows, then takes external leases off nodes and switches those off; the thesis
+//! (§6.3.3): "Consolidate(Num) includes handling affected leases (i.e., preempting and rescheduling them)", on the
 //! nodes "that have the fewest number of leases scheduled on them" (§6.3.2); the scheduler then "just considers
 //! switched on resources". Under `"idle"` it suspends the running external leases with the fewest VMs whose own
 //! windows let their nodes go off (with one VM per node, every busy node hosts one lease: the fewest leases are on
@@ -259,11 +258,13 @@ impl Provider {
             free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
         }
         let lacking = pes.saturating_sub(free);
-        // Preemption covers what is not switched on only as far as there are external leases to preempt.
+        // Preemption covers what is not switched on only as far as there are external leases to preempt; a
+        // migratable lease with a deadline and no gateway to move it may not be (see `Contention::from_scheduler`).
         let preemptable: u32 = self
             .jobs
             .values()
             .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
+            .filter(|j| !(j.spec.lease == Some(LeaseType::Migratable) && j.via.is_none() && j.spec.deadline.is_some()))
             .map(|j| j.spec.pes)
             .sum();
         let (switch_on, consolidate) = match policy {
@@ -299,21 +300,6 @@ impl Provider {
             self.close_after(before, start + duration, now);
         }
         start
-    }
-
-    /// A local request of `pes` VMs for `duration` that neither the switched-on nodes nor preemption could place:
-    /// switches on what the nodes free over its window lack; returns when they are ready (`None` without energy
-    /// management or with no node off).
-    pub(super) fn power_for_unplaced_local(&mut self, pes: u32, duration: f64, now: SimTime) -> Option<SimTime> {
-        self.energy.as_ref()?;
-        self.advance_nodes(now);
-        let free = self.scheduler.min_free_as_planned(now, now + duration);
-        let before = self.energy.as_ref().map_or(0, |e| e.switched_on);
-        let ready = self.switch_on(pes.saturating_sub(free).max(1), now)?;
-        if self.energy.as_ref().is_some_and(|e| e.config.policy == EnergyPolicy::Gesp) {
-            self.close_after(before, ready + duration, now);
-        }
-        Some(ready)
     }
 
     /// The periodic check: the policy's decision for the waiting external request at the head of the queue.

@@ -7,32 +7,26 @@ use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, S
 use super::{CancelledLeases, LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg, TimerMsg};
-use crate::sim::{Ctx, SimTime};
+use crate::sim::Ctx;
 
 impl Provider {
     /// A local request (Amini Salehi 2012, ch3) must run from now for its duration: in free capacity if there is
-    /// enough, else in capacity the preemption policy frees, else (under energy management) on nodes switched on for
-    /// it; otherwise it is rejected.
+    /// enough, else in capacity the preemption policy frees; otherwise it is rejected.
     pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         self.contention.local_requests += 1;
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
         let (id, owner) = (job.id, job.owner);
-        let mut start = self.power_for_local(job.pes, estimate, ctx);
+        let start = self.power_for_local(job.pes, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {
-            let mut placed = self.place_local(start, estimate, job.pes, ctx);
-            // The switched-on nodes are held by local leases, which are never preempted, or by reservations
-            // preemption cannot move: nodes still off serve the owner's request (the energy-aware Haizea switches
-            // on when the switched-on nodes "are not adequate to serve local requests", §6.3.2).
-            if placed.is_err()
-                && let Some(ready) = self.power_for_unplaced_local(job.pes, estimate, now)
-            {
-                start = start.max(ready);
-                placed = self.place_local(start, estimate, job.pes, ctx);
+            let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
+            match self.scheduler.reserve(now, request) {
+                Ok(r) => Ok((r, Vec::new())),
+                Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
+                Err(e) => Err(e.to_string()),
             }
-            placed
         };
         match placed {
             Ok((reservation, started)) => {
@@ -56,23 +50,6 @@ impl Provider {
             }
         }
         self.after_event(ctx);
-    }
-
-    /// Reserves `pes` PEs for a local request from `start` for `estimate`: in free capacity, else in capacity the
-    /// preemption policy frees.
-    fn place_local(
-        &mut self,
-        start: SimTime,
-        estimate: f64,
-        pes: u32,
-        ctx: &mut Ctx<'_>,
-    ) -> Result<(ReservationId, Vec<Started>), String> {
-        let request = ReservationRequest { start, end: start + estimate, pes, partition: None };
-        match self.scheduler.reserve(ctx.now(), request) {
-            Ok(r) => Ok((r, Vec::new())),
-            Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
-            Err(e) => Err(e.to_string()),
-        }
     }
 
     /// Chooses leases to preempt for `request` with the configured policy, preempts them and holds the request's

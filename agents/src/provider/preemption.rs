@@ -225,11 +225,13 @@ impl Contention {
         };
         let running = scheduler.running().filter_map(|r| candidate(r.id, r.pes, Holding::Running, now, r.end));
         let reserved = scheduler.waiting().filter_map(|job| {
-            let start = scheduler.planned_start(job.id)?;
+            let start = scheduler.planned_start_as_planned(job.id)?;
             candidate(job.id, job.pes, Holding::Reserved, start, start + job.estimate)
         });
         let candidates = running.chain(reserved).collect();
-        let free = scheduler.free_slots(now, request.end - now, None).expect("the whole cluster always has a profile");
+        let free = scheduler
+            .free_slots_as_planned(now, request.end - now, None)
+            .expect("the whole cluster always has a profile");
         Self::new(request, &free, candidates)
     }
 
@@ -668,6 +670,36 @@ mod tests {
         let evicted: Vec<(JobId, f64)> = preempted.evicted.iter().map(|j| (j.id, j.estimate)).collect();
         assert_eq!(evicted, [(5, 2210.0), (6, 3460.0)], "remaining work of the suspended leases");
         assert!(preempted.started.is_empty());
+    }
+
+    /// A local request arriving with a pass pending: a reservation that ended early this instant freed 2 of 4 PEs,
+    /// which the pass would give the queued lease 2. The contention is counted in the plan as it stands, where
+    /// `reserve_preempting` places the request: the freed PEs plus the running lease 1 make room. (Counted in the
+    /// plan after the pass, lease 2 would hold the freed PEs without being a candidate, and nothing could.)
+    #[test]
+    fn contention_with_a_pass_pending_is_counted_in_the_plan_as_it_stands() {
+        let mut scheduler = LocalScheduler::new(SchedulerPolicy::Conservative, 4);
+        let held = scheduler.reserve(SimTime::ZERO, local(0.0, 500.0, 2)).unwrap();
+        scheduler.submit(SimTime::ZERO, job(1, 2, 1000.0)).unwrap();
+        scheduler.submit(SimTime::ZERO, job(2, 2, 100.0)).unwrap();
+        assert_eq!(scheduler.planned_start(2), Some(t(500.0)));
+        scheduler.defer_passes();
+        assert!(scheduler.cancel_reservation(t(100.0), held).unwrap().is_empty());
+        // After the pending pass lease 2 runs: no planned start, and not among the running jobs either, yet.
+        assert_eq!(scheduler.planned_start(2), None);
+        assert_eq!(scheduler.planned_start_as_planned(2), Some(t(500.0)));
+
+        let request = local(100.0, 400.0, 4);
+        let model = OverheadModel::Thesis(OverheadParams::THESIS);
+        let terms = |_| Some(LeaseTerms { lease_type: LeaseType::Suspendable, memory_mb: 1024.0, deadline: None });
+        let contention = Contention::from_scheduler(&scheduler, t(100.0), &request, &model, terms);
+        let set = Mov.select(&contention, SearchLimits::default()).unwrap().expect("preempting lease 1 makes room");
+        let victims = leases(&contention, &set);
+        assert_eq!(victims, [1]);
+        let preempted = scheduler.reserve_preempting(t(100.0), request, &victims).unwrap();
+        assert_eq!(preempted.evicted.iter().map(|j| j.id).collect::<Vec<_>>(), [1]);
+        assert!(scheduler.pass(t(100.0)).is_empty());
+        assert_eq!(scheduler.planned_start(2), Some(t(400.0)), "lease 2 waits for the local request's end");
     }
 
     /// 14 PEs, all busy over [0, 100): lease 1 (4 VMs) ends at 40, when the queued lease 2 (4 VMs) is planned to

@@ -621,6 +621,18 @@ impl LocalScheduler {
         Ok(self.settled(now).cluster.profile(partition)?.free_slots(now, now + horizon))
     }
 
+    /// [`free_slots`](Self::free_slots) in the plan as it stands (before a pending pass): what
+    /// [`reserve_preempting`](Self::reserve_preempting), made now, can take besides its victims.
+    pub fn free_slots_as_planned(
+        &self,
+        now: SimTime,
+        horizon: f64,
+        partition: Option<usize>,
+    ) -> Result<Vec<Slot>, Rejected> {
+        let now = now.max(self.now);
+        Ok(self.cluster.profile(partition)?.free_slots(now, now + horizon))
+    }
+
     /// Fraction of the PEs (of the cluster or of a partition) busy at `now`, reservations
     /// included: Garg's queue load `l_k`.
     pub fn load(&self, now: SimTime, partition: Option<usize>) -> Result<f64, Rejected> {
@@ -713,6 +725,13 @@ impl LocalScheduler {
         let this = self.settled(self.now);
         let seq = this.seq_of.get(&id)?;
         this.queue[seq].hold.as_ref().map(|hold| hold.start)
+    }
+
+    /// [`planned_start`](Self::planned_start) in the plan as it stands (before a pending pass, which may start the
+    /// job or move its window).
+    pub fn planned_start_as_planned(&self, id: JobId) -> Option<SimTime> {
+        let seq = self.seq_of.get(&id)?;
+        self.queue[seq].hold.as_ref().map(|hold| hold.start)
     }
 
     /// Running jobs, by id.
