@@ -252,14 +252,18 @@ impl Provider {
         let now = ctx.now();
         let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return now };
         self.advance_nodes(now);
-        let mut free = self.scheduler.free_pes(now, None).unwrap_or(0);
+        // Counted in the plan as it stands, where the request is placed (not after a pending pass, which would give
+        // the free nodes to queued leases the request displaces).
+        let mut free = self.scheduler.free_now_as_planned(now);
         if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
             // Nodes switched on for other local requests go off when those end: free only if they stay on.
             free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
         }
         let lacking = pes.saturating_sub(free);
-        // Preemption covers what is not switched on only as far as there are external leases to preempt; a
-        // migratable lease with a deadline and no gateway to move it may not be (see `Contention::from_scheduler`).
+        // Preemption covers what is not switched on only as far as there are external leases to preempt. A
+        // migratable lease with a deadline and no gateway to move it is counted out: it is preempted only if it can
+        // still meet its deadline after the request (`Contention::from_scheduler`), so counting it risks switching on
+        // too few nodes and refusing the request, while counting it out at worst switches on a node too many.
         let preemptable: u32 = self
             .jobs
             .values()
@@ -545,7 +549,10 @@ impl Provider {
             .scheduler
             .waiting()
             .filter(|q| external(&q.id))
-            .filter_map(|q| self.scheduler.planned_start(q.id).map(|s| (q.pes, false, s, q.id, s + q.estimate)))
+            .filter_map(|q| {
+                let start = self.scheduler.planned_start_as_planned(q.id)?;
+                Some((q.pes, false, start, q.id, start + q.estimate))
+            })
             .collect();
         let mut candidates: Vec<(u32, bool, SimTime, JobId, SimTime)> = running.chain(planned).collect();
         candidates.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(a.3.cmp(&b.3)));

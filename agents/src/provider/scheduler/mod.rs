@@ -654,6 +654,13 @@ impl LocalScheduler {
         self.cluster.min_free(start.max(self.now), end)
     }
 
+    /// PEs of the whole cluster free at `now` in the plan as it stands (before a pending pass): what a reservation
+    /// made now can take at once.
+    pub fn free_now_as_planned(&self, now: SimTime) -> u32 {
+        let profile = self.cluster.profile(None).expect("the whole cluster has a profile");
+        profile.free_at(now.max(self.now))
+    }
+
     /// When fewer than `pes` PEs of the whole cluster become free from `start` on, in the plan as it stands (before
     /// a pending pass): `start` if fewer are free then, `None` if never.
     pub fn free_until(&self, start: SimTime, pes: u32) -> Option<SimTime> {
