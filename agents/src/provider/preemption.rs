@@ -186,9 +186,11 @@ impl Contention {
         Self { candidates, missing, covers }
     }
 
-    /// The contention of a local `request` at `now` in a scheduler's current plan: the free PEs of its profile and,
-    /// as candidates, the running leases and the queued leases holding a reservation whose windows overlap the
-    /// request and whose `terms` make them preemptable (`None`: not preemptable). A running lease's overhead is
+    /// The contention of a local `request` at `now` in a scheduler's plan as it stands, before any pending pass (where
+    /// [`LocalScheduler::reserve_preempting`] places the request; after the pass a lease it starts would hold PEs
+    /// without being a candidate): the free PEs of its profile and, as candidates, the running leases and the queued
+    /// leases holding a reservation whose windows overlap the request and whose `terms` make them preemptable
+    /// (`None`: not preemptable). A running lease's overhead is
     /// `model`'s; a queued one costs nothing, as it has no VMs to act on. Queued leases without a reservation hold
     /// no PEs and are left out. PEs are counted cluster-wide, which is exact for a single partition.
     ///

@@ -573,8 +573,8 @@ impl LocalScheduler {
         self.earliest_start_after(now, now, pes, duration, partition)
     }
 
-    /// [`earliest_start`](Self::earliest_start) of a job that may not start before `after`, in the plan as it
-    /// stands at `now` (the PEs a running job would give back are still held: an upper bound for such a job).
+    /// [`earliest_start`](Self::earliest_start) of a job that may not start before `after`, in the plan at `now`
+    /// after any pending pass (the PEs a running job would give back are still held: an upper bound for such a job).
     pub fn earliest_start_after(
         &self,
         now: SimTime,
@@ -617,8 +617,7 @@ impl LocalScheduler {
     /// [`Profile::free_slots`]). Under FCFS and EASY waiting jobs without a reservation are not
     /// in the profile, so slots may be taken by them; a reservation in a slot is still honoured.
     pub fn free_slots(&self, now: SimTime, horizon: f64, partition: Option<usize>) -> Result<Vec<Slot>, Rejected> {
-        let now = now.max(self.now);
-        Ok(self.settled(now).cluster.profile(partition)?.free_slots(now, now + horizon))
+        self.settled(now.max(self.now)).free_slots_as_planned(now, horizon, partition)
     }
 
     /// [`free_slots`](Self::free_slots) in the plan as it stands (before a pending pass): what
@@ -729,9 +728,7 @@ impl LocalScheduler {
         if self.policy == SchedulerPolicy::Fcfs {
             return None;
         }
-        let this = self.settled(self.now);
-        let seq = this.seq_of.get(&id)?;
-        this.queue[seq].hold.as_ref().map(|hold| hold.start)
+        self.settled(self.now).planned_start_as_planned(id)
     }
 
     /// [`planned_start`](Self::planned_start) in the plan as it stands (before a pending pass, which may start the
