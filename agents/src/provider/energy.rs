@@ -260,15 +260,15 @@ impl Provider {
             free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
         }
         let lacking = pes.saturating_sub(free);
-        // Preemption covers what is not switched on only as far as there are external leases to preempt. A
-        // migratable lease with a deadline and no gateway to move it is counted out: it is preempted only if it can
-        // still meet its deadline after the request (`Contention::from_scheduler`), so counting it risks switching on
-        // too few nodes and refusing the request, while counting it out at worst switches on a node too many.
+        // Preemption covers what is not switched on only as far as there are external leases to preempt. A lease
+        // with a deadline here is counted out: it is preempted only if it can still meet its deadline after the
+        // request (`Contention::from_scheduler`), so counting it risks switching on too few nodes and refusing the
+        // request, while counting it out at worst switches on a node too many.
         let preemptable: u32 = self
             .jobs
             .values()
             .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
-            .filter(|j| !(j.spec.lease == Some(LeaseType::Migratable) && j.via.is_none() && j.spec.deadline.is_some()))
+            .filter(|j| j.deadline_here().is_none())
             .map(|j| j.spec.pes)
             .sum();
         let (switch_on, consolidate) = match policy {

@@ -53,7 +53,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::{Book, Transfer};
-use crate::model::JobId;
+use crate::model::{JobId, LeaseType};
 use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
@@ -170,6 +170,13 @@ impl LocalJob {
     /// sum may round above the caller's bound.)
     fn plan(&mut self, runtime: f64, overhead: f64, work: f64) {
         (self.runtime, self.overhead, self.work) = (runtime, overhead, work);
+    }
+
+    /// The deadline preempting it must respect here: a migratable lease with no gateway to find it another
+    /// provider can only resume here, so it must still meet its deadline.
+    fn deadline_here(&self) -> Option<SimTime> {
+        let stays = self.spec.lease == Some(LeaseType::Migratable) && self.via.is_none();
+        self.spec.deadline.filter(|_| stays)
     }
 
     /// Stops the current run at `now`, before its runtime elapsed: what it ran past its overhead is computed.

@@ -65,9 +65,7 @@ impl Provider {
         let terms = |id: JobId| {
             let job = jobs.get(&id)?;
             let lease_type = job.spec.lease?;
-            // Without a gateway to find it another provider, a migratable lease must meet its deadline here.
-            let stays = lease_type == LeaseType::Migratable && job.via.is_none();
-            let deadline = job.spec.deadline.filter(|_| stays);
+            let deadline = job.deadline_here();
             Some(LeaseTerms { lease_type, memory_mb: job.spec.memory_mb.unwrap_or(memory_mb), deadline })
         };
         let contention = Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms);
