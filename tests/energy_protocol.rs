@@ -394,3 +394,89 @@ fn test_a_local_request_beside_a_lease_that_may_not_be_preempted_is_served_by_sw
     assert_eq!(metric(&m, "nodes_switched_on"), 6.0);
     assert_eq!(metric(&m, "local_rejected"), 0.0);
 }
+
+/// A local request of 4 VMs and 3,600 s made at 0 to start at 10,000 on a switched-off 8-node cluster under
+/// `policy`, nodes booting in 120 s and switched off by `rule`, beside an external request of 2 VMs and 1,000 s
+/// made at 0 if `external`; the deliveries and the metrics.
+fn local_made_ahead(
+    policy: EnergyPolicy,
+    rule: SwitchOff,
+    external: bool,
+) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let power = PowerConfig { watts: 117.0, boot: 120.0, shutdown: 0.0 };
+    let energy = EnergyConfig { policy, power, switch_off: rule, ..Default::default() };
+    let site = tb.agent("site", "provider", cluster_with(8, energy, CancelledLeases::Restart));
+    tb.probe("local-user"); // AgentId(1)
+    tb.probe("igg"); // AgentId(2)
+    let spec = JobSpec {
+        lease: Some(LeaseType::Local),
+        start: Some(SimTime::new(10_000.0).unwrap()),
+        ..JobSpec::new(1, AgentId(1), 4, 3600.0)
+    };
+    tb.inject(0.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(spec))));
+    if external {
+        tb.inject(0.0, "igg", "site", lease(2, 2, 2, 1000.0, LeaseType::Suspendable));
+    }
+    tb.run_until(50_000.0).unwrap();
+    (tb.deliveries(), tb.sim().report(site).unwrap().metrics)
+}
+
+#[test]
+fn test_nodes_for_a_local_request_made_ahead_boot_to_be_ready_at_its_start() {
+    let kwh = |node_seconds: f64| node_seconds * 117.0 / 3.6e6;
+    // Nothing to preempt: PEMP decides when the request is made to switch on the four nodes its window lacks; they
+    // stay off until 9,880 and boot to be ready at 10,000, by either rule (a node switched on at 0 would be idle, or
+    // scheduled, for a day).
+    for rule in [SwitchOff::Idle, SwitchOff::Unscheduled] {
+        let (d, m) = local_made_ahead(EnergyPolicy::Pemp, rule, false);
+        assert_eq!(at(&d, "job.accepted"), Some(0.0), "{rule:?}");
+        assert_eq!(at(&d, "job.started"), Some(10_000.0), "{rule:?}");
+        assert_eq!(at(&d, "job.completed"), Some(13_600.0), "{rule:?}");
+        assert_eq!(metric(&m, "nodes_switched_on"), 4.0, "{rule:?}");
+        assert!((metric(&m, "node_energy") - kwh(4.0 * 3720.0)).abs() < 1e-9, "{rule:?}");
+        assert!((metric(&m, "node_idle_energy") - kwh(4.0 * 120.0)).abs() < 1e-9, "{rule:?}");
+    }
+}
+
+#[test]
+fn test_gesp_leaves_an_external_request_nothing_before_a_local_request_made_ahead() {
+    // GESP switches on only the local request's four nodes, for its window: the external request waiting since 0
+    // gets no node before 10,000, and none after (they go off at 13,600).
+    let (d, m) = local_made_ahead(EnergyPolicy::Gesp, SwitchOff::Idle, true);
+    assert_eq!(started(&d, 1), Some(10_000.0));
+    assert_eq!(started(&d, 2), None);
+    assert_eq!(metric(&m, "nodes_switched_on"), 4.0);
+    // PEMP serves it once its wait makes the violation risk high (switching on two more nodes, at a periodic check).
+    let (d, _) = local_made_ahead(EnergyPolicy::Pemp, SwitchOff::Idle, true);
+    assert_eq!(started(&d, 1), Some(10_000.0));
+    assert!(started(&d, 2).is_some_and(|t| t < 10_000.0), "{:?}", started(&d, 2));
+}
+
+#[test]
+fn test_a_local_request_whose_free_nodes_are_reserved_later_in_its_window_switches_more_on() {
+    // Literal rule, 8 nodes booting at once. Local 1 (4 VMs) runs over [0, 500); local 2, made at 0, reserves 4 VMs
+    // from 1,000, on the nodes local 1 frees, which stay on, scheduled. Local 3 (4 VMs, 1,000 s) arrives at 600: the
+    // 4 free nodes are taken from 1,000 and nothing can be preempted, so the 4 off nodes are switched on for it.
+    let mut tb = TestBed::new(1);
+    let power = PowerConfig { watts: 117.0, boot: 0.0, shutdown: 0.0 };
+    let energy =
+        EnergyConfig { policy: EnergyPolicy::Pemp, power, switch_off: SwitchOff::Unscheduled, ..Default::default() };
+    let site = tb.agent("site", "provider", cluster_with(8, energy, CancelledLeases::Restart));
+    tb.probe("local-user"); // AgentId(1)
+    tb.inject(0.0, "local-user", "site", lease(1, 1, 4, 500.0, LeaseType::Local));
+    let ahead = JobSpec {
+        lease: Some(LeaseType::Local),
+        start: Some(SimTime::new(1000.0).unwrap()),
+        ..JobSpec::new(2, AgentId(1), 4, 3600.0)
+    };
+    tb.inject(0.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(ahead))));
+    tb.inject(600.0, "local-user", "site", lease(3, 1, 4, 1000.0, LeaseType::Local));
+    tb.run_to_quiescence().unwrap();
+    let d = tb.deliveries();
+    assert_eq!(started(&d, 2), Some(1000.0));
+    assert_eq!(started(&d, 3), Some(600.0));
+    let m = tb.sim().report(site).unwrap().metrics;
+    assert_eq!(metric(&m, "local_rejected"), 0.0);
+    assert_eq!(metric(&m, "nodes_switched_on"), 8.0);
+}

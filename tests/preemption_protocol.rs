@@ -334,3 +334,67 @@ fn test_a_suspended_lease_is_billed_once_for_its_computation_and_not_for_overhea
     // The local request pays for its 500 s too.
     assert_eq!(bills, vec![(Some(2), 4.0 * 500.0), (Some(1), 4.0 * 1000.0)]);
 }
+
+/// A 4-PE cluster under MOV with the prototype's overheads: external lease 1 (4 VMs, `first` s) from 0 and lease 2
+/// (4 VMs, 1,000 s) queued behind it; at 100 a local request for the 4 PEs over 500 s made ahead, to start at 1,200.
+fn made_ahead(first: f64) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    let mut tb = TestBed::new(1);
+    let config = cluster(4, PreemptionPolicy::Mov, OverheadModel::SharedStorage(SharedStorage::PROTOTYPE));
+    let site = tb.agent("site", "provider", Provider::new(config));
+    tb.probe("igg"); // AgentId(1)
+    tb.probe("local-user"); // AgentId(2)
+    tb.inject(0.0, "igg", "site", lease(1, 4, 1024.0, first, LeaseType::Suspendable));
+    tb.inject(0.0, "igg", "site", lease(2, 4, 1024.0, 1000.0, LeaseType::Suspendable));
+    let spec = JobSpec {
+        lease: Some(LeaseType::Local),
+        start: Some(SimTime::new(1200.0).unwrap()),
+        ..JobSpec::new(3, AgentId(2), 4, 500.0)
+    };
+    tb.inject(100.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(spec))));
+    tb.run_to_quiescence().unwrap();
+    let metrics = tb.sim().report(site).unwrap().metrics;
+    (tb.deliveries(), metrics)
+}
+
+fn job_event(d: &[Delivery], kind: &str, job: u64) -> Option<f64> {
+    d.iter()
+        .find(|d| {
+            d.msg.kind() == kind
+                && match &d.msg {
+                    Msg::Job(
+                        JobMsg::Accepted { job: j } | JobMsg::Started { job: j } | JobMsg::Completed { job: j, .. },
+                    ) => *j == job,
+                    _ => false,
+                }
+        })
+        .map(|d| d.at)
+}
+
+#[test]
+fn test_a_local_request_made_ahead_holds_its_window_at_once_and_replans_the_lease_planned_in_it() {
+    // Lease 1 ends at 1,000, before the window: it is not touched. Lease 2, planned over [1,000, 2,000), is taken off
+    // the window at 100 and planned anew after it; the local request is accepted at 100 and starts at 1,200.
+    let (d, m) = made_ahead(1000.0);
+    assert_eq!(job_event(&d, "job.accepted", 3), Some(100.0));
+    assert_eq!(job_event(&d, "job.started", 3), Some(1200.0));
+    assert_eq!(job_event(&d, "job.completed", 3), Some(1700.0));
+    assert_eq!(job_event(&d, "job.completed", 1), Some(1000.0));
+    assert_eq!(job_event(&d, "job.started", 2), Some(1700.0));
+    assert!(preempted(&d).is_empty(), "a planned lease has no VMs to suspend");
+    assert_eq!(metric(&m, "preempted_leases"), 1.0);
+    assert_eq!(metric(&m, "local_requests"), 1.0);
+}
+
+#[test]
+fn test_a_local_request_made_ahead_preempts_a_running_lease_only_at_its_start() {
+    // Lease 1 runs to 2,000, across the window: the request cannot hold it at 100 without preempting a running
+    // lease ahead of time, so it is placed at 1,200 like a request made then, suspending lease 1 then.
+    let (d, m) = made_ahead(2000.0);
+    assert_eq!(job_event(&d, "job.accepted", 3), Some(1200.0));
+    assert_eq!(job_event(&d, "job.started", 3), Some(1200.0));
+    let suspended = d.iter().find(|d| matches!(d.msg, Msg::Lease(LeaseMsg::Preempted { lease: 1, .. }))).unwrap();
+    assert_eq!(suspended.at, 1200.0);
+    assert_eq!(preempted(&d).len(), 1);
+    assert_eq!(metric(&m, "local_requests"), 1.0, "counted once, when it was made");
+    assert_eq!(metric(&m, "local_rejected"), 0.0);
+}

@@ -106,8 +106,8 @@ pub struct JobSpec {
     pub deadline: Option<SimTime>,
     /// Budget [G$], if the job has one.
     pub budget: Option<f64>,
-    /// Lease type (Amini Salehi 2012, ch3): a local request must start at once (preempting external leases if the
-    /// provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
+    /// Lease type (Amini Salehi 2012, ch3): a local request must start at once, or at its `start` (preempting external
+    /// leases if the provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
     pub lease: Option<LeaseType>,
     /// Memory of each VM \[MB\], for preemption overheads; the provider's default when absent.
     pub memory_mb: Option<f64>,
@@ -115,6 +115,10 @@ pub struct JobSpec {
     pub priority: u8,
     /// Data moved in and out \[GB\], which a data centre charges for (Garg 2010, ch6's DT_j), if any.
     pub data: Option<f64>,
+    /// When a request made ahead must start (an advance reservation): a local request with a start later than its
+    /// submission holds its window from the submission on. `None`: from the submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<SimTime>,
 }
 
 impl JobSpec {
@@ -132,6 +136,7 @@ impl JobSpec {
             memory_mb: None,
             priority: 0,
             data: None,
+            start: None,
         }
     }
 }

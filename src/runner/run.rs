@@ -181,6 +181,7 @@ fn deal_jobs(plan: &Plan, seed: u64) -> Result<Dealt, RunError> {
                         .map(|kb| kb / 1e3),
                     priority: j.priority,
                     data: j.data,
+                    start: j.earliest_start.map(|s| instant(s, "earliest start", j.id)).transpose()?,
                 },
             })
         };

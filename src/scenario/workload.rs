@@ -200,6 +200,9 @@ pub struct RawWorkload {
     pub theta: Option<String>,
     /// Local requests: the provider's nodes, which ρ is a share of.
     pub rp_nodes: Option<PositiveInt>,
+    /// Local requests: how long before its start each is made \[s\] (an advance reservation; the injection files
+    /// Haizea distributes for the thesis's setting make them 86,400 s, a day, ahead). Absent: when it starts.
+    pub notice: Option<Delay>,
 }
 
 /// The urgency classes of `urgency`: the share of high urgency and each class's deadline ratio.
@@ -325,13 +328,14 @@ pub struct WorkloadPlan {
 }
 
 /// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 26] = [
+const MODEL_KEYS: [(&str, &[Model]); 27] = [
     ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
     ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson, Model::LocalRequests]),
     ("rho", &[Model::LocalRequests]),
     ("delta", &[Model::LocalRequests]),
     ("theta", &[Model::LocalRequests]),
     ("rp-nodes", &[Model::LocalRequests]),
+    ("notice", &[Model::LocalRequests]),
     ("preset", &[Model::Lublin]),
     ("max-nodes", &[Model::Lublin]),
     ("u-hi", &[Model::Lublin]),
@@ -880,6 +884,7 @@ fn given(raw: &RawWorkload, key: &str) -> bool {
         "delta" => raw.delta.is_some(),
         "theta" => raw.theta.is_some(),
         "rp-nodes" => raw.rp_nodes.is_some(),
+        "notice" => raw.notice.is_some(),
         _ => false,
     }
 }
@@ -1084,6 +1089,7 @@ fn local_requests(raw: &RawWorkload) -> Result<crate::workload::models::LocalReq
         nodes: theta.range(),
         rp_nodes: raw.rp_nodes.map_or(1, |n| n.0),
         horizon: raw.until.map_or(0.0, |u| u.0),
+        notice: raw.notice.map_or(0.0, |n| n.0),
     })
 }
 
@@ -1207,6 +1213,13 @@ mod tests {
         );
         assert_eq!(w.jobs.len(), 505);
         assert!(w.jobs.iter().all(|j| j.lease == Some(LeaseType::Local) && (25..=48).contains(&j.pes)));
+        // `notice`: the same requests, each made that long before its start.
+        let ahead = generate(
+            "model = \"local-requests\"\nuntil = 2592000.0\nrho = 0.15\ndelta = 10800.0\ntheta = \"medium\"\nrp-nodes = 512\nnotice = 86400.0",
+        );
+        for (a, s) in ahead.jobs.iter().zip(&w.jobs) {
+            assert_eq!((a.earliest_start, a.submit), (Some(s.submit), (s.submit - 86_400.0).max(0.0)));
+        }
         let w = generate("model = \"swf\"\nfile = \"small.swf\"\nlease-type = \"suspendable\"");
         assert!(!w.jobs.is_empty() && w.jobs.iter().all(|j| j.lease == Some(LeaseType::Suspendable)));
         let bad = |table: &str| {
@@ -1218,6 +1231,8 @@ mod tests {
         );
         assert_eq!(e.0, "theta");
         assert_eq!(bad("model = \"local-requests\"\nuntil = 1000.0").0, "rho");
+        assert_eq!(bad("model = \"lublin\"\nnotice = 60.0").0, "notice", "a key only local requests read");
+        assert!(toml::from_str::<RawWorkload>("model = \"local-requests\"\nnotice = -1.0").is_err());
     }
 
     #[test]

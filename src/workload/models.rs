@@ -326,6 +326,10 @@ impl LocalSize {
 /// of requests follows: n = ρ·nodes·horizon / (δ·θ̄); the mean gap is g = horizon / n and
 /// each gap is drawn in g ± 1 h. Our reading: when g < 1 h the half-width shrinks to g so that
 /// gaps stay non-negative and the mean stays g.
+///
+/// With a `notice`, each request is made that long before it must start (an advance reservation: the request's
+/// `earliest_start` is its start, its `submit` the start minus the notice, never before 0), the form of the injection
+/// files distributed with the Haizea lease manager for the thesis's setting (a day ahead).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LocalRequestModel {
     /// ρ, fraction of the RP's node-time taken by local requests (0.05–0.30).
@@ -338,6 +342,8 @@ pub struct LocalRequestModel {
     pub rp_nodes: u32,
     /// Length of the workload, s (30 days in the thesis).
     pub horizon: f64,
+    /// How long before its start each request is made, s (0: when it starts).
+    pub notice: f64,
 }
 
 impl LocalRequestModel {
@@ -353,6 +359,7 @@ impl LocalRequestModel {
             nodes: theta.range(),
             rp_nodes,
             horizon: 30.0 * 86_400.0,
+            notice: 0.0,
         }
     }
 
@@ -371,11 +378,13 @@ impl LocalRequestModel {
             && 1 <= self.nodes.0
             && self.nodes.0 <= self.nodes.1
             && self.horizon > 0.0
-            && self.horizon.is_finite();
+            && self.horizon.is_finite()
+            && self.notice >= 0.0
+            && self.notice.is_finite();
         if !valid {
             return Err(WorkloadError::param(
                 "LocalRequestModel",
-                format!("need rho in [0, 1], delta >= 30 min, 1 <= nodes, finite horizon: {self:?}"),
+                format!("need rho in [0, 1], delta >= 30 min, 1 <= nodes, finite horizon and notice: {self:?}"),
             ));
         }
         let n = self.count();
@@ -393,7 +402,11 @@ impl LocalRequestModel {
             t += gap - half + 2.0 * half * rng.random::<f64>();
             let runtime = self.mean_duration - 1800.0 + 3600.0 * rng.random::<f64>();
             let pes = rng.random_range(self.nodes.0..=self.nodes.1);
-            jobs.push(WorkloadJob::new(i as u64 + 1, t, runtime, pes));
+            let mut job = WorkloadJob::new(i as u64 + 1, (t - self.notice).max(0.0), runtime, pes);
+            if self.notice > 0.0 {
+                job.earliest_start = Some(t);
+            }
+            jobs.push(job);
         }
         Ok(Workload::new(jobs))
     }
@@ -744,6 +757,24 @@ mod tests {
         let dense = LocalRequestModel::amini_salehi_ch6(0.3, 1.0, LocalSize::Small, 512);
         let w = dense.generate(&mut Pcg64Mcg::seed_from_u64(3)).unwrap();
         assert!(w.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
+        assert!(w.jobs.iter().all(|j| j.earliest_start.is_none()), "made when they start");
+    }
+
+    #[test]
+    fn local_requests_made_a_day_ahead_keep_their_starts() {
+        let mut model = LocalRequestModel::amini_salehi_ch6(0.15, 3.0, LocalSize::Medium, 144);
+        let at_start = model.generate(&mut Pcg64Mcg::seed_from_u64(5)).unwrap();
+        model.notice = 86_400.0;
+        let ahead = model.generate(&mut Pcg64Mcg::seed_from_u64(5)).unwrap();
+        assert_eq!(ahead.jobs.len(), at_start.jobs.len());
+        for (a, s) in ahead.jobs.iter().zip(&at_start.jobs) {
+            // The same requests, each made a day before its start, or at 0 in the first day.
+            assert_eq!((a.runtime, a.pes, a.earliest_start), (s.runtime, s.pes, Some(s.submit)));
+            assert_eq!(a.submit, (s.submit - 86_400.0).max(0.0));
+        }
+        assert!(ahead.jobs.iter().any(|j| j.submit == 0.0) && ahead.jobs.iter().any(|j| j.submit > 0.0));
+        model.notice = -1.0;
+        assert!(model.generate(&mut Pcg64Mcg::seed_from_u64(5)).is_err());
     }
 
     #[test]

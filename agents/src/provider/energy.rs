@@ -49,6 +49,16 @@
 //! when the external leases left after it cover what the request lacks (the thesis is silent; the alternative
 //! suspends leases only to switch their nodes back on at once).
 //!
+//! A local request made ahead (an advance reservation, [`JobSpec::start`](crate::protocol::JobSpec::start); the
+//! injection files distributed with the Haizea lease manager for the thesis's setting make them a day ahead) is
+//! decided on when it is made, for its window: what the window lacks beyond the switched-on nodes free throughout
+//! it, the external leases running or planned in it as what preemption can cover, and consolidation bounded by the
+//! local leases scheduled at its start (Algorithm 5's Required(req.startTime)). The nodes it switches on stay off
+//! until the window and boot to be ready for it: a node switched on a day early would idle, or under GESP run the
+//! external requests the policy leaves to the fragments of local leases. Whatever the window lacks at its worst
+//! instant even with every candidate preempted (later holds: another request made ahead, GESP's closing holds) is
+//! switched on whatever the policy's split.
+//!
 //! The violation rate is the share of external requests whose wait before their first start exceeds α × the mean
 //! duration of the external requests (§6.4.1, α = 5); requests still waiting at the end count by their wait so far.
 
@@ -56,6 +66,7 @@ use std::collections::BTreeMap;
 
 use super::pemp::{self, Decision, EnergyPolicy, RISK_UNIVERSE, UTILISATION_UNIVERSE};
 use super::power::{Nodes, PowerConfig, PowerError};
+use super::preempting::Victims;
 use super::scheduler::{LocalScheduler, QueuedJob, ReservationId, ReservationRequest};
 use super::{LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
@@ -246,31 +257,33 @@ impl Provider {
         e.metered.push(Metered { job: job.spec.id, energy: joules / JOULES_PER_KWH, carbon: 0.0 });
     }
 
-    /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now; returns when its
-    /// lease can start (now, or when the nodes switched on for it are ready).
-    pub(super) fn power_for_local(&mut self, pes: u32, duration: f64, ctx: &mut Ctx<'_>) -> SimTime {
+    /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now, to start at
+    /// `start` (now, or later for a request made ahead); returns when its lease can start (`start`, or when the
+    /// nodes switched on for it are ready, if later).
+    pub(super) fn power_for_local(&mut self, pes: u32, start: SimTime, duration: f64, ctx: &mut Ctx<'_>) -> SimTime {
         let now = ctx.now();
-        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return now };
+        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return start };
         self.advance_nodes(now);
+        let window = duration.is_finite() && duration > 0.0;
+        let end = if window { start + duration } else { start };
         // Counted in the plan as it stands, where the request is placed (not after a pending pass, which would give
-        // the free nodes to queued leases the request displaces).
-        let mut free = self.scheduler.free_now_as_planned(now);
-        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
+        // the free nodes to queued leases the request displaces). A request made ahead needs its window.
+        let mut free = if start > now {
+            self.scheduler.min_free_as_planned(start, end)
+        } else {
+            self.scheduler.free_now_as_planned(now)
+        };
+        if policy == EnergyPolicy::Gesp && window {
             // Nodes switched on for other local requests go off when those end: free only if they stay on.
-            free = free.min(self.scheduler.min_free_as_planned(now, now + duration));
+            free = free.min(self.scheduler.min_free_as_planned(start, end));
         }
         let lacking = pes.saturating_sub(free);
-        // Preemption covers what is not switched on only as far as there are external leases to preempt. A lease
-        // with a deadline here is counted out: it is preempted only if it can still meet its deadline after the
-        // request (`Contention::from_scheduler`), so counting it risks switching on too few nodes and refusing the
+        // Preemption covers what is not switched on only as far as there are external leases to preempt: those
+        // running now, or, for a request made ahead, those running or planned in its window. A lease with a deadline
+        // here is counted out: it is preempted only if it can still meet its deadline after the request
+        // (`Contention::from_scheduler`), so counting it risks switching on too few nodes and refusing the
         // request, while counting it out at worst switches on a node too many.
-        let preemptable: u32 = self
-            .jobs
-            .values()
-            .filter(|j| j.start.is_some() && j.spec.lease.and_then(LeaseType::preemption).is_some())
-            .filter(|j| j.deadline_here().is_none())
-            .map(|j| j.spec.pes)
-            .sum();
+        let preemptable = self.preemptable_vms(start, end, now);
         let (switch_on, consolidate) = match policy {
             // GESP switches on what local requests need.
             EnergyPolicy::Gesp => (lacking, 0),
@@ -294,16 +307,85 @@ impl Provider {
                 }
             }
         };
-        let switch_on = switch_on.max(lacking.saturating_sub(preemptable));
+        // Nor can preemption supply what later holds in the window take (a local request made ahead, the nodes of one
+        // booting, GESP's closing holds): what the request lacks at its worst instant even with every candidate
+        // preempted is switched on too.
+        let uncovered = if window {
+            let request = ReservationRequest { start, end, pes, partition: None };
+            self.contention(&request, Victims::RunningOrPlanned, now).uncovered()
+        } else {
+            0
+        };
+        let switch_on = switch_on.max(lacking.saturating_sub(preemptable)).max(uncovered);
         if consolidate > 0 {
-            self.consolidate(consolidate, pes, ctx);
+            self.consolidate(consolidate, start, pes, ctx);
         }
-        let before = self.energy.as_ref().map_or(0, |e| e.switched_on);
-        let start = self.switch_on(switch_on, now).unwrap_or(now);
-        if policy == EnergyPolicy::Gesp && duration.is_finite() && duration > 0.0 {
-            self.close_after(before, start + duration, now);
+        let (switched, start) = self.switch_on_for(switch_on, start, now);
+        if policy == EnergyPolicy::Gesp && window {
+            self.close_after(switched, start + duration, now);
         }
         start
+    }
+
+    /// Switches on up to `count` nodes that are off for a use from `at`: at once if `at` is now (or too close to
+    /// boot by then), else each stays held off until then and boots to be ready at `at` (GESP "switches on
+    /// resources just when they are required by the local requests", §6.4.2; and a node switched on a day ahead
+    /// would be idle for a day, or run external requests GESP leaves to the fragments of local leases); returns how
+    /// many and when they are ready (`at` if none).
+    fn switch_on_for(&mut self, count: u32, at: SimTime, now: SimTime) -> (u32, SimTime) {
+        let Some(e) = self.energy.as_mut() else { return (0, at) };
+        let boot = e.config.power.boot;
+        if at - now <= boot {
+            let before = e.switched_on;
+            let ready = self.switch_on(count, now).map_or(at, |ready| ready.max(at));
+            let after = self.energy.as_ref().map_or(before, |e| e.switched_on);
+            return (u32::try_from(after - before).unwrap_or(u32::MAX), ready);
+        }
+        let boot_at = at + -boot;
+        // Off nodes, or shutting down by the boot, that stay off beyond `at`: those held to the end of time first,
+        // then those whose next planned use is latest (as `switch_on`).
+        let mut off: Vec<usize> = (0..e.holds.len())
+            .filter(|&i| e.holds[i].off <= boot_at && e.holds[i].boot.is_none_or(|b| b > boot_at))
+            .collect();
+        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
+        off.truncate(count as usize);
+        off.sort_unstable();
+        let mut n = 0;
+        for i in off.into_iter().rev() {
+            let old = e.holds[i];
+            let _ = self.scheduler.cancel_reservation(now, old.id);
+            let request = ReservationRequest { start: now, end: at, pes: 1, partition: None };
+            // Its own PE, just freed: the shorter hold fits.
+            let id = self.scheduler.reserve(now, request).expect("the PE its hold freed");
+            e.holds[i] = OffHold { id, boot: Some(boot_at), ..old };
+            n += 1;
+        }
+        (n, at)
+    }
+
+    /// VMs of the external leases a local request over `[start, end)` could preempt: those running now (`start` is
+    /// now), or holding PEs in the window, running or planned (a request made ahead). Leases with a deadline here
+    /// are counted out (see [`Self::power_for_local`]).
+    fn preemptable_vms(&self, start: SimTime, end: SimTime, now: SimTime) -> u32 {
+        let preemptable = |id: &JobId| {
+            self.jobs
+                .get(id)
+                .is_some_and(|j| j.spec.lease.and_then(LeaseType::preemption).is_some() && j.deadline_here().is_none())
+        };
+        if start <= now {
+            return self
+                .jobs
+                .iter()
+                .filter(|(id, j)| j.start.is_some() && preemptable(id))
+                .map(|(_, j)| j.spec.pes)
+                .sum();
+        }
+        let running = self.scheduler.running().filter(|r| r.end > start).map(|r| (r.id, r.pes));
+        let planned = self.scheduler.waiting().filter_map(|q| {
+            let at = self.scheduler.planned_start_as_planned(q.id)?;
+            (at < end && start < at + q.estimate).then_some((q.id, q.pes))
+        });
+        running.chain(planned).filter(|(id, _)| preemptable(id)).map(|(_, vms)| vms).sum()
     }
 
     /// The periodic check: the policy's decision for the waiting external request at the head of the queue.
@@ -334,7 +416,7 @@ impl Provider {
                     self.switch_on(lacking, now);
                 }
                 Decision::Provide { .. } => {}
-                Decision::Consolidate(n) => self.consolidate(n, 0, ctx),
+                Decision::Consolidate(n) => self.consolidate(n, now, 0, ctx),
             },
         }
         self.after_event(ctx);
@@ -398,14 +480,14 @@ impl Provider {
         }
     }
 
-    /// GESP switches nodes on for a local request's window only: the nodes switched on since the count `before`
-    /// are held from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the
-    /// external requests can be scheduled in the remaining time slots of local leases").
-    fn close_after(&mut self, before: u64, end: SimTime, now: SimTime) {
+    /// GESP switches nodes on for a local request's window only: the `count` nodes just switched on for it are held
+    /// from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the external
+    /// requests can be scheduled in the remaining time slots of local leases").
+    fn close_after(&mut self, count: u32, end: SimTime, now: SimTime) {
         let Some(e) = self.energy.as_mut() else { return };
-        for _ in before..e.switched_on {
+        for _ in 0..count {
             let request = ReservationRequest { start: end, end: forever(), pes: 1, partition: None };
-            // Just switched on, so free from now on.
+            // Just switched on for the window, so free from its start on.
             let Ok(hold) = self.scheduler.reserve(now, request) else { break };
             e.closing.push((end, hold));
         }
@@ -465,21 +547,26 @@ impl Provider {
         Some(ready)
     }
 
-    /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled now (with a local request of
-    /// `local` VMs arriving) leave room: switch off idle nodes, then take external leases off nodes and switch those
-    /// off, by the rule of [`SwitchOff`] (see [`Self::suspend_for_idle`] and [`Self::clear_to_the_end`]).
-    fn consolidate(&mut self, count: u32, local: u32, ctx: &mut Ctx<'_>) {
+    /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled at `at` (with a local request of
+    /// `local` VMs to start then; Algorithm 5's Required(req.startTime)) leave room: switch off idle nodes, then
+    /// take external leases off nodes and switch those off, by the rule of [`SwitchOff`] (see
+    /// [`Self::suspend_for_idle`] and [`Self::clear_to_the_end`]).
+    fn consolidate(&mut self, count: u32, at: SimTime, local: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(e) = self.energy.as_ref() else { return };
         let (on, rule) = (e.nodes.on(), e.config.switch_off);
-        let local_now: u32 = self
-            .jobs
-            .values()
-            .filter(|j| j.reservation.is_some() && j.start.is_some())
-            .map(|j| j.spec.pes)
-            .sum::<u32>()
-            + local;
-        if local_now + count > on {
+        let required = if at <= now {
+            self.jobs.values().filter(|j| j.reservation.is_some() && j.start.is_some()).map(|j| j.spec.pes).sum()
+        } else {
+            let windows: BTreeMap<ReservationId, ReservationRequest> = self.scheduler.reservations().collect();
+            self.jobs
+                .values()
+                .filter_map(|j| {
+                    windows.get(&j.reservation?).filter(|w| w.start <= at && at < w.end).map(|_| j.spec.pes)
+                })
+                .sum::<u32>()
+        };
+        if required + local + count > on {
             return;
         }
         let off = self.switch_off_idle(count, now);

@@ -236,6 +236,8 @@ pub struct Provider {
     moldable: bool,
     /// External requests (forwarded by a gateway) held here, queued, running or preempted.
     held: BTreeSet<JobId>,
+    /// Local requests made ahead whose window could not be held when they were made: placed at their start.
+    ahead: BTreeMap<JobId, JobSpec>,
     externals: ExternalStats,
 }
 
@@ -312,6 +314,7 @@ impl Provider {
             admission: None,
             moldable: false,
             held: BTreeSet::new(),
+            ahead: BTreeMap::new(),
             externals: ExternalStats::default(),
             config,
         }

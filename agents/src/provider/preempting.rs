@@ -7,49 +7,114 @@ use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, S
 use super::{CancelledLeases, LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg, TimerMsg};
-use crate::sim::Ctx;
+use crate::sim::{Ctx, SimTime};
+
+/// Which external leases a local request may preempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Victims {
+    /// Running leases (suspended, cancelled or migrated by type) and planned ones (planned anew).
+    RunningOrPlanned,
+    /// Planned ones only: a request made ahead preempts no running lease before its start.
+    Planned,
+}
 
 impl Provider {
-    /// A local request (Amini Salehi 2012, ch3) must run from now for its duration: in free capacity if there is
-    /// enough, else in capacity the preemption policy frees; otherwise it is rejected.
+    /// A local request (Amini Salehi 2012, ch3) must run from now for its duration, or, made ahead, from its `start`:
+    /// in free capacity if there is enough, else in capacity the preemption policy frees; otherwise it is rejected.
     pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         self.contention.local_requests += 1;
+        match job.start.filter(|&at| at > ctx.now()) {
+            Some(at) => self.reserve_ahead(job, at, ctx),
+            None => self.place_local(job, ctx),
+        }
+        self.after_event(ctx);
+    }
+
+    /// Places a local request that must start now (or when the nodes switched on for it are ready).
+    pub(super) fn place_local(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
-        let (id, owner) = (job.id, job.owner);
-        let start = self.power_for_local(job.pes, estimate, ctx);
+        let start = self.power_for_local(job.pes, now, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {
             let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
             match self.scheduler.reserve(now, request) {
                 Ok(r) => Ok((r, Vec::new())),
-                Err(Rejected::Unavailable) => self.preempt_for(&request, ctx),
+                Err(Rejected::Unavailable) => self.preempt_for(&request, Victims::RunningOrPlanned, ctx),
                 Err(e) => Err(e.to_string()),
             }
         };
         match placed {
             Ok((reservation, started)) => {
-                ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
-                let runtime = self.scaled(job.runtime);
-                self.accepted += 1;
-                self.jobs.insert(id, LocalJob::new(job, runtime, Some(reservation)));
-                self.waiting_now += 1;
-                if start > now {
-                    // Its nodes are booting: it starts when they are ready.
-                    ctx.wake_in(start - now, TimerMsg::SlotStart { job: id });
-                } else {
-                    self.start(vec![Started { id, start: now }], ctx);
-                }
+                self.accept_local(job, reservation, start, ctx);
                 self.start(started, ctx);
             }
             Err(reason) => {
                 self.rejected += 1;
                 self.contention.local_rejected += 1;
-                ctx.send(owner, Msg::Job(JobMsg::Rejected { job: id, reason }));
+                ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason }));
             }
         }
-        self.after_event(ctx);
+    }
+
+    /// A local request made ahead of its start `at` (an advance reservation; the form of the local requests of the
+    /// thesis's setting, made a day ahead): the energy policy decides now (Algorithm 5 runs on a local request's
+    /// arrival, and sizes consolidation by the local leases scheduled at its start), and the window is held now, in
+    /// free capacity or by taking planned external leases off it, which are planned anew. Running leases are never
+    /// preempted ahead of time: if the window needs them, the request is placed at its start like one made then.
+    fn reserve_ahead(&mut self, job: JobSpec, at: SimTime, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        let estimate = self.planned_duration(&job);
+        if !(estimate.is_finite() && estimate > 0.0) {
+            return self.place_local(job, ctx);
+        }
+        let start = self.power_for_local(job.pes, at, estimate, ctx).max(at);
+        let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
+        let placed = match self.scheduler.reserve(now, request) {
+            Ok(r) => Ok((r, Vec::new())),
+            Err(_) => self.preempt_for(&request, Victims::Planned, ctx),
+        };
+        match placed {
+            Ok((reservation, started)) => {
+                self.accept_local(job, reservation, start, ctx);
+                self.start(started, ctx);
+            }
+            Err(_) => {
+                ctx.wake_in(at - now, TimerMsg::SlotStart { job: job.id });
+                self.ahead.insert(job.id, job);
+            }
+        }
+    }
+
+    /// A local request holds `reservation` from `start`: accepted, it starts then.
+    fn accept_local(&mut self, job: JobSpec, reservation: ReservationId, start: SimTime, ctx: &mut Ctx<'_>) {
+        let (now, id) = (ctx.now(), job.id);
+        ctx.send(job.owner, Msg::Job(JobMsg::Accepted { job: id }));
+        let runtime = self.scaled(job.runtime);
+        self.accepted += 1;
+        self.jobs.insert(id, LocalJob::new(job, runtime, Some(reservation)));
+        self.waiting_now += 1;
+        if start > now {
+            // Its nodes are booting, or it was made ahead: it starts at its window.
+            ctx.wake_in(start - now, TimerMsg::SlotStart { job: id });
+        } else {
+            self.start(vec![Started { id, start: now }], ctx);
+        }
+    }
+
+    /// The contention of `request` in the plan as it stands at `now`, with the external leases `victims` allows as
+    /// candidates.
+    pub(super) fn contention(&self, request: &ReservationRequest, victims: Victims, now: SimTime) -> Contention {
+        let memory_mb = self.config.vm_memory_mb;
+        let jobs = &self.jobs;
+        let terms = |id: JobId| {
+            let job = jobs.get(&id).filter(|j| victims == Victims::RunningOrPlanned || j.start.is_none())?;
+            let lease_type = job.spec.lease?;
+            let deadline = job.deadline_here();
+            Some(LeaseTerms { lease_type, memory_mb: job.spec.memory_mb.unwrap_or(memory_mb), deadline })
+        };
+        Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms)
     }
 
     /// Chooses leases to preempt for `request` with the configured policy, preempts them and holds the request's
@@ -57,18 +122,11 @@ impl Provider {
     fn preempt_for(
         &mut self,
         request: &ReservationRequest,
+        victims: Victims,
         ctx: &mut Ctx<'_>,
     ) -> Result<(ReservationId, Vec<Started>), String> {
         let now = ctx.now();
-        let memory_mb = self.config.vm_memory_mb;
-        let jobs = &self.jobs;
-        let terms = |id: JobId| {
-            let job = jobs.get(&id)?;
-            let lease_type = job.spec.lease?;
-            let deadline = job.deadline_here();
-            Some(LeaseTerms { lease_type, memory_mb: job.spec.memory_mb.unwrap_or(memory_mb), deadline })
-        };
-        let contention = Contention::from_scheduler(&self.scheduler, now, request, &self.config.overhead, terms);
+        let contention = self.contention(request, victims, now);
         let limits = SearchLimits::default();
         let chosen = match self.config.preemption.select(&contention, limits) {
             Ok(set) => set,

@@ -237,6 +237,16 @@ impl Contention {
         Self::new(request, &free, candidates)
     }
 
+    /// PEs the request lacks at the worst instant of its window even if every candidate were preempted: what only
+    /// more capacity can supply.
+    pub fn uncovered(&self) -> u32 {
+        let mut cover = vec![0u32; self.missing.len()];
+        for (candidate, covered) in self.candidates.iter().zip(&self.covers) {
+            covered.iter().for_each(|&s| cover[s] += candidate.vms);
+        }
+        self.missing.iter().zip(&cover).map(|(&m, &c)| m.saturating_sub(c)).max().unwrap_or(0)
+    }
+
     /// The candidates, by lease id.
     pub fn candidates(&self) -> &[Candidate] {
         &self.candidates
@@ -940,6 +950,26 @@ mod tests {
         let contention = Contention::new(&local(0.0, 10.0, 8), &[], candidates);
         let (chosen, _) = select(PreemptionPolicy::TypeAware, &contention).unwrap();
         assert_eq!(chosen, [3, 4, 2, 1]);
+    }
+
+    #[test]
+    fn uncovered_is_what_preempting_every_candidate_still_leaves_missing_at_the_worst_instant() {
+        // 4 PEs over [0, 10): one free throughout; a 2-VM lease holds PEs over [0, 5) only, and a later hold takes
+        // nothing preemptable. Missing 3 throughout: 1 after the lease in [0, 5), all 3 in [5, 10).
+        let lease = Candidate {
+            lease: 1,
+            vms: 2,
+            lease_type: LeaseType::Suspendable,
+            holding: Holding::Running,
+            start: SimTime::ZERO,
+            end: t(5.0),
+            overhead: 1.0,
+        };
+        let free = [Slot { start: SimTime::ZERO, end: t(10.0), pes: 1 }];
+        assert_eq!(Contention::new(&local(0.0, 10.0, 4), &free, vec![lease.clone()]).uncovered(), 3);
+        assert_eq!(Contention::new(&local(0.0, 5.0, 4), &free, vec![lease.clone()]).uncovered(), 1);
+        assert_eq!(Contention::new(&local(0.0, 5.0, 3), &free, vec![lease]).uncovered(), 0);
+        assert_eq!(Contention::new(&local(0.0, 5.0, 1), &free, Vec::new()).uncovered(), 0, "fits");
     }
 
     #[test]

@@ -65,9 +65,13 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// A reserved slot begins: its job starts.
+    /// A reserved slot begins: its job starts; or a local request made ahead whose window could not be held then
+    /// is placed now, as if made now.
     pub(super) fn on_slot_start(&mut self, id: JobId, ctx: &mut Ctx<'_>) {
-        self.start(vec![Started { id, start: ctx.now() }], ctx);
+        match self.ahead.remove(&id) {
+            Some(job) => self.place_local(job, ctx),
+            None => self.start(vec![Started { id, start: ctx.now() }], ctx),
+        }
         self.after_event(ctx);
     }
 
