@@ -338,6 +338,11 @@ fn test_a_suspended_lease_is_billed_once_for_its_computation_and_not_for_overhea
 /// A 4-PE cluster under MOV with the prototype's overheads: external lease 1 (4 VMs, `first` s) from 0 and lease 2
 /// (4 VMs, 1,000 s) queued behind it; at 100 a local request for the 4 PEs over 500 s made ahead, to start at 1,200.
 fn made_ahead(first: f64) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
+    made_ahead_cancelled(first, None)
+}
+
+/// [`made_ahead`], the local request's owner cancelling it at `cancel`, if given.
+fn made_ahead_cancelled(first: f64, cancel: Option<f64>) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
     let mut tb = TestBed::new(1);
     let config = cluster(4, PreemptionPolicy::Mov, OverheadModel::SharedStorage(SharedStorage::PROTOTYPE));
     let site = tb.agent("site", "provider", Provider::new(config));
@@ -351,6 +356,9 @@ fn made_ahead(first: f64) -> (Vec<Delivery>, Vec<(&'static str, f64)>) {
         ..JobSpec::new(3, AgentId(2), 4, 500.0)
     };
     tb.inject(100.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(spec))));
+    if let Some(at) = cancel {
+        tb.inject(at, "local-user", "site", Msg::Job(JobMsg::Cancel { job: 3 }));
+    }
     tb.run_to_quiescence().unwrap();
     let metrics = tb.sim().report(site).unwrap().metrics;
     (tb.deliveries(), metrics)
@@ -397,4 +405,22 @@ fn test_a_local_request_made_ahead_preempts_a_running_lease_only_at_its_start() 
     assert_eq!(preempted(&d).len(), 1);
     assert_eq!(metric(&m, "local_requests"), 1.0, "counted once, when it was made");
     assert_eq!(metric(&m, "local_rejected"), 0.0);
+}
+
+#[test]
+fn test_a_local_request_made_ahead_and_cancelled_before_its_start_never_runs() {
+    // Waiting for its start (lease 1 holds the window): cancelled at 500, it is never placed and lease 1 runs on.
+    let (d, m) = made_ahead_cancelled(2000.0, Some(500.0));
+    let cancelled = d.iter().find(|d| matches!(d.msg, Msg::Lease(LeaseMsg::Cancelled { lease: 3, .. }))).unwrap();
+    assert_eq!(cancelled.at, 500.0);
+    assert_eq!(job_event(&d, "job.accepted", 3), None);
+    assert_eq!(job_event(&d, "job.started", 3), None);
+    assert!(preempted(&d).is_empty());
+    assert_eq!(job_event(&d, "job.completed", 1), Some(2000.0));
+    assert_eq!(metric(&m, "local_rejected"), 0.0);
+    // Holding its window: cancelled at 500, the window is given back and lease 2 starts when lease 1 ends.
+    let (d, _) = made_ahead_cancelled(1000.0, Some(500.0));
+    assert_eq!(job_event(&d, "job.accepted", 3), Some(100.0));
+    assert_eq!(job_event(&d, "job.started", 3), None);
+    assert_eq!(job_event(&d, "job.started", 2), Some(1000.0));
 }

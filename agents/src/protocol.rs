@@ -116,7 +116,8 @@ pub struct JobSpec {
     /// Data moved in and out \[GB\], which a data centre charges for (Garg 2010, ch6's DT_j), if any.
     pub data: Option<f64>,
     /// When a request made ahead must start (an advance reservation): a local request with a start later than its
-    /// submission holds its window from the submission on. `None`: from the submission.
+    /// submission holds its window from the submission on if the provider can place it then (else it is placed,
+    /// and answered, at its start). `None`: from the submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<SimTime>,
 }

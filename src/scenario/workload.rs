@@ -1217,6 +1217,7 @@ mod tests {
         let ahead = generate(
             "model = \"local-requests\"\nuntil = 2592000.0\nrho = 0.15\ndelta = 10800.0\ntheta = \"medium\"\nrp-nodes = 512\nnotice = 86400.0",
         );
+        assert_eq!(ahead.jobs.len(), w.jobs.len());
         for (a, s) in ahead.jobs.iter().zip(&w.jobs) {
             assert_eq!((a.earliest_start, a.submit), (Some(s.submit), (s.submit - 86_400.0).max(0.0)));
         }

@@ -52,11 +52,13 @@
 //! A local request made ahead (an advance reservation, [`JobSpec::start`](crate::protocol::JobSpec::start); the
 //! injection files distributed with the Haizea lease manager for the thesis's setting make them a day ahead) is
 //! decided on when it is made, for its window: what the window lacks beyond the switched-on nodes free throughout
-//! it, the external leases running or planned in it as what preemption can cover, and consolidation bounded by the
-//! local leases scheduled at its start (Algorithm 5's Required(req.startTime)). The nodes it switches on stay off
-//! until the window and boot to be ready for it: a node switched on a day early would idle, or under GESP run the
-//! external requests the policy leaves to the fragments of local leases. Whatever the window lacks at its worst
-//! instant even with every candidate preempted (later holds: another request made ahead, GESP's closing holds) is
+//! it, the external leases planned in it as what preemption can cover (running ones are not preempted ahead of
+//! time), and, once its window is held, consolidation bounded by the local leases scheduled at its start (Algorithm
+//! 5's Required(req.startTime)). The nodes it switches on stay off until the window and boot to be ready for it: a
+//! node switched on a day early would idle, or under GESP run the external requests the policy leaves to the
+//! fragments of local leases. If even every off node would not let it hold its window, the request is decided on
+//! and placed at its start, as if made then. Whatever a request lacks at the worst instant of its window even with
+//! every candidate preempted (later holds: a request made ahead, the nodes of one booting, GESP's closing holds) is
 //! switched on whatever the policy's split.
 //!
 //! The violation rate is the share of external requests whose wait before their first start exceeds α × the mean
@@ -258,11 +260,19 @@ impl Provider {
     }
 
     /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now, to start at
-    /// `start` (now, or later for a request made ahead); returns when its lease can start (`start`, or when the
-    /// nodes switched on for it are ready, if later).
-    pub(super) fn power_for_local(&mut self, pes: u32, start: SimTime, duration: f64, ctx: &mut Ctx<'_>) -> SimTime {
+    /// `start` (now, or later for a request made ahead, which may take only planned leases off its window); returns
+    /// when its lease can start (`start`, or when the nodes switched on for it are ready, if later) and, for a
+    /// request made ahead, how many nodes to consolidate once its window is held (an immediate request's
+    /// consolidation comes first, as in Algorithm 5).
+    pub(super) fn power_for_local(
+        &mut self,
+        pes: u32,
+        start: SimTime,
+        duration: f64,
+        ctx: &mut Ctx<'_>,
+    ) -> (SimTime, u32) {
         let now = ctx.now();
-        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return start };
+        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return (start, 0) };
         self.advance_nodes(now);
         let window = duration.is_finite() && duration > 0.0;
         let end = if window { start + duration } else { start };
@@ -279,7 +289,7 @@ impl Provider {
         }
         let lacking = pes.saturating_sub(free);
         // Preemption covers what is not switched on only as far as there are external leases to preempt: those
-        // running now, or, for a request made ahead, those running or planned in its window. A lease with a deadline
+        // running now, or, for a request made ahead, those planned in its window. A lease with a deadline
         // here is counted out: it is preempted only if it can still meet its deadline after the request
         // (`Contention::from_scheduler`), so counting it risks switching on too few nodes and refusing the
         // request, while counting it out at worst switches on a node too many.
@@ -310,30 +320,32 @@ impl Provider {
         // Nor can preemption supply what later holds in the window take (a local request made ahead, the nodes of one
         // booting, GESP's closing holds): what the request lacks at its worst instant even with every candidate
         // preempted is switched on too.
+        let ahead = start > now;
         let uncovered = if window {
             let request = ReservationRequest { start, end, pes, partition: None };
-            self.contention(&request, Victims::RunningOrPlanned, now).uncovered()
+            let victims = if ahead { Victims::Planned } else { Victims::RunningOrPlanned };
+            self.contention(&request, victims, now).uncovered()
         } else {
             0
         };
         let switch_on = switch_on.max(lacking.saturating_sub(preemptable)).max(uncovered);
-        if consolidate > 0 {
+        if consolidate > 0 && !ahead {
             self.consolidate(consolidate, start, pes, ctx);
         }
-        let (switched, start) = self.switch_on_for(switch_on, start, now);
+        let (switched, start) = self.switch_on_for(switch_on, start, end, now);
         if policy == EnergyPolicy::Gesp && window {
             self.close_after(switched, start + duration, now);
         }
-        start
+        (start, if ahead { consolidate } else { 0 })
     }
 
-    /// Switches on up to `count` nodes that are off for a use from `at`: at once if `at` is now (or too close to
-    /// boot by then), else each stays held off until then and boots to be ready at `at` (GESP "switches on
+    /// Switches on up to `count` nodes that are off for a use over `[at, end)`: at once if `at` is now (or too close
+    /// to boot by then), else each stays held off until then and boots to be ready at `at` (GESP "switches on
     /// resources just when they are required by the local requests", §6.4.2; and a node switched on a day ahead
     /// would be idle for a day, or run external requests GESP leaves to the fragments of local leases); returns how
     /// many and when they are ready (`at` if none).
-    fn switch_on_for(&mut self, count: u32, at: SimTime, now: SimTime) -> (u32, SimTime) {
-        let Some(e) = self.energy.as_mut() else { return (0, at) };
+    fn switch_on_for(&mut self, count: u32, at: SimTime, end: SimTime, now: SimTime) -> (u32, SimTime) {
+        let Some(e) = self.energy.as_ref() else { return (0, at) };
         let boot = e.config.power.boot;
         if at - now <= boot {
             let before = e.switched_on;
@@ -342,14 +354,10 @@ impl Provider {
             return (u32::try_from(after - before).unwrap_or(u32::MAX), ready);
         }
         let boot_at = at + -boot;
-        // Off nodes, or shutting down by the boot, that stay off beyond `at`: those held to the end of time first,
-        // then those whose next planned use is latest (as `switch_on`).
-        let mut off: Vec<usize> = (0..e.holds.len())
-            .filter(|&i| e.holds[i].off <= boot_at && e.holds[i].boot.is_none_or(|b| b > boot_at))
-            .collect();
-        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
+        let mut off = self.off_through(at, end);
         off.truncate(count as usize);
         off.sort_unstable();
+        let Some(e) = self.energy.as_mut() else { return (0, at) };
         let mut n = 0;
         for i in off.into_iter().rev() {
             let old = e.holds[i];
@@ -363,8 +371,31 @@ impl Provider {
         (n, at)
     }
 
+    /// The nodes [`Self::switch_on_for`] may switch on for a use over `[at, end)` (later than a boot from now): off,
+    /// or shutting down in time to boot for it, and held off through the window; those held to the end of time
+    /// first, then those whose next planned use is latest (as `switch_on`). By index in the holds.
+    fn off_through(&self, at: SimTime, end: SimTime) -> Vec<usize> {
+        let Some(e) = self.energy.as_ref() else { return Vec::new() };
+        let boot_at = at + -e.config.power.boot;
+        let mut off: Vec<usize> = (0..e.holds.len())
+            .filter(|&i| e.holds[i].off <= boot_at && e.holds[i].boot.is_none_or(|b| b + e.config.power.boot >= end))
+            .collect();
+        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
+        off
+    }
+
+    /// How many nodes could be switched on for a local request made ahead over `[at, end)` (none without power
+    /// states).
+    pub(super) fn switchable_through(&self, at: SimTime, end: SimTime, now: SimTime) -> u32 {
+        match self.energy.as_ref() {
+            Some(e) if at - now <= e.config.power.boot => e.nodes.count(super::power::NodeState::Off),
+            Some(_) => self.off_through(at, end).len() as u32,
+            None => 0,
+        }
+    }
+
     /// VMs of the external leases a local request over `[start, end)` could preempt: those running now (`start` is
-    /// now), or holding PEs in the window, running or planned (a request made ahead). Leases with a deadline here
+    /// now), or planned in the window (a request made ahead, which preempts no running lease ahead of time). Leases with a deadline here
     /// are counted out (see [`Self::power_for_local`]).
     fn preemptable_vms(&self, start: SimTime, end: SimTime, now: SimTime) -> u32 {
         let preemptable = |id: &JobId| {
@@ -380,12 +411,11 @@ impl Provider {
                 .map(|(_, j)| j.spec.pes)
                 .sum();
         }
-        let running = self.scheduler.running().filter(|r| r.end > start).map(|r| (r.id, r.pes));
         let planned = self.scheduler.waiting().filter_map(|q| {
             let at = self.scheduler.planned_start_as_planned(q.id)?;
             (at < end && start < at + q.estimate).then_some((q.id, q.pes))
         });
-        running.chain(planned).filter(|(id, _)| preemptable(id)).map(|(_, vms)| vms).sum()
+        planned.filter(|(id, _)| preemptable(id)).map(|(_, vms)| vms).sum()
     }
 
     /// The periodic check: the policy's decision for the waiting external request at the head of the queue.
@@ -551,7 +581,7 @@ impl Provider {
     /// `local` VMs to start then; Algorithm 5's Required(req.startTime)) leave room: switch off idle nodes, then
     /// take external leases off nodes and switch those off, by the rule of [`SwitchOff`] (see
     /// [`Self::suspend_for_idle`] and [`Self::clear_to_the_end`]).
-    fn consolidate(&mut self, count: u32, at: SimTime, local: u32, ctx: &mut Ctx<'_>) {
+    pub(super) fn consolidate(&mut self, count: u32, at: SimTime, local: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(e) = self.energy.as_ref() else { return };
         let (on, rule) = (e.nodes.on(), e.config.switch_off);

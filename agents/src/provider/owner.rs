@@ -51,6 +51,12 @@ impl Provider {
     /// The owner withdraws a job: a queued one leaves the queue, a running one stops; either pays for what it
     /// computed here.
     pub(super) fn on_cancel(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
+        if self.ahead.get(&id).is_some_and(|job| job.owner == from) {
+            // A local request made ahead, not placed yet: nothing holds or runs for it.
+            self.ahead.remove(&id);
+            ctx.send(from, Msg::Lease(LeaseMsg::Cancelled { lease: id, cost: 0.0 }));
+            return self.after_event(ctx);
+        }
         let Some(job) = self.jobs.get(&id) else { return };
         if job.spec.owner != from {
             tracing::warn!(provider = ctx.name(), job = id, "cancel from an agent that does not own the job: ignored");

@@ -34,7 +34,7 @@ impl Provider {
     pub(super) fn place_local(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
-        let start = self.power_for_local(job.pes, now, estimate, ctx);
+        let (start, _) = self.power_for_local(job.pes, now, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
         } else {
@@ -60,16 +60,23 @@ impl Provider {
 
     /// A local request made ahead of its start `at` (an advance reservation; the form of the local requests of the
     /// thesis's setting, made a day ahead): the energy policy decides now (Algorithm 5 runs on a local request's
-    /// arrival, and sizes consolidation by the local leases scheduled at its start), and the window is held now, in
-    /// free capacity or by taking planned external leases off it, which are planned anew. Running leases are never
-    /// preempted ahead of time: if the window needs them, the request is placed at its start like one made then.
+    /// arrival) and the window is held now, in free capacity, in nodes switched on for it or by taking planned
+    /// external leases off it, which are planned anew. Running leases are never preempted ahead of time: if they
+    /// hold more of the window than every off node could replace, the request is placed at its start as if made
+    /// then (and answered then). One the cluster can never hold is refused at once.
     fn reserve_ahead(&mut self, job: JobSpec, at: SimTime, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let estimate = self.planned_duration(&job);
-        if !(estimate.is_finite() && estimate > 0.0) {
+        if !(estimate.is_finite() && estimate > 0.0) || job.pes > self.config.pes {
             return self.place_local(job, ctx);
         }
-        let start = self.power_for_local(job.pes, at, estimate, ctx).max(at);
+        let window = ReservationRequest { start: at, end: at + estimate, pes: job.pes, partition: None };
+        if self.contention(&window, Victims::Planned, now).uncovered() > self.switchable_through(at, window.end, now) {
+            ctx.wake_in(at - now, TimerMsg::SlotStart { job: job.id });
+            self.ahead.insert(job.id, job);
+            return;
+        }
+        let (start, consolidate) = self.power_for_local(job.pes, at, estimate, ctx);
         let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
         let placed = match self.scheduler.reserve(now, request) {
             Ok(r) => Ok((r, Vec::new())),
@@ -79,7 +86,11 @@ impl Provider {
             Ok((reservation, started)) => {
                 self.accept_local(job, reservation, start, ctx);
                 self.start(started, ctx);
+                if consolidate > 0 {
+                    self.consolidate(consolidate, start, 0, ctx);
+                }
             }
+            // The check above found room; should the plan still refuse, the request is placed at its start.
             Err(_) => {
                 ctx.wake_in(at - now, TimerMsg::SlotStart { job: job.id });
                 self.ahead.insert(job.id, job);
