@@ -71,27 +71,30 @@ impl Provider {
             return self.place_local(job, ctx);
         }
         let window = ReservationRequest { start: at, end: at + estimate, pes: job.pes, partition: None };
-        if self.contention(&window, Victims::Planned, now).uncovered() > self.switchable_through(at, window.end, now) {
-            ctx.wake_in(at - now, TimerMsg::SlotStart { job: job.id });
-            self.ahead.insert(job.id, job);
-            return;
-        }
-        let (start, consolidate) = self.power_for_local(job.pes, at, estimate, ctx);
-        let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
-        let placed = match self.scheduler.reserve(now, request) {
-            Ok(r) => Ok((r, Vec::new())),
-            Err(_) => self.preempt_for(&request, Victims::Planned, ctx),
+        // What only running leases and other holds take of the window must be replaceable by nodes switched on.
+        let holdable =
+            self.contention(&window, Victims::Planned, now).uncovered() <= self.switchable_through(at, window.end, now);
+        let held = if holdable {
+            let (start, consolidate) = self.power_for_local(job.pes, at, estimate, ctx);
+            let request = ReservationRequest { start, end: start + estimate, pes: job.pes, partition: None };
+            let placed = match self.scheduler.reserve(now, request) {
+                Ok(r) => Ok((r, Vec::new())),
+                Err(_) => self.preempt_for(&request, Victims::Planned, ctx),
+            };
+            placed.ok().map(|(reservation, started)| (reservation, started, start, consolidate))
+        } else {
+            None
         };
-        match placed {
-            Ok((reservation, started)) => {
+        match held {
+            Some((reservation, started, start, consolidate)) => {
                 self.accept_local(job, reservation, start, ctx);
                 self.start(started, ctx);
                 if consolidate > 0 {
                     self.consolidate(consolidate, start, 0, ctx);
                 }
             }
-            // The check above found room; should the plan still refuse, the request is placed at its start.
-            Err(_) => {
+            // Running leases hold the window (or the plan still refuses it after the check): placed at its start.
+            None => {
                 ctx.wake_in(at - now, TimerMsg::SlotStart { job: job.id });
                 self.ahead.insert(job.id, job);
             }

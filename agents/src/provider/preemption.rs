@@ -954,8 +954,8 @@ mod tests {
 
     #[test]
     fn uncovered_is_what_preempting_every_candidate_still_leaves_missing_at_the_worst_instant() {
-        // 4 PEs over [0, 10): one free throughout; a 2-VM lease holds PEs over [0, 5) only, and a later hold takes
-        // nothing preemptable. Missing 3 throughout: 1 after the lease in [0, 5), all 3 in [5, 10).
+        // 4 PEs over [0, 10): one free throughout, a 2-VM lease the only candidate, holding PEs over [0, 5); the
+        // rest is held by what cannot be preempted. Missing 3 throughout: 1 after the lease in [0, 5), 3 in [5, 10).
         let lease = Candidate {
             lease: 1,
             vms: 2,
