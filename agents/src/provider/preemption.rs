@@ -966,8 +966,8 @@ mod tests {
             overhead: 1.0,
         };
         let free = [Slot { start: SimTime::ZERO, end: t(10.0), pes: 1 }];
-        assert_eq!(Contention::new(&local(0.0, 10.0, 4), &free, vec![lease.clone()]).uncovered(), 3);
-        assert_eq!(Contention::new(&local(0.0, 5.0, 4), &free, vec![lease.clone()]).uncovered(), 1);
+        assert_eq!(Contention::new(&local(0.0, 10.0, 4), &free, vec![lease]).uncovered(), 3);
+        assert_eq!(Contention::new(&local(0.0, 5.0, 4), &free, vec![lease]).uncovered(), 1);
         assert_eq!(Contention::new(&local(0.0, 5.0, 3), &free, vec![lease]).uncovered(), 0);
         assert_eq!(Contention::new(&local(0.0, 5.0, 1), &free, Vec::new()).uncovered(), 0, "fits");
     }
