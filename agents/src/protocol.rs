@@ -106,8 +106,9 @@ pub struct JobSpec {
     pub deadline: Option<SimTime>,
     /// Budget [G$], if the job has one.
     pub budget: Option<f64>,
-    /// Lease type (Amini Salehi 2012, ch3): a local request must start at once, or at its `start` (preempting external
-    /// leases if the provider's policy allows), external leases queue and may be preempted by their type. `None`: a plain job.
+    /// Lease type (Amini Salehi 2012, ch3): a local request must start at once, or at its `start` (preempting
+    /// external leases if the provider's policy allows), external leases queue and may be preempted by their type.
+    /// `None`: a plain job.
     pub lease: Option<LeaseType>,
     /// Memory of each VM \[MB\], for preemption overheads; the provider's default when absent.
     pub memory_mb: Option<f64>,
