@@ -395,8 +395,8 @@ impl Provider {
     }
 
     /// VMs of the external leases a local request over `[start, end)` could preempt: those running now (`start` is
-    /// now), or planned in the window (a request made ahead, which preempts no running lease ahead of time). Leases with a deadline here
-    /// are counted out (see [`Self::power_for_local`]).
+    /// now), or planned in the window (a request made ahead, which preempts no running lease ahead of time). Leases
+    /// with a deadline here are counted out (see [`Self::power_for_local`]).
     fn preemptable_vms(&self, start: SimTime, end: SimTime, now: SimTime) -> u32 {
         let preemptable = |id: &JobId| {
             self.jobs
