@@ -16,6 +16,16 @@ fn lease(id: u64, owner: u32, vms: u32, duration: f64, lease: LeaseType) -> Msg 
     Msg::Job(JobMsg::Submit(Box::new(spec)))
 }
 
+/// A local request made ahead, to start at `start`.
+fn local_ahead(id: u64, owner: u32, vms: u32, duration: f64, start: f64) -> Msg {
+    let spec = JobSpec {
+        lease: Some(LeaseType::Local),
+        start: Some(SimTime::new(start).unwrap()),
+        ..JobSpec::new(id, AgentId(owner), vms, duration)
+    };
+    Msg::Job(JobMsg::Submit(Box::new(spec)))
+}
+
 /// A conservative-backfilling cluster of `pes` single-VM nodes under `policy`, nodes booting in `boot` seconds.
 fn cluster(pes: u32, policy: EnergyPolicy, boot: f64) -> Provider {
     cluster_dropping(pes, policy, boot, CancelledLeases::Restart)
@@ -409,12 +419,7 @@ fn local_made_ahead(
     let site = tb.agent("site", "provider", cluster_with(8, energy, CancelledLeases::Restart));
     tb.probe("local-user"); // AgentId(1)
     tb.probe("igg"); // AgentId(2)
-    let spec = JobSpec {
-        lease: Some(LeaseType::Local),
-        start: Some(SimTime::new(10_000.0).unwrap()),
-        ..JobSpec::new(1, AgentId(1), 4, 3600.0)
-    };
-    tb.inject(0.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(spec))));
+    tb.inject(0.0, "local-user", "site", local_ahead(1, 1, 4, 3600.0, 10_000.0));
     if external {
         tb.inject(0.0, "igg", "site", lease(2, 2, 2, 1000.0, LeaseType::Suspendable));
     }
@@ -465,12 +470,7 @@ fn test_a_local_request_whose_free_nodes_are_reserved_later_in_its_window_switch
     let site = tb.agent("site", "provider", cluster_with(8, energy, CancelledLeases::Restart));
     tb.probe("local-user"); // AgentId(1)
     tb.inject(0.0, "local-user", "site", lease(1, 1, 4, 500.0, LeaseType::Local));
-    let ahead = JobSpec {
-        lease: Some(LeaseType::Local),
-        start: Some(SimTime::new(1000.0).unwrap()),
-        ..JobSpec::new(2, AgentId(1), 4, 3600.0)
-    };
-    tb.inject(0.0, "local-user", "site", Msg::Job(JobMsg::Submit(Box::new(ahead))));
+    tb.inject(0.0, "local-user", "site", local_ahead(2, 1, 4, 3600.0, 1000.0));
     tb.inject(600.0, "local-user", "site", lease(3, 1, 4, 1000.0, LeaseType::Local));
     tb.run_to_quiescence().unwrap();
     let d = tb.deliveries();

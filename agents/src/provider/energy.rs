@@ -348,10 +348,7 @@ impl Provider {
         let Some(e) = self.energy.as_ref() else { return (0, at) };
         let boot = e.config.power.boot;
         if at - now <= boot {
-            let before = e.switched_on;
-            let ready = self.switch_on(count, now).map_or(at, |ready| ready.max(at));
-            let after = self.energy.as_ref().map_or(before, |e| e.switched_on);
-            return (u32::try_from(after - before).unwrap_or(u32::MAX), ready);
+            return self.switch_on(count, now).map_or((0, at), |(n, ready)| (n, ready.max(at)));
         }
         let boot_at = at + -boot;
         let mut off = self.off_through(at, end);
@@ -549,8 +546,9 @@ impl Provider {
         off
     }
 
-    /// Switches on up to `count` nodes that are off; returns when they are ready (`None` if none was off).
-    fn switch_on(&mut self, count: u32, now: SimTime) -> Option<SimTime> {
+    /// Switches on up to `count` nodes that are off; returns how many and when they are ready (`None` if none was
+    /// off).
+    fn switch_on(&mut self, count: u32, now: SimTime) -> Option<(u32, SimTime)> {
         let e = self.energy.as_mut()?;
         // A node still shutting down is not switched on again: only off nodes. Those held to the end of time go
         // first, then those whose next planned use is latest: a node held until a use gives nothing from then on.
@@ -574,7 +572,7 @@ impl Provider {
             // Just freed: the boot hold fits.
             let _ = self.scheduler.reserve(now, request);
         }
-        Some(ready)
+        Some((n, ready))
     }
 
     /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled at `at` (with a local request of
