@@ -10,7 +10,9 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
 use gridmarket::runner::shard::{self, Loaded, Merged, Shard, ShardRun};
-use gridmarket::runner::{Outcome, RunOptions, StudyResult, evaluate_versus, run_shard, run_study, write_verdicts};
+use gridmarket::runner::{
+    Outcome, RunOptions, StudyResult, evaluate_versus, run_shard, run_study, unjudged, write_verdicts,
+};
 use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
 use gridmarket::{report, schema, slurm};
 
@@ -112,6 +114,18 @@ enum Command {
         /// with `merge`.
         #[arg(long, value_name = "K/N")]
         shard: Option<Shard>,
+        /// Skip runs already finished in the output folder (same scenario, same seed): after editing only a
+        /// family's targets, judges them again without running anything.
+        #[arg(long)]
+        resume: bool,
+        /// Compare the verdicts and numbers with the family's lock (`verdicts.quick.lock` with `--quick`, else
+        /// `verdicts.full.lock`) and exit 1 if any differ, naming each; failing targets that are locked as failing
+        /// do not set the exit code.
+        #[arg(long, conflicts_with = "update_lock")]
+        check_lock: bool,
+        /// Rewrite the family's lock from this run (a full lock records the command, commit and date).
+        #[arg(long)]
+        update_lock: bool,
     },
     /// Combine the shards of a study (`run --shard`) or a family (`reproduce --shard`) into its files, as one run
     /// of the whole would write them.
@@ -255,10 +269,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(finish(&result, &interrupt, strict));
             }
             let result = run_study(&study, &opts, &interrupt)?;
+            for w in report::substitution_warnings(&study, &result) {
+                eprintln!("warning: {w}");
+            }
             print!("{}", report::summary_table(&study, &result));
             let verdicts = report::verdict_tables(&study, &result);
             if !verdicts.is_empty() {
                 print!("\n{verdicts}");
+            }
+            let unjudged = unjudged(&study);
+            if !unjudged.is_empty() {
+                println!("not judged by `run`: {} claim(s) compare with another file of the family", unjudged.len());
+                for (claim, other) in unjudged {
+                    println!("  {} versus {other}: `gridmarket reproduce` runs both files and judges it", claim.metric);
+                }
             }
             println!("outputs: {}", out.display());
             Ok(finish(&result, &interrupt, strict))
@@ -286,9 +310,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(if refused > 0 { ExitCode::from(EXIT_CONFIG) } else { ExitCode::SUCCESS })
         }
-        Command::Reproduce { name, quick, out, jobs, scenarios, quiet, strict, shard } => {
+        Command::Reproduce {
+            name,
+            quick,
+            out,
+            jobs,
+            scenarios,
+            quiet,
+            strict,
+            shard,
+            resume,
+            check_lock,
+            update_lock,
+        } => {
             if shard.is_some() && name == "all" {
                 bail!("reproduce all --shard: shard one family at a time");
+            }
+            if shard.is_some() && (check_lock || update_lock) {
+                bail!("a lock holds a whole family's verdicts: check or update it after `merge`, not on a shard");
             }
             let families = if name == "all" { families(&scenarios)? } else { vec![name] };
             let interrupt = interrupt_flag()?;
@@ -317,7 +356,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let opts = RunOptions {
                         out: out.join(&study.name),
                         jobs: jobs.map_or_else(cpus, |j| j as usize),
-                        resume: false,
+                        resume,
                         quiet,
                         trace: None,
                         schedule_swf: false,
@@ -342,7 +381,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("combine the shards with `gridmarket merge DIR... --out DIR`");
                     failed |= studies.iter().any(|(_, r)| !r.unfinished.is_empty());
                 } else {
-                    failed |= conclude_family(&family, &mut studies, &out, strict)?;
+                    let judged = conclude_family(&family, &mut studies, &out, strict)?;
+                    let lock = gridmarket::lock::path(&dir, quick);
+                    let unfinished = studies.iter().any(|(_, r)| !r.unfinished.is_empty());
+                    if check_lock {
+                        failed |= unfinished || !lock_holds(&lock, &studies)?;
+                    } else if update_lock {
+                        if unfinished || interrupt.load(Ordering::Relaxed) {
+                            bail!("{family}: runs did not finish, so {} is left as it was", lock.display());
+                        }
+                        let provenance = (!quick).then(|| gridmarket::lock::Provenance::now(command_line()));
+                        let entries = gridmarket::lock::entries(&studies);
+                        let text = gridmarket::lock::render(&family, quick, &entries, provenance.as_ref());
+                        gridmarket::output::write_atomic(&lock, text.as_bytes())
+                            .with_context(|| format!("writing {}", lock.display()))?;
+                        println!("lock: {} ({} verdicts)", lock.display(), entries.len());
+                    } else {
+                        failed |= judged;
+                    }
                 }
                 if interrupt.load(Ordering::Relaxed) {
                     return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -354,6 +410,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Merged::Study(merged) => {
                 merged.write(&out)?;
                 let (study, result) = (&merged.study, &merged.result);
+                for w in report::substitution_warnings(study, result) {
+                    eprintln!("warning: {w}");
+                }
                 print!("{}", report::summary_table(study, result));
                 let verdicts = report::verdict_tables(study, result);
                 if !verdicts.is_empty() {
@@ -482,18 +541,36 @@ fn conclude_family(
     println!("== {family}");
     for (study, result) in studies.iter() {
         println!("-- {}", study.name);
+        for w in report::substitution_warnings(study, result) {
+            eprintln!("warning: {}: {w}", study.name);
+        }
         print!("{}", report::verdict_tables(study, result));
     }
     let quick = studies.iter().any(|(s, _)| s.quick);
     let targets: Vec<_> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
     let checks: Vec<_> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
-    println!(
-        "{family}: {}; {}",
-        report::tally_line("targets", &targets, quick),
-        report::tally_line("sanity checks", &checks, false)
-    );
+    println!("{family}: {}; {}", report::tally_line(&targets, false, quick), report::tally_line(&checks, true, false));
     println!("report: {}", out.join("report.md").display());
     Ok(failed)
+}
+
+/// Whether the verdicts of a family's `studies` are those of its `lock`; prints what differs.
+fn lock_holds(lock: &Path, studies: &[(Study, StudyResult)]) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(lock).with_context(|| {
+        format!("reading {} (write it with `--update-lock`, then review and commit it)", lock.display())
+    })?;
+    let locked = gridmarket::lock::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", lock.display()))?;
+    let differences = gridmarket::lock::compare(&locked, &gridmarket::lock::entries(studies));
+    if differences.is_empty() {
+        println!("lock: {} holds ({} verdicts)", lock.display(), locked.len());
+        return Ok(true);
+    }
+    println!("lock: {} differs in {} verdict(s):", lock.display(), differences.len());
+    for d in &differences {
+        println!("  {d}");
+    }
+    println!("if the change is meant, rerun with --update-lock and commit the lock with it");
+    Ok(false)
 }
 
 /// The process's peak resident set [kB], as Linux counts it (`VmHWM`).

@@ -12,17 +12,18 @@ use crate::output::write_atomic;
 use agents::registry::limits::short;
 
 use crate::plot::{self, Band, BarSeries, Chart, Series};
-use crate::runner::metrics::{SLOWDOWN_BOUND, axis_label, unit_of};
-use crate::runner::{Outcome, StudyResult, Verdict, matches_at};
+use crate::runner::metrics::{SLOWDOWN_BOUND, axis_label, substitution, substitutions, unit_of};
+use crate::runner::{Class, Outcome, StudyResult, Verdict, matches_at};
 use crate::scenario::Study;
 use crate::scenario::plan::{Point, Test, show};
 
 /// Metrics shown on stdout after a run, when measured.
-const HEADLINE: [(&str, &str); 11] = [
+const HEADLINE: [(&str, &str); 12] = [
     ("jobs.total", "jobs"),
     ("jobs.completed", "completed"),
     ("jobs.rejected", "rejected"),
     ("jobs.dropped", "dropped"),
+    ("jobs.unfinished", "unfinished at the end"),
     ("jobs.wait", "mean wait [s]"),
     ("jobs.response", "mean response [s]"),
     ("jobs.bounded_slowdown", "mean bounded slowdown"),
@@ -122,24 +123,66 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     out
 }
 
-/// How many of the scored `verdicts` passed, failed and were inconclusive (documented conflicts are not scored).
-pub fn tally(verdicts: &[Verdict]) -> [usize; 3] {
-    let count = |o: Outcome| verdicts.iter().filter(|v| v.scored() && v.outcome == o).count();
+/// What agents did in place of what they were configured to do, over a study's runs, a line per metric that
+/// counts it: "providers.rp.search_fallbacks: exact preemption searches that … : 17 in 3 of 20 runs (p0/r1, …)".
+pub fn substitution_warnings(study: &Study, result: &StudyResult) -> Vec<String> {
+    let registry = &study.points[0].plan.registry;
+    // metric → (total, the runs where it happened)
+    let mut seen: std::collections::BTreeMap<&str, (f64, Vec<String>)> = std::collections::BTreeMap::new();
+    for run in &result.runs {
+        for (metric, count) in substitutions(registry, &run.metrics) {
+            let entry = seen.entry(metric).or_default();
+            entry.0 += count;
+            entry.1.push(format!("p{}/r{}", run.point, run.rep));
+        }
+    }
+    seen.into_iter()
+        .map(|(metric, (total, runs))| {
+            let about = substitution(registry, metric).unwrap_or_default();
+            let shown: Vec<&str> = runs.iter().take(4).map(String::as_str).collect();
+            let more = if runs.len() > shown.len() { ", …" } else { "" };
+            format!(
+                "{metric}: {about}: {} in {} of {} runs ({}{more})",
+                short(total),
+                runs.len(),
+                result.runs.len(),
+                shown.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// How many of `verdicts` of `class` passed, failed and were inconclusive.
+pub fn tally(verdicts: &[Verdict], class: Class) -> [usize; 3] {
+    let count = |o: Outcome| verdicts.iter().filter(|v| v.class() == class && v.outcome == o).count();
     [count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Inconclusive)]
 }
 
-/// "3 of 5 targets pass, 1 FAIL, 1 inconclusive", marked indicative for `--quick` (not for sanity checks, which
-/// hold on every run whatever its size), then "; 2 documented conflicts (not scored)" if there are any.
-pub fn tally_line(noun: &str, verdicts: &[Verdict], quick: bool) -> String {
-    let scored = verdicts.iter().filter(|v| v.scored()).count();
-    let mut line = if scored == 0 {
-        format!("no {noun}")
-    } else {
-        let [pass, fail, inconclusive] = tally(verdicts);
+/// "3 of 5 targets pass, 1 FAIL, 1 inconclusive", marked indicative for `quick` (not for sanity checks, which hold
+/// on every run whatever its size); for targets then "; 2 own hypotheses: 2 pass, 0 FAIL, 0 inconclusive" and "; 2
+/// documented conflicts (not scored)" if there are any. `verdicts` are a study's targets, or its checks with
+/// `checks`.
+pub fn tally_line(verdicts: &[Verdict], checks: bool, quick: bool) -> String {
+    let of = |class: Class, noun: &str, quick: bool| {
+        let [pass, fail, inconclusive] = tally(verdicts, class);
         let quick = if quick { " (--quick: indicative)" } else { "" };
-        format!("{pass} of {scored} {noun} pass, {fail} FAIL, {inconclusive} inconclusive{quick}")
+        match pass + fail + inconclusive {
+            0 => format!("no {noun}"),
+            n => format!("{pass} of {n} {noun} pass, {fail} FAIL, {inconclusive} inconclusive{quick}"),
+        }
     };
-    match verdicts.len() - scored {
+    if checks {
+        // A check's verdict is read like a target's.
+        return of(Class::Target, "sanity checks", false);
+    }
+    let mut line = of(Class::Target, "targets", quick);
+    let [pass, fail, inconclusive] = tally(verdicts, Class::Hypothesis);
+    match pass + fail + inconclusive {
+        0 => {}
+        1 => line.push_str(&format!("; 1 own hypothesis: {pass} pass, {fail} FAIL, {inconclusive} inconclusive")),
+        n => line.push_str(&format!("; {n} own hypotheses: {pass} pass, {fail} FAIL, {inconclusive} inconclusive")),
+    }
+    match verdicts.iter().filter(|v| v.class() == Class::Conflict).count() {
         0 => {}
         1 => line.push_str("; 1 documented conflict (not scored)"),
         n => line.push_str(&format!("; {n} documented conflicts (not scored)")),
@@ -147,32 +190,40 @@ pub fn tally_line(noun: &str, verdicts: &[Verdict], quick: bool) -> String {
     line
 }
 
-/// The targets, the documented conflicts and the sanity checks of a study, each table under its tally (nothing for
-/// a study without them).
+/// The targets, our own hypotheses, the documented conflicts and the sanity checks of a study, each table under its
+/// tally (nothing for a study without them).
 pub fn verdict_tables(study: &Study, result: &StudyResult) -> String {
     let mut out = String::new();
     if !result.verdicts.is_empty() {
-        let _ = writeln!(out, "{}", tally_line("targets", &result.verdicts, study.quick));
-        let (scored, conflicts): (Vec<&Verdict>, Vec<&Verdict>) = result.verdicts.iter().partition(|v| v.scored());
-        if !scored.is_empty() {
-            let mut rows = vec![["target", "source", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
-            for v in scored {
-                rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.verdict(study.quick)]);
+        let _ = writeln!(out, "{}", tally_line(&result.verdicts, false, study.quick));
+        for class in [Class::Target, Class::Hypothesis, Class::Conflict] {
+            let of_class: Vec<&Verdict> = result.verdicts.iter().filter(|v| v.class() == class).collect();
+            if of_class.is_empty() {
+                continue;
             }
-            out.push_str(&table(&rows));
-        }
-        if !conflicts.is_empty() {
-            let _ = writeln!(out, "documented conflicts (the source contradicts itself: reported, not scored)");
-            let mut rows = vec![["target", "conflict", "measured (mean ± CI)", "verdict"].map(String::from).to_vec()];
-            for v in conflicts {
-                let conflict = v.conflict.clone().unwrap_or_default();
-                rows.push(vec![v.target.clone(), conflict, v.measured.clone(), v.verdict(study.quick)]);
+            let second = match class {
+                Class::Conflict => {
+                    let _ = writeln!(out, "documented conflicts (the source contradicts itself: reported, not scored)");
+                    "conflict"
+                }
+                Class::Hypothesis => {
+                    let _ = writeln!(out, "own hypotheses (no source states them: scored apart from the targets)");
+                    "rests on"
+                }
+                _ => "source",
+            };
+            let mut rows =
+                vec![vec![class.label().into(), second.into(), "measured (mean ± CI)".into(), "verdict".into()]];
+            for v in of_class {
+                let said =
+                    if class == Class::Conflict { v.conflict.clone().unwrap_or_default() } else { v.source.clone() };
+                rows.push(vec![v.target.clone(), said, v.measured.clone(), v.verdict(study.quick)]);
             }
             out.push_str(&table(&rows));
         }
     }
     if !result.checks.is_empty() {
-        let _ = writeln!(out, "{}", tally_line("sanity checks", &result.checks, false));
+        let _ = writeln!(out, "{}", tally_line(&result.checks, true, false));
         let mut rows = vec![["check", "why", "measured", "verdict"].map(String::from).to_vec()];
         for v in &result.checks {
             rows.push(vec![v.target.clone(), v.source.clone(), v.measured.clone(), v.outcome.label().into()]);
@@ -198,21 +249,25 @@ fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// The line at the top of `report.md`: "**Overall: 3 pass / 1 FAIL / 1 inconclusive of 5 targets** (--quick:
-/// indicative); 7 pass / 0 FAIL / 0 inconclusive of 7 sanity checks", then the documented conflicts if any.
+/// indicative); 2 pass / 0 FAIL / 0 inconclusive of 2 own hypotheses; 7 pass / 0 FAIL / 0 inconclusive of 7 sanity
+/// checks", then the documented conflicts if any.
 fn overall(targets: &[Verdict], checks: &[Verdict], quick: bool) -> String {
-    let counts = |verdicts: &[Verdict], noun: &str| {
-        let [pass, fail, inconclusive] = tally(verdicts);
+    let counts = |verdicts: &[Verdict], class: Class, noun: &str| {
+        let [pass, fail, inconclusive] = tally(verdicts, class);
         match pass + fail + inconclusive {
             0 => format!("no {noun}"),
             n => format!("{pass} pass / {fail} FAIL / {inconclusive} inconclusive of {n} {noun}"),
         }
     };
-    let mut line = format!("**Overall: {}**", counts(targets, "targets"));
-    if quick && targets.iter().any(Verdict::scored) {
+    let mut line = format!("**Overall: {}**", counts(targets, Class::Target, "targets"));
+    if quick && targets.iter().any(|v| v.class() == Class::Target) {
         line.push_str(" (--quick: indicative)");
     }
-    let _ = write!(line, "; {}", counts(checks, "sanity checks"));
-    match targets.iter().filter(|v| !v.scored()).count() {
+    if targets.iter().any(|v| v.class() == Class::Hypothesis) {
+        let _ = write!(line, "; {}", counts(targets, Class::Hypothesis, "own hypotheses"));
+    }
+    let _ = write!(line, "; {}", counts(checks, Class::Target, "sanity checks"));
+    match targets.iter().filter(|v| v.class() == Class::Conflict).count() {
         0 => {}
         1 => line.push_str("; 1 documented conflict (not scored)"),
         n => line.push_str(&format!("; {n} documented conflicts (not scored)")),
@@ -228,8 +283,9 @@ difference or a difference to another file is judged the same way on the interva
 seeds (an order claims a difference: a tie on every seed fails), and a mean difference over the sweep points on the \
 t interval across the points (one difference per point, as a paper's t-test over its points). Anything else, or fewer \
 than 2 replications (2 points), is inconclusive: it needs more replications. A documented conflict is a target on \
-which the source contradicts itself: it is judged and shown, but not scored. Sanity checks hold by construction on \
-every run; they are not targets and are not counted among them.\n\n";
+which the source contradicts itself: it is judged and shown, but not scored. An own hypothesis is a claim no source \
+makes (its source column says what it rests on): judged like a target, counted apart. Sanity checks hold by \
+construction on every run; they are not targets and are not counted among them.\n\n";
 
 /// Writes `report.md` and the charts of a reproduced family into `out`; returns the Markdown.
 pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: &Path) -> std::io::Result<String> {
@@ -250,33 +306,39 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
         let _ = writeln!(md, "```text\n{}```\n", summary_table(study, result));
         let esc = |t: &str| t.replace('|', "\\|");
         if !result.verdicts.is_empty() {
-            let _ = writeln!(md, "{}\n", tally_line("targets", &result.verdicts, study.quick));
-            let (scored, conflicts): (Vec<&Verdict>, Vec<&Verdict>) = result.verdicts.iter().partition(|v| v.scored());
-            if !scored.is_empty() {
-                md.push_str(
-                    "| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
-                );
-                for v in scored {
-                    let cells = [&v.target, &v.source, &v.tolerance, &v.measured].map(|c| esc(c));
-                    let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
+            let _ = writeln!(md, "{}\n", tally_line(&result.verdicts, false, study.quick));
+            for class in [Class::Target, Class::Hypothesis, Class::Conflict] {
+                let of_class: Vec<&Verdict> = result.verdicts.iter().filter(|v| v.class() == class).collect();
+                if of_class.is_empty() {
+                    continue;
                 }
-                md.push('\n');
-            }
-            if !conflicts.is_empty() {
-                md.push_str(
-                    "Documented conflicts: the source contradicts itself on these claims; reported, not scored.\n\n",
-                );
-                md.push_str("| target | source | conflict | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n");
-                for v in conflicts {
-                    let conflict = v.conflict.clone().unwrap_or_default();
-                    let cells = [&v.target, &v.source, &conflict, &v.measured].map(|c| esc(c));
+                match class {
+                    Class::Conflict => md.push_str(
+                        "Documented conflicts: the source contradicts itself on these claims; reported, not scored.\n\n\
+                         | target | source | conflict | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                    ),
+                    Class::Hypothesis => md.push_str(
+                        "Own hypotheses: claims no source makes, judged like targets and counted apart.\n\n\
+                         | hypothesis | rests on | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                    ),
+                    _ => md.push_str(
+                        "| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                    ),
+                }
+                for v in of_class {
+                    let third = if class == Class::Conflict {
+                        v.conflict.clone().unwrap_or_default()
+                    } else {
+                        v.tolerance.clone()
+                    };
+                    let cells = [&v.target, &v.source, &third, &v.measured].map(|c| esc(c));
                     let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
                 }
                 md.push('\n');
             }
         }
         if !result.checks.is_empty() {
-            let _ = writeln!(md, "{} (not targets)\n", tally_line("sanity checks", &result.checks, false));
+            let _ = writeln!(md, "{} (not targets)\n", tally_line(&result.checks, true, false));
             md.push_str("| check | why | measured | verdict |\n|---|---|---|---|\n");
             for v in &result.checks {
                 let cells = [&v.target, &v.source, &v.measured].map(|c| esc(c));
@@ -291,6 +353,14 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
         }
         if !result.unfinished.is_empty() {
             let _ = writeln!(md, "Unfinished runs: {}\n", result.unfinished.len());
+        }
+        let warnings = substitution_warnings(study, result);
+        if !warnings.is_empty() {
+            md.push_str("Substitutions (what agents did in place of what they were configured to do):\n\n");
+            for w in warnings {
+                let _ = writeln!(md, "- {}", w.replace('|', "\\|"));
+            }
+            md.push('\n');
         }
     }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
@@ -470,6 +540,8 @@ mod tests {
             measured: String::new(),
             outcome,
             conflict: conflict.map(String::from),
+            hypothesis: false,
+            measures: Vec::new(),
         };
         let targets = [
             verdict(Outcome::Pass, None),

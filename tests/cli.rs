@@ -500,9 +500,10 @@ fn run_reports_targets_and_sanity_checks_apart_and_exits_by_their_verdicts() {
     assert!(row("jobs.total: fcfs ≥ easy ≥ conservative ", "  pass"), "{text}");
 
     let expectations = read_string(&tmp.join("out/expectations.csv"));
-    assert!(expectations.starts_with("target,source,tolerance,measured,verdict,conflict\n"), "{expectations}");
-    // The last column, `conflict`, is empty for a scored target.
-    let verdicts: Vec<&str> = expectations.lines().skip(1).map(|l| l.rsplit(',').nth(1).unwrap()).collect();
+    assert!(expectations.starts_with("target,source,tolerance,measured,verdict,conflict,class\n"), "{expectations}");
+    // The last columns: `conflict`, empty for a scored target, and its class.
+    assert!(expectations.lines().skip(1).all(|l| l.ends_with(",,target")), "{expectations}");
+    let verdicts: Vec<&str> = expectations.lines().skip(1).map(|l| l.rsplit(',').nth(2).unwrap()).collect();
     assert_eq!(verdicts, ["pass", "pass", "pass", "inconclusive", "inconclusive", "inconclusive"]);
     assert!(expectations.contains(",\"narrower than the 95% CI of a few replications, so inconclusive\","));
     assert!(!expectations.contains("jobs.total"), "a sanity check is not a target:\n{expectations}");
@@ -517,7 +518,7 @@ fn run_reports_targets_and_sanity_checks_apart_and_exits_by_their_verdicts() {
     let o = run(&["run", TINY_FAIL, "--quiet", "--out", &tmp.arg("fail")]);
     assert_exit(&o, 1, "run: a failed target");
     assert!(stdout(&o).contains("0 of 1 targets pass, 1 FAIL, 0 inconclusive\n"), "{}", stdout(&o));
-    assert!(read_string(&tmp.join("fail/expectations.csv")).ends_with(",FAIL,\n"));
+    assert!(read_string(&tmp.join("fail/expectations.csv")).ends_with(",FAIL,,target\n"));
     let o = run(&["run", TINY_FAIL, "--quiet", "--replications", "1", "--out", &tmp.arg("one")]);
     assert_exit(&o, 0, "run: one replication settles nothing");
     let measured = "10.00 (1 replication)  inconclusive\n";
@@ -786,8 +787,11 @@ fn reproduce_judges_mean_differences_over_the_points_and_reports_conflicts_apart
     assert!(conflicts.is_some_and(|c| c < text.find(versus).unwrap()), "{text}");
     let expectations = read_string(&tmp.join("pooled/sweep/expectations.csv"));
     let why = "tests/cli.rs: a documented conflict is reported but does not fail the run";
-    assert!(expectations.lines().nth(1).is_some_and(|l| l.ends_with(",pass,")), "{expectations}");
-    assert!(expectations.lines().nth(2).is_some_and(|l| l.ends_with(&format!(",FAIL,{why}"))), "{expectations}");
+    assert!(expectations.lines().nth(1).is_some_and(|l| l.ends_with(",pass,,target")), "{expectations}");
+    assert!(
+        expectations.lines().nth(2).is_some_and(|l| l.ends_with(&format!(",FAIL,{why},conflict"))),
+        "{expectations}"
+    );
     let report = read_string(&tmp.join("pooled/report.md"));
     assert!(report.contains("| conflict | measured (mean ± CI) | verdict |"), "{report}");
     assert!(report.contains(&format!("| {why} | 8.333 ± 43.620 (Welch, 3 and 2 points) | FAIL |")), "{report}");
@@ -1314,4 +1318,76 @@ fn an_exchange_nobody_trades_on_runs_and_says_so() {
     for who in ["no providers: nothing will be offered", "no brokers: nothing will be asked for"] {
         assert!(err.contains(&format!("exchange-alone.toml:7:12: exchanges.mandi: the scenario has {who}")), "{err}");
     }
+}
+
+#[test]
+fn a_target_at_a_swept_number_written_otherwise_is_judged_and_fails() {
+    // `at = { … = 120 }` against a sweep of `[120.0]`: one number, so the failing target is judged, not dropped.
+    let tmp = TempDir::new("probe-at");
+    let o = run(&["run", "tests/scenarios/probe-at/probe-at.toml", "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 1, "the target fails");
+    let text = stdout(&o);
+    assert!(text.contains("0 of 1 targets pass, 1 FAIL, 0 inconclusive"), "{text}");
+}
+
+#[test]
+fn a_versus_claim_that_matches_no_point_of_the_other_file_fails_and_run_says_what_it_leaves() {
+    let tmp = TempDir::new("nomatch");
+    let o = run(&["reproduce", "--quiet", "--scenarios", "tests/scenarios", "--out", &tmp.arg("out"), "nomatch"]);
+    assert_exit(&o, 1, "a claim that matched nothing is a FAIL");
+    let text = stdout(&o);
+    assert!(text.contains("nomatch: 0 of 2 targets pass, 2 FAIL, 0 inconclusive"), "{text}");
+    assert_eq!(text.matches("no point of there matches  FAIL").count(), 2, "{text}");
+    // `run` judges one file: it says which claims it leaves to `reproduce`.
+    let o = run(&["run", "tests/scenarios/nomatch/here.toml", "--quiet", "--out", &tmp.arg("run")]);
+    assert_exit(&o, 0, "nothing judged, nothing failed");
+    let text = stdout(&o);
+    assert!(text.contains("not judged by `run`: 1 claim(s) compare with another file of the family"), "{text}");
+    assert!(text.contains("jobs.completed versus there.toml: `gridmarket reproduce` runs both files"), "{text}");
+}
+
+#[test]
+fn check_lock_holds_for_the_locked_family_and_fails_naming_what_a_changed_parameter_moved() {
+    let tmp = TempDir::new("lock");
+    // Each family its own output folder: one holds the outputs of one scenario file.
+    let reproduce = |scenarios: &str, extra: &[&str]| {
+        let out = tmp.arg(if scenarios == "tests/scenarios" { "committed" } else { "copied" });
+        let mut args = vec!["reproduce", "--quick", "--quiet", "--scenarios", scenarios, "--out", &out, "locked"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let o = reproduce("tests/scenarios", &["--check-lock"]);
+    assert_exit(&o, 0, "the committed lock holds, though its targets fail");
+    assert!(
+        stdout(&o).contains("lock: tests/scenarios/locked/verdicts.quick.lock holds (8 verdicts)"),
+        "{}",
+        stdout(&o)
+    );
+    // The family copied, one parameter changed: the lock no longer holds, and says which claims moved.
+    let copy = tmp.join("scenarios/locked");
+    std::fs::create_dir_all(&copy).unwrap();
+    for file in ["queue.toml", "verdicts.quick.lock"] {
+        std::fs::copy(root().join("tests/scenarios/locked").join(file), copy.join(file)).unwrap();
+    }
+    let scenario = read_string(&copy.join("queue.toml")).replace("pes = 4\n", "pes = 5\n");
+    std::fs::write(copy.join("queue.toml"), scenario).unwrap();
+    let scenarios = tmp.arg("scenarios");
+    let o = reproduce(&scenarios, &["--check-lock"]);
+    assert_exit(&o, 1, "a changed parameter moves the locked numbers");
+    let text = stdout(&o);
+    assert!(text.contains("verdicts.quick.lock differs in"), "{text}");
+    assert!(text.contains("queue: jobs.wait: fcfs > easy at workloads.w.rate=0.02 [target]: moved from"), "{text}");
+    assert!(text.contains("if the change is meant, rerun with --update-lock"), "{text}");
+    // `--update-lock` takes the new numbers, which then hold.
+    assert_exit(&reproduce(&scenarios, &["--update-lock"]), 0, "the lock is rewritten");
+    assert_exit(&reproduce(&scenarios, &["--check-lock"]), 0, "the rewritten lock holds");
+    assert_ne!(
+        read(&copy.join("verdicts.quick.lock")),
+        read(&root().join("tests/scenarios/locked/verdicts.quick.lock"))
+    );
+    // A family without a lock is refused with what to do.
+    std::fs::remove_file(copy.join("verdicts.quick.lock")).unwrap();
+    let o = reproduce(&scenarios, &["--check-lock"]);
+    assert_exit(&o, 2, "no lock to check");
+    assert!(stderr(&o).contains("write it with `--update-lock`"), "{}", stderr(&o));
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use agents::ledger::{Account, External, Transfer};
 use agents::registry::values::GroupSize;
 use agents::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, RawGroup, Registry};
-use agents::report::{Report, Series};
+use agents::report::{Capacity, Report, Series};
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
@@ -47,6 +47,8 @@ enum Fault {
     Negative,
     /// Reports more busy PEs than it has.
     Overbooks,
+    /// Reports a capacity whose series of units in use it does not report.
+    Hides,
     /// Reports a series that goes back in time.
     TimeTravels,
     /// Reports a rule of its own broken.
@@ -110,7 +112,9 @@ impl Agent<GridMarket> for Faulty {
                 busy.set(at, 5.0);
                 out.metrics.push(("pes", 4.0));
                 out.series.push(("busy_pes", busy));
+                out.capacity = Some(Capacity { units: 4.0, in_use: "busy_pes" });
             }
+            Fault::Hides => out.capacity = Some(Capacity { units: 1.0, in_use: "busy" }),
             Fault::TimeTravels => {
                 let mut queued = Series::default();
                 queued.set(at, 1.0);
@@ -159,7 +163,8 @@ fn each_broken_invariant_fails_the_run_naming_agent_time_and_amounts() {
         ("steals", "money: f-0 at t=5: usage of 3 G$ from f-1 to operator: booked by an agent that is neither party"),
         ("overdraws", "money: f-0 at t=5: usage of 2.5 G$ from f-0 to f-1: leaves f-0 with -2.5 G$"),
         ("negative", "money: f-0 at t=5: usage of -1 G$ from f-1 to f-0: an amount must be finite and non-negative"),
-        ("overbooks", "f-0 at t=5: 5 busy PEs of 4"),
+        ("overbooks", "f-0 at t=5: 5 of its 4 units in use (`busy_pes`)"),
+        ("hides", "f-0: its capacity's series `busy` is not among its series"),
         ("time-travels", "f-0: series `queued` goes back in time, from t=5 to t=2"),
         ("confesses", "f-0 at t=5: promised slot 3 to two jobs"),
         ("misrecords", "f-0: job 7 recorded a cost of 12 but the ledger bills 0"),
@@ -168,4 +173,17 @@ fn each_broken_invariant_fails_the_run_naming_agent_time_and_amounts() {
         let e = run(fault).unwrap_or_else(|| panic!("{fault}: the run passed"));
         assert_eq!(e, format!("invariant broken: {expected}"), "{fault}");
     }
+}
+
+/// The kinds whose capacity the invariant checked, and those it did not, are in every run's `run.json`.
+#[test]
+fn run_json_names_the_kinds_the_over_subscription_invariant_covers() {
+    let study = Study::load(Path::new("tests/scenarios/tiny/tiny.toml"), &LoadOptions::default()).unwrap();
+    let out = std::env::temp_dir().join(format!("gridmarket-invariants-coverage-{}", std::process::id()));
+    let result = run_study(&study, &RunOptions::quiet(out.clone(), 1), &Arc::new(AtomicBool::new(false))).unwrap();
+    assert!(result.unfinished.is_empty());
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("p0/r0/run.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(run["over_subscription"]["checked"], serde_json::json!(["provider"]));
+    assert_eq!(run["over_subscription"]["not_checked"], serde_json::json!(["broker"]));
 }

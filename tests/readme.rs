@@ -33,3 +33,55 @@ fn test_readme_experiment_points_differ_and_its_targets_pass() {
         assert_eq!(v.outcome, Outcome::Pass, "{}: {}", v.target, v.measured);
     }
 }
+
+/// The families of `scenarios/`: the folders holding a scenario file (`profiles/` holds profiles), sorted.
+fn families() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "profiles"))
+        .filter(|p| std::fs::read_dir(p).unwrap().any(|e| e.unwrap().path().extension().is_some_and(|x| x == "toml")))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+const RESULTS_BEGIN: &str = "<!-- results: generated from scenarios/*/verdicts.full.lock; GRIDMARKET_BLESS=1 cargo test --test readme rewrites it -->\n";
+const RESULTS_END: &str = "<!-- end of results -->";
+
+#[test]
+fn test_readme_results_table_is_generated_from_the_full_locks() {
+    let locks: Vec<(String, Option<String>)> = families()
+        .into_iter()
+        .map(|f| {
+            let lock = std::fs::read_to_string(format!("scenarios/{f}/verdicts.full.lock")).ok();
+            (f, lock)
+        })
+        .collect();
+    let table = gridmarket::lock::results_table(&locks).unwrap();
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme.find(RESULTS_BEGIN).expect("the results table's opening marker") + RESULTS_BEGIN.len();
+    let end = start + readme[start..].find(RESULTS_END).expect("the results table's closing marker");
+    if std::env::var_os("GRIDMARKET_BLESS").is_some() {
+        std::fs::write("README.md", format!("{}{table}{}", &readme[..start], &readme[end..])).unwrap();
+    } else {
+        assert!(
+            readme[start..end] == table,
+            "the README's results table is not the one the full locks give (GRIDMARKET_BLESS=1 rewrites it):\n{table}"
+        );
+    }
+}
+
+/// CI checks every family's quick lock (`reproduce all --quick --check-lock`): each family has one.
+#[test]
+fn test_every_family_has_a_quick_lock() {
+    let missing: Vec<String> = families()
+        .into_iter()
+        .filter(|f| !std::path::Path::new(&format!("scenarios/{f}/verdicts.quick.lock")).is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "families without verdicts.quick.lock (write it with `reproduce NAME --quick --update-lock`): {missing:?}"
+    );
+}

@@ -156,6 +156,18 @@ pub struct Report {
     pub market: Option<Box<crate::market::MarketRecord>>,
     /// What the jobs it ran consumed, for an agent that meters energy.
     pub metered: Vec<Metered>,
+    /// The capacity it holds, for the invariant that none is over-subscribed; `None` for an agent that holds none.
+    pub capacity: Option<Capacity>,
+}
+
+/// What an agent holds: so many units (PEs, CPUs), and the series of `Report::series` that counts those in use,
+/// which must stay within [0, units] at all times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Capacity {
+    /// The units it has.
+    pub units: f64,
+    /// The name of its series of units in use.
+    pub in_use: &'static str,
 }
 
 impl Report {

@@ -16,7 +16,7 @@ use toml::Value;
 
 use super::StudyResult;
 use crate::scenario::Study;
-use crate::scenario::plan::{Claim, Point, Test, show};
+use crate::scenario::plan::{Claim, Point, Test, at_names, same_value, show};
 use crate::stats::{Summary, paired_difference, relative_paired_difference, welch_difference};
 
 /// How a target or check fared.
@@ -70,18 +70,81 @@ pub struct Verdict {
     /// How the source contradicts itself on this claim: reported, not scored (never among the targets' counts nor
     /// in the exit code).
     pub conflict: Option<String>,
+    /// A hypothesis of our own: scored, but counted apart from the literature's targets.
+    pub hypothesis: bool,
+    /// What `measured` says, as numbers: the summary judged (of a value, a difference or, for a check, the runs),
+    /// one per step of an order; none when nothing was measured.
+    pub measures: Vec<Summary>,
+}
+
+/// What a claim is, as the counts keep them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A claim of a source: a family's headline count.
+    Target,
+    /// A hypothesis of our own: scored, counted apart.
+    Hypothesis,
+    /// A claim on which the source contradicts itself: reported, not scored.
+    Conflict,
+    /// A sanity check: holds by construction, judged on every run.
+    Check,
+}
+
+impl Class {
+    /// "target", "hypothesis", "conflict" or "check".
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Target => "target",
+            Class::Hypothesis => "hypothesis",
+            Class::Conflict => "conflict",
+            Class::Check => "check",
+        }
+    }
 }
 
 impl Verdict {
-    /// Whether it counts among the targets and checks: not a documented conflict.
+    /// Whether it counts among the targets, hypotheses and checks and sets the exit code: not a documented conflict.
     pub fn scored(&self) -> bool {
         self.conflict.is_none()
+    }
+
+    /// What it is, read as a target (a check's verdicts are kept apart by whoever holds them).
+    pub fn class(&self) -> Class {
+        match (&self.conflict, self.hypothesis) {
+            (Some(_), _) => Class::Conflict,
+            (None, true) => Class::Hypothesis,
+            (None, false) => Class::Target,
+        }
     }
 
     /// The outcome's label, marked "(indicative)" when `quick`: reduced sizes do not settle a claim.
     pub fn verdict(&self, quick: bool) -> String {
         let label = self.outcome.label();
         if quick { format!("{label} (indicative)") } else { label.into() }
+    }
+}
+
+/// What was measured of a claim and how it fared, before it is labelled with the claim's words.
+#[derive(Clone, Debug)]
+struct Judged {
+    measured: String,
+    outcome: Outcome,
+    measures: Vec<Summary>,
+}
+
+impl Judged {
+    /// `s` judged by `rule` against [lo, hi] (`None`: open).
+    fn within(rule: Rule, s: Summary, lo: Option<f64>, hi: Option<f64>) -> Judged {
+        Judged { measured: rule.measured(&s), outcome: rule.within(&s, lo, hi), measures: vec![s] }
+    }
+
+    /// A FAIL with nothing measured, saying why: a claim is never dropped unjudged.
+    fn failed(why: impl Into<String>) -> Judged {
+        Judged { measured: why.into(), outcome: Outcome::Fail, measures: Vec::new() }
+    }
+
+    fn not_measured() -> Judged {
+        Judged::failed("not measured")
     }
 }
 
@@ -171,18 +234,16 @@ pub fn evaluate(study: &Study, result: &StudyResult) -> (Vec<Verdict>, Vec<Verdi
 }
 
 fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verdict> {
-    let verdict = |target: String, (measured, outcome): (String, Outcome)| Verdict {
-        target,
-        source: c.source.clone(),
-        tolerance: c.tolerance.clone(),
-        measured,
-        outcome,
-        conflict: c.conflict.clone(),
-    };
+    let verdict = |target: String, judged: Judged| labelled(c, target, judged);
     let points: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
+    if points.is_empty() {
+        // The load refuses an `at` outside the sweep; a claim is still never dropped unjudged.
+        let target = format!("{} at {}", c.metric, label_of(&c.at));
+        return vec![verdict(target, Judged::failed("matched no sweep point"))];
+    }
     let band = |p: &Point, lo: f64, hi: f64| match result.summaries[p.index].get(&c.metric) {
-        Some(s) => (rule.measured(s), rule.within(s, Some(lo), Some(hi))),
-        None => not_measured(),
+        Some(s) => Judged::within(rule, *s, Some(lo), Some(hi)),
+        None => Judged::not_measured(),
     };
     match &c.test {
         Test::Value { value, tol } => points
@@ -203,19 +264,22 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                 let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
                 let names: Vec<String> = values.iter().map(show).collect();
                 let target = format!("{}: {}{}", c.metric, names.join(rule.sign()), at(&rest));
-                let steps: Vec<(String, Outcome)> = values
-                    .windows(2)
-                    .zip(names.windows(2))
-                    .map(|(v, n)| {
-                        let (measured, outcome) = match paired(&seeds(&v[0]), &seeds(&v[1])) {
-                            Some(d) => (rule.measured(&d), rule.step(&d)),
-                            None => not_measured(),
-                        };
-                        (format!("{} − {}: {measured}", n[0], n[1]), outcome)
-                    })
-                    .collect();
-                let measured = steps.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; ");
-                verdict(target, (measured, Outcome::all(steps.iter().map(|(_, o)| *o))))
+                let mut steps = Vec::new();
+                let mut measures = Vec::new();
+                let mut outcomes = Vec::new();
+                for (v, n) in values.windows(2).zip(names.windows(2)) {
+                    let (measured, outcome) = match paired(&seeds(&v[0]), &seeds(&v[1])) {
+                        Some(d) => {
+                            measures.push(d);
+                            (rule.measured(&d), rule.step(&d))
+                        }
+                        None => ("not measured".to_string(), Outcome::Fail),
+                    };
+                    steps.push(format!("{} − {}: {measured}", n[0], n[1]));
+                    outcomes.push(outcome);
+                }
+                let judged = Judged { measured: steps.join("; "), outcome: Outcome::all(outcomes), measures };
+                verdict(target, judged)
             })
             .collect(),
         Test::Relative { over, a, b, min, max } => along(&points, over)
@@ -226,8 +290,20 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                     format!("{}: ({name_a} − {name_b}) / |{name_b}| {}{}", c.metric, bounds(*min, *max), at(&rest));
                 let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
                 let judged = match relative(&seeds(a), &seeds(b)) {
-                    Some(r) => (rule.measured(&r), rule.within(&r, *min, *max)),
-                    None => not_measured(),
+                    Some(r) => Judged::within(rule, r, *min, *max),
+                    None => Judged::not_measured(),
+                };
+                verdict(target, judged)
+            })
+            .collect(),
+        Test::Difference { over, a, b, min, max } => along(&points, over)
+            .into_iter()
+            .map(|(rest, members)| {
+                let target = format!("{}: {} − {} {}{}", c.metric, show(a), show(b), bounds(*min, *max), at(&rest));
+                let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
+                let judged = match paired(&seeds(a), &seeds(b)) {
+                    Some(d) => Judged::within(rule, d, *min, *max),
+                    None => Judged::not_measured(),
                 };
                 verdict(target, judged)
             })
@@ -237,13 +313,43 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                 format!("{}: {} {}{}", c.metric, mean_difference(a, b), bounds(*min, *max), at(&label_of(&c.at)));
             let judged = match per_point_differences(result, &points, over, a, b, &c.metric) {
                 Some(d) => across_points(&d, rule, *min, *max),
-                None => not_measured(),
+                None => Judged::not_measured(),
             };
             vec![verdict(target, judged)]
         }
         // Judged once the other file has run.
         Test::Versus { .. } | Test::MeanDifference { .. } => Vec::new(),
     }
+}
+
+/// Claim `c`'s verdict on `target`, as `judged`.
+fn labelled(c: &Claim, target: String, judged: Judged) -> Verdict {
+    Verdict {
+        target,
+        source: c.source.clone(),
+        tolerance: c.tolerance.clone(),
+        measured: judged.measured,
+        outcome: judged.outcome,
+        conflict: c.conflict.clone(),
+        hypothesis: c.hypothesis,
+        measures: judged.measures,
+    }
+}
+
+/// The claims of `study` that compare with another file (`versus`), with that file: only `gridmarket reproduce`,
+/// which runs the family, judges them, so `run` says it left them.
+pub fn unjudged(study: &Study) -> Vec<(&Claim, &str)> {
+    study
+        .targets
+        .iter()
+        .chain(&study.checks)
+        .filter_map(|c| match &c.test {
+            Test::Versus { scenario, .. } | Test::MeanDifference { versus: Some(scenario), .. } => {
+                Some((c, scenario.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// "mean over the points of (a − b)".
@@ -272,9 +378,10 @@ fn per_point_differences(
 }
 
 /// The t-test across points of a mean difference: their mean ± 95% CI, judged against [min, max].
-fn across_points(differences: &[f64], rule: Rule, min: Option<f64>, max: Option<f64>) -> (String, Outcome) {
+fn across_points(differences: &[f64], rule: Rule, min: Option<f64>, max: Option<f64>) -> Judged {
     let s = Summary::of(differences);
-    (format!("{} over {} point{}", fmt_summary(&s), s.n, if s.n == 1 { "" } else { "s" }), rule.within(&s, min, max))
+    let measured = format!("{} over {} point{}", fmt_summary(&s), s.n, if s.n == 1 { "" } else { "s" });
+    Judged { measured, outcome: rule.within(&s, min, max), measures: vec![s] }
 }
 
 /// Judges the `versus` targets and checks of `study` against the other studies of its family, already run (the
@@ -296,19 +403,13 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
         Test::MeanDifference { versus: Some(scenario), min, max, .. } => (scenario, min, max),
         _ => return Vec::new(),
     };
-    let verdict = |target: String, measured: String, outcome| Verdict {
-        target,
-        source: c.source.clone(),
-        tolerance: c.tolerance.clone(),
-        measured,
-        outcome,
-        conflict: c.conflict.clone(),
-    };
+    let verdict = |target: String, judged: Judged| labelled(c, target, judged);
     let other_path = study.path.with_file_name(scenario);
     let Some((other, other_result)) = family.iter().find(|(s, _)| s.path == other_path) else {
         let target = format!("{} versus {scenario}", c.metric);
-        return vec![verdict(target, "the other scenario did not run".into(), Outcome::Fail)];
+        return vec![verdict(target, Judged::failed("the other scenario did not run"))];
     };
+    let here: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
     if let Test::MeanDifference { over, a, b, by_position, .. } = &c.test {
         let target = format!(
             "{}: {}, here − in {}{}, {}{}",
@@ -319,15 +420,19 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
             bounds(*min, *max),
             at(&label_of(&c.at))
         );
-        let here: Vec<&Point> = study.points.iter().filter(|p| matches_at(p, &c.at)).collect();
-        let there: Vec<&Point> = other.points.iter().filter(|p| matches_at(p, &c.at)).collect();
+        // The other file's points within `at`, on the keys it sweeps.
+        let there: Vec<&Point> = other.points.iter().filter(|q| matches_swept(q, &other.sweep, &c.at)).collect();
+        if here.is_empty() || there.is_empty() {
+            let file = if here.is_empty() { &study.name } else { &other.name };
+            return vec![verdict(target, Judged::failed(format!("no point of {file} matches")))];
+        }
         let differences = (
             per_point_differences(result, &here, over, a, b, &c.metric),
             per_point_differences(other_result, &there, over, a, b, &c.metric),
         );
-        let (measured, outcome) = match differences {
+        let judged = match differences {
             (Some(x), Some(y)) if *by_position && x.len() != y.len() => {
-                (format!("not paired: {} groups of points here, {} there", x.len(), y.len()), Outcome::Fail)
+                Judged::failed(format!("not paired: {} groups of points here, {} there", x.len(), y.len()))
             }
             (Some(x), Some(y)) if *by_position => {
                 let pairs: Vec<f64> = x.iter().zip(&y).map(|(x, y)| x - y).collect();
@@ -335,37 +440,43 @@ fn versus(study: &Study, result: &StudyResult, family: &[(Study, StudyResult)], 
             }
             (Some(x), Some(y)) => {
                 let d = welch_difference(&x, &y);
-                let shown = format!("{} (Welch, {} and {} points)", fmt_summary(&d), x.len(), y.len());
-                (shown, rule.within(&d, *min, *max))
+                let measured = format!("{} (Welch, {} and {} points)", fmt_summary(&d), x.len(), y.len());
+                Judged { measured, outcome: rule.within(&d, *min, *max), measures: vec![d] }
             }
-            _ => not_measured(),
+            _ => Judged::not_measured(),
         };
-        return vec![verdict(target, measured, outcome)];
+        return vec![verdict(target, judged)];
     }
     let mut out = Vec::new();
-    for p in study.points.iter().filter(|p| matches_at(p, &c.at)) {
+    for p in here {
+        let target = format!("{}: {} − {} {}{}", c.metric, study.name, other.name, bounds(*min, *max), at(&p.label));
         // The other file's points that agree with this one on every key both files sweep.
-        let agrees =
-            |q: &&Point| q.assignments.iter().all(|(k, v)| p.assignments.iter().all(|(pk, pv)| pk != k || pv == v));
-        for q in other.points.iter().filter(agrees) {
-            let target =
-                format!("{}: {} − {} {}{}", c.metric, study.name, other.name, bounds(*min, *max), at(&p.label));
+        let agrees = |q: &&Point| {
+            q.assignments.iter().all(|(k, v)| p.assignments.iter().all(|(pk, pv)| pk != k || same_value(pv, v)))
+        };
+        let matching: Vec<&Point> = other.points.iter().filter(agrees).collect();
+        if matching.is_empty() {
+            out.push(verdict(target, Judged::failed(format!("no point of {} matches", other.name))));
+            continue;
+        }
+        for q in matching {
             let here = result.by_seed(p.index, &c.metric);
-            let (measured, outcome) = match paired(&here, &other_result.by_seed(q.index, &c.metric)) {
-                Some(d) if d.n == 0 => ("no common seeds".into(), Outcome::Inconclusive),
+            let judged = match paired(&here, &other_result.by_seed(q.index, &c.metric)) {
+                Some(d) if d.n == 0 => {
+                    Judged { measured: "no common seeds".into(), outcome: Outcome::Inconclusive, measures: vec![d] }
+                }
                 // A check's spread already counts its runs.
-                Some(d) if rule == Rule::Check => (rule.measured(&d), rule.within(&d, *min, *max)),
-                Some(d) => (format!("{} on {} common seeds", rule.measured(&d), d.n), rule.within(&d, *min, *max)),
-                None => not_measured(),
+                Some(d) if rule == Rule::Check => Judged::within(rule, d, *min, *max),
+                Some(d) => {
+                    let judged = Judged::within(rule, d, *min, *max);
+                    Judged { measured: format!("{} on {} common seeds", judged.measured, d.n), ..judged }
+                }
+                None => Judged::not_measured(),
             };
-            out.push(verdict(target, measured, outcome));
+            out.push(verdict(target.clone(), judged));
         }
     }
     out
-}
-
-fn not_measured() -> (String, Outcome) {
-    ("not measured".into(), Outcome::Fail)
 }
 
 /// The points of `points` grouped by their values of every swept key but `over`, with the group's label.
@@ -386,7 +497,7 @@ fn along<'a>(points: &[&'a Point], over: &str) -> Vec<(String, Vec<&'a Point>)> 
 fn seeds_at(result: &StudyResult, members: &[&Point], over: &str, v: &Value, metric: &str) -> BTreeMap<u64, f64> {
     members
         .iter()
-        .find(|p| p.assignments.iter().any(|(k, x)| k == over && x == v))
+        .find(|p| p.assignments.iter().any(|(k, x)| k == over && same_value(x, v)))
         .map(|p| result.by_seed(p.index, metric))
         .unwrap_or_default()
 }
@@ -434,9 +545,17 @@ fn label_of(at: &BTreeMap<String, Value>) -> String {
     at.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>().join(", ")
 }
 
-/// Whether point `p` has every assignment of a claim's `at`.
+/// Whether point `p` has every assignment of a claim's `at` (a value, or one of a list).
 pub fn matches_at(p: &Point, at: &BTreeMap<String, Value>) -> bool {
-    at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && pv == v))
+    at.iter().all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && at_names(v, pv)))
+}
+
+/// Whether point `p` of a study sweeping `sweep` has the assignments of `at` to the keys it sweeps (another file's
+/// claim may name keys this one does not sweep).
+fn matches_swept(p: &Point, sweep: &[(String, Vec<Value>)], at: &BTreeMap<String, Value>) -> bool {
+    at.iter()
+        .filter(|(k, _)| sweep.iter().any(|(s, _)| s == *k))
+        .all(|(k, v)| p.assignments.iter().any(|(pk, pv)| pk == k && at_names(v, pv)))
 }
 
 /// `mean ± ci95` to about four significant digits of the mean (just the mean with one replication).

@@ -6,7 +6,9 @@
 //!   account's kind allows credit ([`AgentKind::credit`]: users are billed after use); and every completed job's
 //!   recorded cost is what the ledger holds for it and its parts.
 //! - **Jobs end once**: no job is reported twice, and an ended job has its end (no earlier than its start).
-//! - **No PE over-subscribed**: an agent's busy PEs stay within [0, its PEs] at all times.
+//! - **No PE over-subscribed**: an agent that holds capacity (`Report::capacity`: PEs, CPUs, a node) keeps the units
+//!   in use within [0, its units] at all times. Which kinds of the run reported a capacity, and which did not (those
+//!   that hold none, and any that would hold some without saying so), is written in `run.json`.
 //! - **The clock never goes back**: every series, every agent's book and every job record keeps within the run and
 //!   in time order.
 //! - **Energy is never negative**: no metered job's energy and no energy metric (`Unit::Energy`) below zero.
@@ -26,8 +28,25 @@ use agents::sim::AgentId;
 
 use crate::scenario::plan::Plan;
 
-/// Checks a finished run that ended at `end`; `ledger` is the merged books in time order.
-pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transfer], end: f64) -> Result<(), String> {
+/// The kinds of a run whose agents the over-subscription invariant checked (they report a capacity), and those it
+/// did not, each in the order of the plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Kinds whose agents report a capacity.
+    pub checked: Vec<&'static str>,
+    /// Kinds with an agent that reports none.
+    pub not_checked: Vec<&'static str>,
+}
+
+/// Checks a finished run that ended at `end`; `ledger` is the merged books in time order. Returns which kinds the
+/// over-subscription invariant covered.
+pub fn check(
+    plan: &Plan,
+    names: &[String],
+    reports: &[Report],
+    ledger: &[Transfer],
+    end: f64,
+) -> Result<Coverage, String> {
     let kinds: Vec<&dyn AgentKind> = plan.agents().map(|a| a.kind).collect();
     let kind = |id: AgentId| kinds.get(id.index());
     let name = |a: Account| match a {
@@ -47,6 +66,7 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
         }
     }
 
+    let mut coverage = Coverage::default();
     for (i, (who, report)) in names.iter().zip(reports).enumerate() {
         let owner = Account::Agent(AgentId(i as u32));
         if let Some((t, what)) = report.violations.first() {
@@ -60,11 +80,21 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
                 return Err(format!("{who}: series `{series}` has a point at t={} after the run's end {end}", p.0));
             }
         }
-        let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
-        if let Some((_, busy)) = report.series.iter().find(|(k, _)| *k == "busy_pes")
-            && let Some(&(t, v)) = busy.points().iter().find(|p| p.1 > pes || p.1 < 0.0)
-        {
-            return Err(format!("{who} at t={t}: {v} busy PEs of {pes}"));
+        let kind_name = kind(AgentId(i as u32)).map_or("?", |k| k.name());
+        match report.capacity {
+            Some(c) => {
+                let Some((_, in_use)) = report.series.iter().find(|(k, _)| *k == c.in_use) else {
+                    return Err(format!("{who}: its capacity's series `{}` is not among its series", c.in_use));
+                };
+                if let Some(&(t, v)) = in_use.points().iter().find(|p| !(0.0..=c.units).contains(&p.1)) {
+                    return Err(format!("{who} at t={t}: {v} of its {} units in use (`{}`)", c.units, c.in_use));
+                }
+                if !coverage.checked.contains(&kind_name) {
+                    coverage.checked.push(kind_name);
+                }
+            }
+            None if !coverage.not_checked.contains(&kind_name) => coverage.not_checked.push(kind_name),
+            None => {}
         }
         let declared = kind(AgentId(i as u32)).map_or(&[][..], |k| k.metrics());
         let energy = |k: &str| declared.iter().any(|m| m.name == k && m.unit == agents::registry::Unit::Energy);
@@ -102,5 +132,7 @@ pub fn check(plan: &Plan, names: &[String], reports: &[Report], ledger: &[Transf
             }
         }
     }
-    Ok(())
+    // A kind some of whose agents report a capacity and some not is not wholly covered.
+    coverage.checked.retain(|k| !coverage.not_checked.contains(k));
+    Ok(coverage)
 }

@@ -26,7 +26,7 @@ use crate::scenario::plan::Plan;
 pub const SLOWDOWN_BOUND: f64 = 10.0;
 
 /// What `job_metrics` measures of a set of jobs, under `jobs.`, `brokers.<group>.` and `classes.<class>.`.
-pub const JOB_METRICS: [Metric; 15] = [
+pub const JOB_METRICS: [Metric; 16] = [
     Metric::new("total", Unit::Count, "jobs submitted"),
     Metric::new("completed", Unit::Count, "jobs that ran to completion"),
     Metric::new("rejected", Unit::Count, "jobs a provider or meta-broker refused"),
@@ -37,13 +37,19 @@ pub const JOB_METRICS: [Metric; 15] = [
     ),
     Metric::new("running", Unit::Count, "jobs still running when the run ended"),
     Metric::new("pending", Unit::Count, "jobs still waiting when the run ended"),
-    Metric::new("wait", Unit::Seconds, "mean over completed jobs of start − submit"),
-    Metric::new("response", Unit::Seconds, "mean over completed jobs of end − submit"),
-    Metric::new("slowdown", Unit::Slowdown, "mean over completed jobs of (end − submit) / (end − start)"),
+    Metric::new(
+        "unfinished",
+        Unit::Count,
+        "jobs neither ended nor given up when the run ended (running + pending): a horizon cut them, and the means over \
+         completed jobs leave them out",
+    ),
+    Metric::new("wait", Unit::Seconds, "mean over the `completed` jobs of start − submit"),
+    Metric::new("response", Unit::Seconds, "mean over the `completed` jobs of end − submit"),
+    Metric::new("slowdown", Unit::Slowdown, "mean over the `completed` jobs of (end − submit) / (end − start)"),
     Metric::new(
         "bounded_slowdown",
         Unit::Slowdown,
-        "mean over completed jobs of max(1, (end − submit) / max(end − start, 10 s)) (Feitelson's bound of 10 s)",
+        "mean over the `completed` jobs of max(1, (end − submit) / max(end − start, 10 s)) (Feitelson's bound of 10 s)",
     ),
     Metric::new("cost", Unit::Money, "what the owners were billed, summed over all jobs"),
     Metric::new("makespan", Unit::Seconds, "the last completed job's end"),
@@ -56,7 +62,7 @@ pub const JOB_METRICS: [Metric; 15] = [
     Metric::new(
         "wait_over_runtime",
         Unit::Ratio,
-        "mean over completed jobs of (start − submit) / (end − start): Garg's (2010) slowdown, waiting time over execution time",
+        "mean over the `completed` jobs of (start − submit) / (end − start): Garg's (2010) slowdown, waiting time over execution time",
     ),
 ];
 
@@ -141,6 +147,22 @@ pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
     }
     let last = metric.rsplit('.').next().unwrap_or(metric);
     declared(registry).find(|m| m.name == last).map(|m| m.unit)
+}
+
+/// What `metric` counts, if it counts substitutions ([`Metric::substitution`]): the agent doing something else than
+/// it was configured to do.
+pub fn substitution(registry: &Registry, metric: &str) -> Option<&'static str> {
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    declared(registry).find(|m| m.name == last && m.substitution).map(|m| m.about)
+}
+
+/// The substitutions a run's `metrics` record, those not 0, in name order.
+pub fn substitutions<'a>(registry: &Registry, metrics: &'a BTreeMap<String, f64>) -> Vec<(&'a str, f64)> {
+    metrics
+        .iter()
+        .filter(|(k, v)| **v != 0.0 && substitution(registry, k).is_some())
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect()
 }
 
 /// `metric` with its unit, as an axis label (`jobs.response [s]`); the bare name when the unit is unknown.
@@ -323,6 +345,8 @@ pub struct Measured {
     pub sites: Vec<(String, f64)>,
     /// Each induced-value market's periods and trades, by agent name.
     pub markets: Vec<(String, agents::market::MarketRecord)>,
+    /// The kinds whose capacity the over-subscription invariant checked, and those it did not.
+    pub coverage: super::invariants::Coverage,
 }
 
 impl Measured {
@@ -355,7 +379,7 @@ pub fn measure(
     // One ledger: every agent's book, merged in time order (the sort is stable: per agent, booking order).
     m.ledger = reports.iter().flat_map(|r| r.transfers.iter().cloned()).collect();
     m.ledger.sort_by(|a, b| a.at.cmp(&b.at).then(a.booked_by.cmp(&b.booked_by)));
-    super::invariants::check(plan, names, &reports, &m.ledger, end)?;
+    m.coverage = super::invariants::check(plan, names, &reports, &m.ledger, end)?;
 
     // The warm-up: the first jobs submitted (ties by id) stay out of the job metrics.
     let mut warm = std::collections::BTreeSet::new();
@@ -617,6 +641,7 @@ fn job_metrics(prefix: &str, jobs: &[&JobRow], out: &mut BTreeMap<String, f64>) 
     {
         put(o.as_str(), count(o));
     }
+    put("unfinished", count(JobOutcome::Running) + count(JobOutcome::Pending));
     let done: Vec<(f64, f64, f64)> = jobs
         .iter()
         .filter(|j| j.outcome == JobOutcome::Completed)

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-pub use expect::{Outcome, Verdict, evaluate, evaluate_versus, fmt_summary, judge_ci, matches_at};
+pub use expect::{Class, Outcome, Verdict, evaluate, evaluate_versus, fmt_summary, judge_ci, matches_at, unjudged};
 pub use outputs::write_verdicts;
 pub use run::{RunError, RunResult};
 

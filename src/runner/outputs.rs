@@ -14,7 +14,7 @@ use agents::sim::AgentId;
 use super::RunOptions;
 use super::StudyResult;
 use super::market;
-use super::metrics::SampleRow;
+use super::metrics::{self, SampleRow};
 use super::run::RunResult;
 use crate::output::{Csv, CsvWriter, Field, write_atomic, write_atomic_with};
 use crate::plot::{self, Chart, TimeSeries};
@@ -218,6 +218,20 @@ const RUN: OutputFile = OutputFile {
         col("end_time", "s", "simulated time at the end"),
         col("events", "count", "messages delivered"),
         col("reason", "", "why the run ended"),
+        col(
+            "substitutions",
+            "",
+            "metric → count of what an agent did in place of what it was configured to do (an exact search that \
+             fell back to a heuristic, a model it could not use), those not 0; each also a warning of `run` and \
+             `reproduce`",
+        ),
+        col(
+            "over_subscription",
+            "",
+            "`checked`: the kinds whose agents report a capacity, which the invariant kept within its units at all \
+             times; `not_checked`: the kinds with an agent that reports none (most hold no capacity: brokers, \
+             meta-brokers, exchanges)",
+        ),
     ],
 };
 
@@ -292,6 +306,12 @@ const EXPECTATIONS: OutputFile = OutputFile {
              needed); \"(indicative)\" after it with `--quick`",
         ),
         col("conflict", "", "how the source contradicts itself on a target reported but not scored (empty: scored)"),
+        col(
+            "class",
+            "",
+            "`target` (a claim of a source), `hypothesis` (a claim of our own, counted apart) or `conflict` (the source \
+             contradicts itself: not scored)",
+        ),
     ],
 };
 
@@ -552,6 +572,14 @@ pub fn write_run(
         "end_time": r.outcome.now.secs(),
         "events": r.outcome.delivered,
         "reason": r.outcome.reason,
+        "substitutions": metrics::substitutions(&p.plan.registry, &r.measured.metrics)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect::<serde_json::Map<_, _>>(),
+        "over_subscription": {
+            "checked": r.measured.coverage.checked,
+            "not_checked": r.measured.coverage.not_checked,
+        },
     });
     write_json(&dir.join("run.json"), &run)
 }
@@ -851,6 +879,7 @@ pub fn write_verdicts(study: &Study, result: &StudyResult, out: &Path) -> std::i
             Field::Str(&v.measured),
             Field::Str(&verdict),
             v.conflict.as_deref().map_or(Field::Empty, Field::Str),
+            Field::Str(v.class().label()),
         ]);
     }
     write(&out.join("expectations.csv"), &targets.into_bytes())?;

@@ -174,6 +174,8 @@ pub struct Claim {
     /// A documented conflict: how the source contradicts itself on this claim, which is then reported but not
     /// scored.
     pub conflict: Option<String>,
+    /// A hypothesis of our own (no source states it): scored, but counted apart from the literature's targets.
+    pub hypothesis: bool,
 }
 
 /// What a target or check claims about its metric.
@@ -187,6 +189,8 @@ pub enum Test {
     Order { over: String, values: Vec<Value> },
     /// (a − b) / |b| within [min, max] along sweep key `over`.
     Relative { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64> },
+    /// a − b within [min, max] along sweep key `over`, in the metric's unit.
+    Difference { over: String, a: Value, b: Value, min: Option<f64>, max: Option<f64> },
     /// The mean over the points of a − b (values of sweep key `over`) within [min, max]; with `versus`, that mean
     /// minus the same mean in the other file (Welch's test, or paired by position with `by_position`).
     MeanDifference {
@@ -466,6 +470,15 @@ pub fn show(v: &Value) -> String {
     }
 }
 
+/// Whether two values of a sweep key are the same: numbers as numbers (120 = 120.0), anything else as written.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    let number = |v: &Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    match (number(a), number(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// Every combination of the sweep values as the index of each key's value, the first key varying slowest.
 fn cartesian(sweep: &[(String, Vec<Value>)]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new()];
@@ -584,14 +597,58 @@ pub enum ChartKind {
     LoadDeviation,
 }
 
+/// `v` as sweep key `key` writes it (120 and 120.0 are one number), or why it is not one of its values, with the
+/// values it takes as a hint.
+fn sweep_value(sweep: &[(String, Vec<Value>)], key: &str, v: &Value) -> Result<Value, (String, Option<String>)> {
+    let Some((_, values)) = sweep.iter().find(|(k, _)| k == key) else {
+        return Err((format!("`{key}` is not a sweep key"), None));
+    };
+    values.iter().find(|x| same_value(x, v)).cloned().ok_or_else(|| {
+        let all = values.iter().map(show).collect::<Vec<_>>().join(", ");
+        (format!("{} is not a value of sweep key `{key}`", show(v)), Some(format!("`{key}` takes the values {all}")))
+    })
+}
+
+/// The two values of a `relative`, `difference` or `mean-difference`, with the key they are values of.
+fn pair((over, values): (String, Vec<Value>)) -> (String, [Value; 2]) {
+    (over, values.try_into().expect("two values named"))
+}
+
+/// An `at` value of `key`: one of its swept values, or a list of them (the points at any of them), as the sweep
+/// writes them.
+fn sweep_at(sweep: &[(String, Vec<Value>)], key: &str, v: &Value) -> Result<Value, (String, Option<String>)> {
+    let Value::Array(values) = v else { return sweep_value(sweep, key, v) };
+    if values.is_empty() {
+        return Err(("expected a value of the sweep key or a list of them, found an empty list".into(), None));
+    }
+    let mut out: Vec<Value> = Vec::with_capacity(values.len());
+    for v in values {
+        let v = sweep_value(sweep, key, v)?;
+        if out.iter().any(|x| same_value(x, &v)) {
+            return Err((format!("{} is listed twice", show(&v)), None));
+        }
+        out.push(v);
+    }
+    Ok(Value::Array(out))
+}
+
+/// Whether a point's value `of_point` is what an `at` value names: it, or one of a list.
+pub fn at_names(at: &Value, of_point: &Value) -> bool {
+    match at {
+        Value::Array(values) => values.iter().any(|v| same_value(v, of_point)),
+        v => same_value(v, of_point),
+    }
+}
+
 /// Checks a `[[chart]]`: one kind, metrics this scenario measures, swept keys; an error names the key within it.
 fn check_chart(c: &RawChart, sweep: &[(String, Vec<Value>)], points: &[Point]) -> Result<Chart, (String, String)> {
     let is_metric = |m: &str| points.iter().any(|p| metrics::is_metric(&p.plan, m));
     let values_of = |key: &str| sweep.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-    for key in c.at.keys() {
-        if values_of(key).is_none() {
-            return Err((format!("at.{key}"), format!("`{key}` is not a sweep key")));
-        }
+    let mut at = BTreeMap::new();
+    for (key, v) in &c.at {
+        let value = sweep_at(sweep, key, v)
+            .map_err(|(m, hint)| (format!("at.{key}"), hint.map_or(m.clone(), |h| format!("{m} ({h})"))))?;
+        at.insert(key.clone(), value);
     }
     if sweep.is_empty() {
         return Err((String::new(), "a chart compares sweep points: the scenario has no `[sweep]`".into()));
@@ -633,7 +690,7 @@ fn check_chart(c: &RawChart, sweep: &[(String, Vec<Value>)], points: &[Point]) -
         }
         _ => return Err((String::new(), "give exactly one of `metrics`, `metric` (with `x`) or `over-time`".into())),
     };
-    Ok(Chart { title: c.title.clone(), kind, at: c.at.clone() })
+    Ok(Chart { title: c.title.clone(), kind, at })
 }
 
 fn check_claim(
@@ -652,6 +709,7 @@ fn check_claim(
     let bounds = [
         ("range", e.range.map(|[lo, hi]| (Some(lo), Some(hi)))),
         ("relative", e.relative.as_ref().map(|r| (r.min, r.max))),
+        ("difference", e.difference.as_ref().map(|r| (r.min, r.max))),
         ("mean-difference", e.mean_difference.as_ref().map(|d| (d.min, d.max))),
         ("versus", e.versus.as_ref().map(|v| (v.min, v.max))),
     ];
@@ -673,68 +731,101 @@ fn check_claim(
             ),
         })
     };
-    for key in e.at.keys() {
-        if values_of(key).is_none() {
-            return Err((format!("at.{key}"), format!("`{key}` is not a sweep key"), swept()));
-        }
+    let member = |key: &str, v: &Value, path: String| {
+        sweep_value(sweep, key, v).map_err(|(m, hint)| (path, m, hint.or_else(swept)))
+    };
+    let mut at = BTreeMap::new();
+    for (key, v) in &e.at {
+        let path = format!("at.{key}");
+        let value = sweep_at(sweep, key, v).map_err(|(m, hint)| (path, m, hint.or_else(swept)))?;
+        at.insert(key.clone(), value);
     }
-    // The sweep key of `order`, `relative` and `mean-difference`, with the values they name.
-    let over = |listed: &[&Value]| {
+    // The sweep key of `order`, `relative`, `difference` and `mean-difference`, with the values they name as the sweep
+    // writes them;
+    // two of them the same would compare a point with itself.
+    let over = |listed: &[&Value], key: &str| {
         let Some(over) = e.over.clone() else {
-            let m = "required with `order`, `relative` and `mean-difference`: the sweep key they compare the points \
-                     along";
+            let m = "required with `order`, `relative`, `difference` and `mean-difference`: the sweep key they compare \
+                     the points along";
             return Err(("over".to_string(), m.to_string(), swept()));
         };
-        let values = values_of(&over).ok_or(("over".to_string(), format!("`{over}` is not a sweep key"), swept()))?;
+        if values_of(&over).is_none() {
+            return Err(("over".to_string(), format!("`{over}` is not a sweep key"), swept()));
+        }
+        let mut values: Vec<Value> = Vec::with_capacity(listed.len());
         for v in listed {
-            if !values.contains(v) {
-                let all = values.iter().map(show).collect::<Vec<_>>().join(", ");
-                let hint = Some(format!("`{over}` takes the values {all}"));
-                return Err(("over".into(), format!("{} is not a value of sweep key `{over}`", show(v)), hint));
+            let v = member(&over, v, key.to_string())?;
+            if values.iter().any(|x| same_value(x, &v)) {
+                return Err((
+                    key.to_string(),
+                    format!("{} is named twice: a point compared with itself", show(&v)),
+                    None,
+                ));
             }
+            values.push(v);
         }
-        Ok(over)
+        Ok((over, values))
     };
-    let test = match (e.value, e.range, &e.order, &e.relative, &e.mean_difference, &e.versus) {
-        (Some(value), None, None, None, None, None) => {
-            let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * value.abs()));
-            Test::Value { value, tol }
+    // A band open on both sides is judged against (−∞, ∞) and can only pass.
+    let banded = |table: &str, min: Option<f64>, max: Option<f64>| {
+        if min.is_none() && max.is_none() {
+            let m = format!("`{table}` needs `min`, `max` or both: without a bound it claims nothing");
+            return Err((table.to_string(), m, None));
         }
-        (None, Some([lo, hi]), None, None, None, None) => Test::Range { lo, hi },
-        (None, None, Some(values), None, None, None) => {
-            Test::Order { over: over(&values.iter().collect::<Vec<_>>())?, values: values.clone() }
+        Ok(())
+    };
+    let given = [e.value.is_some(), e.range.is_some(), e.order.is_some(), e.relative.is_some()];
+    let given = given.into_iter().chain([e.difference.is_some(), e.mean_difference.is_some(), e.versus.is_some()]);
+    if given.filter(|g| *g).count() != 1 {
+        let m = if target {
+            "give exactly one of `value`, `range`, `order`, `relative`, `difference`, `mean-difference` or `versus`"
+        } else {
+            "give exactly one of `value`, `range`, `order` or `versus`"
+        };
+        return Err(("metric".into(), m.into(), None));
+    }
+    let test = if let Some(value) = e.value {
+        let tol = e.abs_tol.map_or(0.0, |t| t.0).max(e.rel_tol.map_or(0.0, |t| t.0 * value.abs()));
+        Test::Value { value, tol }
+    } else if let Some([lo, hi]) = e.range {
+        Test::Range { lo, hi }
+    } else if let Some(values) = &e.order {
+        if values.len() < 2 {
+            let m = format!("expected at least two values to order, found {}", values.len());
+            let hint = "an order compares points: name two values of `over` or more";
+            return Err(("order".into(), m, Some(hint.into())));
         }
-        (None, None, None, Some(r), None, None) => {
-            let (a, b) = (r.a.clone(), r.b.clone());
-            Test::Relative { over: over(&[&a, &b])?, a, b, min: r.min, max: r.max }
+        let (over, values) = over(&values.iter().collect::<Vec<_>>(), "order")?;
+        Test::Order { over, values }
+    } else if let Some(r) = &e.relative {
+        banded("relative", r.min, r.max)?;
+        let (over, [a, b]) = pair(over(&[&r.a, &r.b], "relative")?);
+        Test::Relative { over, a, b, min: r.min, max: r.max }
+    } else if let Some(r) = &e.difference {
+        banded("difference", r.min, r.max)?;
+        let (over, [a, b]) = pair(over(&[&r.a, &r.b], "difference")?);
+        Test::Difference { over, a, b, min: r.min, max: r.max }
+    } else if let Some(d) = &e.mean_difference {
+        banded("mean-difference", d.min, d.max)?;
+        if d.by_position && d.versus.is_none() {
+            let m = "`by-position` pairs this file's points with another's: give `versus` too";
+            return Err(("mean-difference.by-position".into(), m.into(), None));
         }
-        (None, None, None, None, Some(d), None) => {
-            let (a, b) = (d.a.clone(), d.b.clone());
-            if d.by_position && d.versus.is_none() {
-                let m = "`by-position` pairs this file's points with another's: give `versus` too";
-                return Err(("mean-difference.by-position".into(), m.into(), None));
-            }
-            Test::MeanDifference {
-                over: over(&[&a, &b])?,
-                a,
-                b,
-                min: d.min,
-                max: d.max,
-                versus: d.versus.clone(),
-                by_position: d.by_position,
-            }
+        let (over, [a, b]) = pair(over(&[&d.a, &d.b], "mean-difference")?);
+        Test::MeanDifference {
+            over,
+            a,
+            b,
+            min: d.min,
+            max: d.max,
+            versus: d.versus.clone(),
+            by_position: d.by_position,
         }
-        (None, None, None, None, None, Some(v)) => {
-            Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max }
-        }
-        _ => {
-            let m = if target {
-                "give exactly one of `value`, `range`, `order`, `relative`, `mean-difference` or `versus`"
-            } else {
-                "give exactly one of `value`, `range`, `order` or `versus`"
-            };
-            return Err(("metric".into(), m.into(), None));
-        }
+    } else if let Some(v) = &e.versus {
+        banded("versus", v.min, v.max)?;
+        Test::Versus { scenario: v.scenario.clone(), min: v.min, max: v.max }
+    } else {
+        unreachable!("exactly one test is given")
     };
     let source = e.source.filter(|s| !s.trim().is_empty());
     if target && source.is_none() {
@@ -746,11 +837,12 @@ fn check_claim(
         || e.rel_tol.is_some()
         || e.range.is_some()
         || e.relative.is_some()
+        || e.difference.is_some()
         || e.mean_difference.is_some();
     let tolerance = e.tolerance.filter(|t| !t.trim().is_empty());
     if target && banded && tolerance.is_none() {
-        let m = "required with `abs-tol`, `rel-tol`, `range`, `relative` and `mean-difference`: where the band comes \
-                 from";
+        let m = "required with `abs-tol`, `rel-tol`, `range`, `relative`, `difference` and `mean-difference`: where \
+                 the band comes from";
         let hint = "the paper's CI, the variance it reports, or a stated modelling allowance";
         return Err(("tolerance".into(), m.into(), Some(hint.into())));
     }
@@ -758,13 +850,18 @@ fn check_claim(
         let m = "say how the source contradicts itself on this claim";
         return Err(("conflict".into(), m.into(), None));
     }
+    if e.hypothesis && e.conflict.is_some() {
+        let m = "a hypothesis of our own is not a source contradicting itself: give `hypothesis` or `conflict`";
+        return Err(("hypothesis".into(), m.into(), None));
+    }
     Ok(Claim {
         metric: e.metric,
         source: source.unwrap_or_default(),
         tolerance: tolerance.unwrap_or_default(),
-        at: e.at,
+        at,
         test,
         conflict: e.conflict,
+        hypothesis: e.hypothesis,
     })
 }
 

@@ -240,7 +240,9 @@ pub struct RawExpect {
     /// Where the band comes from: the paper's CI, the variance it reports, or a stated modelling allowance.
     /// Required with `abs-tol`, `rel-tol`, `range`, `relative` and `mean-difference`.
     pub tolerance: Option<String>,
-    /// The sweep point(s) it applies to (sweep key → value); default every point.
+    /// The sweep point(s) it applies to (sweep key → one of its values, or a list of them: the points at any of
+    /// them, as `{ "workloads.x.mean-runtime" = [420, 700, 900] }` for a paper's test over those points); default
+    /// every point.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub at: BTreeMap<String, toml::Value>,
@@ -263,6 +265,10 @@ pub struct RawExpect {
     /// Relative difference between two values of `over`: the paired differences mean(a) − mean(b) on common seeds
     /// over |mean(b)|, whose 95% CI must lie within [min, max].
     pub relative: Option<RawRelative>,
+    /// Difference between two values of `over` at each group of points, in the metric's unit, `{ a, b, min, max }`:
+    /// the paired differences a − b on common seeds, whose 95% CI must lie within [min, max] (a paper's "about 20
+    /// points more at 80 s").
+    pub difference: Option<RawRelative>,
     /// Mean difference between two values of `over` across the sweep points, `{ a, b, min, max }` (optionally
     /// `versus = "file.toml"`), as a paper's t-test over its sweep points: one value a − b per point (each combination of the other swept keys, within `at`: the mean of the
     /// paired differences on common seeds there), and the 95% CI of their mean by a t-test across the points (n =
@@ -278,6 +284,10 @@ pub struct RawExpect {
     /// both hold). The target is judged and reported with its measured value and verdict, but not scored: it is
     /// counted apart from the targets and never sets the exit code.
     pub conflict: Option<String>,
+    /// A hypothesis of our own, which no source states (its `source` says what it rests on): judged and scored like
+    /// a target, but counted apart from the literature's targets, whose count is a family's headline.
+    #[serde(default)]
+    pub hypothesis: bool,
 }
 
 /// A sanity check: what holds by construction, on every run (`jobs.total = 50`, a ratio in [0, 1]). Exactly one of
@@ -328,9 +338,11 @@ impl From<RawCheck> for RawExpect {
             order: c.order,
             over: c.over,
             relative: None,
+            difference: None,
             mean_difference: None,
             versus: c.versus,
             conflict: None,
+            hypothesis: false,
         }
     }
 }
@@ -347,7 +359,8 @@ pub struct RawVersus {
     pub max: Option<f64>,
 }
 
-/// "a is at least 50% below b": `{ a = "MOML", b = "NOP", max = -0.5 }`.
+/// Two values of the swept key compared, and the band of their relative (`relative`: "a is at least 50% below b",
+/// `{ a = "MOML", b = "NOP", max = -0.5 }`) or absolute (`difference`) difference.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawRelative {

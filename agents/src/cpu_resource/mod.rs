@@ -11,8 +11,23 @@ pub mod kind;
 use crate::matchmaking::timetable::Timetable;
 use crate::matchmaking::{EPSILON, EdfPlacement, LocalPolicy};
 use crate::protocol::{MatchMsg, Msg, TimerMsg};
-use crate::report::Report;
+use crate::report::{Capacity, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
+
+/// How many of `windows` [start, end) hold the CPU over time: ends before starts at one instant.
+fn in_use(windows: impl Iterator<Item = (f64, f64)>) -> Series {
+    let mut changes: Vec<(f64, f64)> = windows.flat_map(|(start, end)| [(start, 1.0), (end, -1.0)]).collect();
+    changes.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut series = Series::default();
+    let mut held = 0.0;
+    for (t, change) in changes {
+        held += change;
+        if let Ok(t) = SimTime::new(t) {
+            series.set(t, held);
+        }
+    }
+    series
+}
 
 /// A single-CPU resource.
 #[derive(Debug)]
@@ -23,6 +38,9 @@ pub struct CpuResource {
     timetable: Timetable,
     wakeup: Option<TimerId>,
     busy: f64,
+    /// The windows [start, end) of the requests it ran, in the order they ended: what the over-subscription
+    /// invariant counts (two that overlap double-book the CPU).
+    ran: Vec<(f64, f64)>,
     completed: u64,
     on_demand: u64,
     deadline_misses: u64,
@@ -39,6 +57,7 @@ impl CpuResource {
             timetable: Timetable::new(policy),
             wakeup: None,
             busy: 0.0,
+            ran: Vec::new(),
             completed: 0,
             on_demand: 0,
             deadline_misses: 0,
@@ -60,6 +79,7 @@ impl CpuResource {
             let r = slot.request;
             self.completed += 1;
             self.busy += r.service;
+            self.ran.push((slot.start, slot.end()));
             if slot.end() > r.deadline + EPSILON || slot.start < r.start - EPSILON {
                 self.deadline_misses += 1;
                 self.violations.push((
@@ -135,5 +155,23 @@ impl Agent<GridMarket> for CpuResource {
         out.metrics.push(("deadline_misses", self.deadline_misses as f64));
         out.metrics.push(("refused_after_acceptance", self.refused_after_acceptance as f64));
         out.violations.extend(self.violations.iter().cloned());
+        let running = self.timetable.running().map(|s| (s.start, s.end().min(now)));
+        out.series.push(("running", in_use(self.ran.iter().copied().chain(running))));
+        out.capacity = Some(Capacity { units: 1.0, in_use: "running" });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_in_use_count_the_cpu_held_and_a_double_booking_shows() {
+        // Back to back: never more than the one CPU (an end and a start at one instant do not overlap).
+        let back_to_back = in_use([(0.0, 10.0), (10.0, 15.0)].into_iter());
+        assert_eq!(back_to_back.points(), &[(0.0, 1.0), (10.0, 1.0), (15.0, 0.0)]);
+        // Overlapping: two at once, which the run's invariant refuses.
+        let overlapping = in_use([(0.0, 10.0), (5.0, 12.0)].into_iter());
+        assert_eq!(overlapping.points(), &[(0.0, 1.0), (5.0, 2.0), (10.0, 1.0), (12.0, 0.0)]);
     }
 }

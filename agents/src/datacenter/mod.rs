@@ -32,7 +32,7 @@ use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::model::JobId;
 use crate::protocol::{Assigned, Assignment, DataCentreAdvert, EnergyMsg, JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
 use crate::provider::scheduler::{LocalScheduler, ReservationId, ReservationRequest, SchedulerPolicy};
-use crate::report::{Metered, Report, Series};
+use crate::report::{Capacity, Metered, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 pub use dvs::{DvsPolicy, Placement};
 pub use meter::{EnergyMeter, IdlePower};
@@ -469,5 +469,6 @@ impl Agent<GridMarket> for DataCentre {
         out.metered.extend_from_slice(&self.metered);
         out.violations.extend(self.energy_check(now).map(|what| (span, what)));
         out.series.push(("busy_pes", self.busy.clone()));
+        out.capacity = Some(Capacity { units: f64::from(c.cpus), in_use: "busy_pes" });
     }
 }

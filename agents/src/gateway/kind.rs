@@ -48,14 +48,12 @@ impl AgentKind for GatewayKind {
             Metric::new("rejected", Unit::Count, "requests no provider would take"),
             Metric::new("migrated", Unit::Count, "preempted leases moved to another provider"),
             Metric::new("migrations_refused", Unit::Count, "preempted leases no other provider would take"),
-            Metric::new(
+            Metric::substitution(
                 "pap_capped",
-                Unit::Count,
                 "PAP allocations that capped the external rate at 99% of the clusters' spare capacity (the trace says why)",
             ),
-            Metric::new(
+            Metric::substitution(
                 "pap_refused",
-                Unit::Count,
                 "PAP allocations refused (unusable statistics, every cluster saturated), keeping the fractions before (the trace says why)",
             ),
             Metric::new("admission_refusals", Unit::Count, "requests a provider's admission control sent back"),

@@ -76,9 +76,8 @@ impl AgentKind for MetaBrokerKind {
             Metric::new("providers", Unit::Count, "providers in the catalogue at the end of the run"),
             Metric::new("users", Unit::Count, "users registered"),
             Metric::new("generations", Unit::Count, "genetic-algorithm generations run, summed over rounds"),
-            Metric::new(
+            Metric::substitution(
                 "solver_fallbacks",
-                Unit::Count,
                 "rounds where the configured LP solver failed and the transportation solver stood in",
             ),
             Metric::new(

@@ -12,7 +12,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::protocol::{JobId, Msg, Run, TimerMsg, UtilityMsg};
-use crate::report::Report;
+use crate::report::{Capacity, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 
 /// How long a public node's owner leaves it idle and keeps it, on average (exponential times).
@@ -66,6 +66,10 @@ pub struct Node {
     /// Announcements made so far.
     session: u32,
     running: Option<Replica>,
+    /// 1 while it runs a replica, 0 otherwise: its capacity in use.
+    busy: Series,
+    /// Its manager asked it to run a job while it ran another (the replica it dropped), with the time.
+    violations: Vec<(f64, String)>,
     /// Replicas lost when the owner took the machine back, and the work they had done here.
     lost: u64,
     lost_work: f64,
@@ -74,7 +78,16 @@ pub struct Node {
 impl Node {
     /// A node as configured; a public one starts available with probability P_av.
     pub fn new(config: NodeConfig) -> Node {
-        Node { config, available: true, session: 0, running: None, lost: 0, lost_work: 0.0 }
+        Node {
+            config,
+            available: true,
+            session: 0,
+            running: None,
+            busy: Series::default(),
+            violations: Vec::new(),
+            lost: 0,
+            lost_work: 0.0,
+        }
     }
 
     fn done_now(&self, r: &Replica, now: SimTime) -> f64 {
@@ -98,6 +111,7 @@ impl Node {
 
     fn stop(&mut self, ctx: &mut Ctx<'_>) -> Option<Replica> {
         let r = self.running.take()?;
+        self.busy.set(ctx.now(), 0.0);
         ctx.cancel(r.end);
         ctx.cancel(r.report);
         Some(r)
@@ -117,12 +131,15 @@ impl Node {
             self.lost_to_measurement(job, ctx);
             return;
         }
+        // One job at a time: a second is its manager over-subscribing it, which fails the run.
         if let Some(r) = self.stop(ctx) {
-            tracing::error!(node = ctx.name(), job = r.job, "asked to run a job while running another; dropped it");
+            let what = format!("asked to run job {job} while running job {}, which it dropped", r.job);
+            self.violations.push((ctx.now().secs(), what));
         }
         let end = ctx.wake_in(((work - done) / self.config.speed).max(0.0), TimerMsg::JobEnd { job });
         let report = ctx.wake_in(every, TimerMsg::Report);
         self.running = Some(Replica { job, done, since: ctx.now(), end, report, every });
+        self.busy.set(ctx.now(), 1.0);
     }
 }
 
@@ -156,6 +173,7 @@ impl Agent<GridMarket> for Node {
             Msg::Timer(TimerMsg::JobEnd { job }) => {
                 if self.running.is_some_and(|r| r.job == *job) {
                     self.running = None;
+                    self.busy.set(now, 0.0);
                     ctx.send(self.config.utility, UtilityMsg::Done { job: *job });
                 }
             }
@@ -190,6 +208,9 @@ impl Agent<GridMarket> for Node {
         if self.config.availability.is_some() {
             out.metrics.extend([("replicas_lost", self.lost as f64), ("work_lost", self.lost_work)]);
         }
+        out.violations.extend(self.violations.iter().cloned());
+        out.series.push(("busy", self.busy.clone()));
+        out.capacity = Some(Capacity { units: 1.0, in_use: "busy" });
     }
 }
 
@@ -229,6 +250,24 @@ mod tests {
             progress(30.0),
             to_rm("utility.done").at(40.0),
         ]);
+    }
+
+    #[test]
+    fn a_second_job_while_one_runs_is_over_subscription_and_breaks_the_run() {
+        let mut bed = TestBed::new(1);
+        node(&mut bed, None);
+        bed.inject(0.0, "rm", "n", run(7, 100.0, 0.0));
+        bed.inject(15.0, "rm", "n", run(8, 10.0, 0.0));
+        bed.run_to_quiescence().unwrap();
+        // The second replaces the first, which never finishes; the run's invariant sees the breach.
+        bed.assert_in_order(&[to_rm("utility.done").at(20.0).msg(Msg::Utility(UtilityMsg::Done { job: 8 }))]);
+        bed.assert_none(&to_rm("utility.done").msg(Msg::Utility(UtilityMsg::Done { job: 7 })));
+        let id = bed.sim().directory().lookup("n").unwrap();
+        let report = bed.sim().report(id).unwrap();
+        assert_eq!(report.violations, [(15.0, "asked to run job 8 while running job 7, which it dropped".to_string())]);
+        assert_eq!(report.capacity, Some(Capacity { units: 1.0, in_use: "busy" }));
+        let busy = &report.series.iter().find(|(k, _)| *k == "busy").unwrap().1;
+        assert_eq!(busy.points(), &[(0.0, 1.0), (15.0, 1.0), (20.0, 0.0)], "one job at a time, the second from 15 s");
     }
 
     #[test]

@@ -112,9 +112,8 @@ impl AgentKind for ProviderKind {
             Metric::new("preemption_overhead", Unit::Seconds, "the overhead h(C) of the preempted sets, summed"),
             Metric::new("overhead_pe_seconds", Unit::PeSeconds, "PE-seconds the preemption overhead kept busy"),
             Metric::new("lost_pe_seconds", Unit::PeSeconds, "PE-seconds cancelled leases ran before their preemption"),
-            Metric::new(
+            Metric::substitution(
                 "search_fallbacks",
-                Unit::Count,
                 "exact preemption searches that hit their limit and fell back to the greedy policy",
             ),
             Metric::new("preempted_migratable", Unit::Count, "running migratable leases preempted"),
@@ -144,9 +143,8 @@ impl AgentKind for ProviderKind {
                 "K of the admission control at the end of the run: the most external requests held (undefined when \
                  unbounded or without admission control)",
             ),
-            Metric::new(
+            Metric::substitution(
                 "admission_fallbacks",
-                Unit::Count,
                 "estimates of K the model refused (a local load of 1 or more), each answered with K = 1",
             ),
             Metric::new("price", Unit::Price, "the price posted at the end of the run"),

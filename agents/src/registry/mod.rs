@@ -89,12 +89,21 @@ pub struct Metric {
     pub unit: Unit,
     /// What it measures, in a sentence.
     pub about: &'static str,
+    /// It counts what the agent did in place of what it was configured to do (a fallback): a run where it is not 0
+    /// says so in its warnings.
+    pub substitution: bool,
 }
 
 impl Metric {
     /// The metric `name` in `unit`.
     pub const fn new(name: &'static str, unit: Unit, about: &'static str) -> Metric {
-        Metric { name, unit, about }
+        Metric { name, unit, about, substitution: false }
+    }
+
+    /// A count of the times the agent did something else than it was configured to do (a search that fell back to
+    /// a heuristic, a model it could not use): never silent, a run where it is not 0 warns.
+    pub const fn substitution(name: &'static str, about: &'static str) -> Metric {
+        Metric { name, unit: Unit::Count, about, substitution: true }
     }
 }
 

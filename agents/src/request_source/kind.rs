@@ -76,7 +76,9 @@ impl AgentKind for SourceKind {
             Metric::new(
                 "littles_law",
                 Unit::Relative,
-                "Little's-law check: the measured throughput N/W against λ(1 − B), as (N/W)/(λ(1 − B)) − 1",
+                "Little's-law check over the whole run: the throughput N/W against the accepted arrival rate measured \
+                 over the same simulated time, X = accepted / T, as (N/W)/X − 1; 0 when every accepted request \
+                 completes (the drain after the last arrival is inside T on both sides, where λ(1 − B) would miss it)",
             ),
         ];
         METRICS

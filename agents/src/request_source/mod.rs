@@ -242,8 +242,9 @@ impl Agent<GridMarket> for RequestSource {
             let n = total / t_sim;
             m.push(("response_time", w));
             m.push(("in_system", n));
-            // Little's law N = X·W: the measured throughput N/W against λ(1 − B).
-            let x = self.config.rate * (1.0 - rejected / arrived);
+            // Little's law N = X·W over the whole run, drained: X the accepted arrivals over the same time (λ(1 − B)
+            // would count the drain after the last arrival as missing throughput).
+            let x = accepted.len() as f64 / t_sim;
             m.push(("littles_law", (n / w) / x - 1.0));
         }
     }
