@@ -282,32 +282,26 @@ fn judge(study: &Study, result: &StudyResult, c: &Claim, rule: Rule) -> Vec<Verd
                 verdict(target, judged)
             })
             .collect(),
-        Test::Relative { over, a, b, min, max } => along(&points, over)
-            .into_iter()
-            .map(|(rest, members)| {
-                let (name_a, name_b) = (show(a), show(b));
-                let target =
-                    format!("{}: ({name_a} − {name_b}) / |{name_b}| {}{}", c.metric, bounds(*min, *max), at(&rest));
-                let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
-                let judged = match relative(&seeds(a), &seeds(b)) {
-                    Some(r) => Judged::within(rule, r, *min, *max),
-                    None => Judged::not_measured(),
-                };
-                verdict(target, judged)
-            })
-            .collect(),
-        Test::Difference { over, a, b, min, max } => along(&points, over)
-            .into_iter()
-            .map(|(rest, members)| {
-                let target = format!("{}: {} − {} {}{}", c.metric, show(a), show(b), bounds(*min, *max), at(&rest));
-                let seeds = |v: &Value| seeds_at(result, &members, over, v, &c.metric);
-                let judged = match paired(&seeds(a), &seeds(b)) {
-                    Some(d) => Judged::within(rule, d, *min, *max),
-                    None => Judged::not_measured(),
-                };
-                verdict(target, judged)
-            })
-            .collect(),
+        Test::Relative { over, a, b, min, max } | Test::Difference { over, a, b, min, max } => {
+            let is_relative = matches!(c.test, Test::Relative { .. });
+            along(&points, over)
+                .into_iter()
+                .map(|(rest, members)| {
+                    let difference = format!("{} − {}", show(a), show(b));
+                    let shown = if is_relative { format!("({difference}) / |{}|", show(b)) } else { difference };
+                    let target = format!("{}: {shown} {}{}", c.metric, bounds(*min, *max), at(&rest));
+                    let (x, y) = (
+                        seeds_at(result, &members, over, a, &c.metric),
+                        seeds_at(result, &members, over, b, &c.metric),
+                    );
+                    let judged = match if is_relative { relative(&x, &y) } else { paired(&x, &y) } {
+                        Some(d) => Judged::within(rule, d, *min, *max),
+                        None => Judged::not_measured(),
+                    };
+                    verdict(target, judged)
+                })
+                .collect()
+        }
         Test::MeanDifference { over, a, b, min, max, versus: None, .. } => {
             let target =
                 format!("{}: {} {}{}", c.metric, mean_difference(a, b), bounds(*min, *max), at(&label_of(&c.at)));

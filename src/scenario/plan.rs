@@ -741,8 +741,7 @@ fn check_claim(
         at.insert(key.clone(), value);
     }
     // The sweep key of `order`, `relative`, `difference` and `mean-difference`, with the values they name as the sweep
-    // writes them;
-    // two of them the same would compare a point with itself.
+    // writes them; two of them the same would compare a point with itself.
     let over = |listed: &[&Value], key: &str| {
         let Some(over) = e.over.clone() else {
             let m = "required with `order`, `relative`, `difference` and `mean-difference`: the sweep key they compare \
