@@ -12,7 +12,7 @@ use crate::output::write_atomic;
 use agents::registry::limits::short;
 
 use crate::plot::{self, Band, BarSeries, Chart, Series};
-use crate::runner::metrics::{SLOWDOWN_BOUND, axis_label, substitution, substitutions, unit_of};
+use crate::runner::metrics::{SLOWDOWN_BOUND, axis_label, substitution_metrics, substitutions, unit_of};
 use crate::runner::{Class, Outcome, StudyResult, Verdict, matches_at};
 use crate::scenario::Study;
 use crate::scenario::plan::{Point, Test, show};
@@ -126,19 +126,18 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
 /// What agents did in place of what they were configured to do, over a study's runs, a line per metric that
 /// counts it: "providers.rp.search_fallbacks: exact preemption searches that … : 17 in 3 of 20 runs (p0/r1, …)".
 pub fn substitution_warnings(study: &Study, result: &StudyResult) -> Vec<String> {
-    let registry = &study.points[0].plan.registry;
-    // metric → (total, the runs where it happened)
-    let mut seen: std::collections::BTreeMap<&str, (f64, Vec<String>)> = std::collections::BTreeMap::new();
+    let counted = substitution_metrics(&study.points[0].plan.registry);
+    // metric → (what it counts, total, the runs where it happened)
+    let mut seen: std::collections::BTreeMap<&str, (&str, f64, Vec<String>)> = std::collections::BTreeMap::new();
     for run in &result.runs {
-        for (metric, count) in substitutions(registry, &run.metrics) {
-            let entry = seen.entry(metric).or_default();
-            entry.0 += count;
-            entry.1.push(format!("p{}/r{}", run.point, run.rep));
+        for (metric, count, about) in substitutions(&counted, &run.metrics) {
+            let entry = seen.entry(metric).or_insert((about, 0.0, Vec::new()));
+            entry.1 += count;
+            entry.2.push(format!("p{}/r{}", run.point, run.rep));
         }
     }
     seen.into_iter()
-        .map(|(metric, (total, runs))| {
-            let about = substitution(registry, metric).unwrap_or_default();
+        .map(|(metric, (about, total, runs))| {
             let shown: Vec<&str> = runs.iter().take(4).map(String::as_str).collect();
             let more = if runs.len() > shown.len() { ", …" } else { "" };
             format!(

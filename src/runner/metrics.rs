@@ -149,19 +149,25 @@ pub fn unit_of(registry: &Registry, metric: &str) -> Option<Unit> {
     declared(registry).find(|m| m.name == last).map(|m| m.unit)
 }
 
-/// What `metric` counts, if it counts substitutions ([`Metric::substitution`]): the agent doing something else than
-/// it was configured to do.
-pub fn substitution(registry: &Registry, metric: &str) -> Option<&'static str> {
-    let last = metric.rsplit('.').next().unwrap_or(metric);
-    declared(registry).find(|m| m.name == last && m.substitution).map(|m| m.about)
+/// The metrics that count substitutions ([`Metric::substitution`], an agent doing something else than it was
+/// configured to do), by the last segment of their names, with what each counts.
+pub fn substitution_metrics(registry: &Registry) -> Vec<(&'static str, &'static str)> {
+    declared(registry).filter(|m| m.substitution).map(|m| (m.name, m.about)).collect()
 }
 
-/// The substitutions a run's `metrics` record, those not 0, in name order.
-pub fn substitutions<'a>(registry: &Registry, metrics: &'a BTreeMap<String, f64>) -> Vec<(&'a str, f64)> {
+/// The substitutions a run's `metrics` record, those not 0, in name order, with what each counts (`counted`: from
+/// [`substitution_metrics`]).
+pub fn substitutions<'a>(
+    counted: &[(&'static str, &'static str)],
+    metrics: &'a BTreeMap<String, f64>,
+) -> Vec<(&'a str, f64, &'static str)> {
     metrics
         .iter()
-        .filter(|(k, v)| **v != 0.0 && substitution(registry, k).is_some())
-        .map(|(k, v)| (k.as_str(), *v))
+        .filter(|(_, v)| **v != 0.0)
+        .filter_map(|(k, v)| {
+            let last = k.rsplit('.').next().unwrap_or(k);
+            counted.iter().find(|(name, _)| *name == last).map(|(_, about)| (k.as_str(), *v, *about))
+        })
         .collect()
 }
 

@@ -572,9 +572,9 @@ pub fn write_run(
         "end_time": r.outcome.now.secs(),
         "events": r.outcome.delivered,
         "reason": r.outcome.reason,
-        "substitutions": metrics::substitutions(&p.plan.registry, &r.measured.metrics)
+        "substitutions": metrics::substitutions(&metrics::substitution_metrics(&p.plan.registry), &r.measured.metrics)
             .into_iter()
-            .map(|(k, v)| (k.to_string(), json!(v)))
+            .map(|(k, v, _)| (k.to_string(), json!(v)))
             .collect::<serde_json::Map<_, _>>(),
         "over_subscription": {
             "checked": r.measured.coverage.checked,
