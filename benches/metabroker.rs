@@ -1,8 +1,7 @@
 //! The meta-broker's scheduling round (Garg 2010, ch4): `metabroker/round/<policy>/<apps>x<sites>` for the LP
 //! relaxation + Modified MinCost (`mmc`), the GA and LPGA, from 50 × 25 to 1,000 × 200; and the MGN relaxation
 //! alone (§4.2.1) at 200 × 100 and 500 × 200, solved by the exact transportation solver (network simplex) and by
-//! microlp through good_lp. With `--features highs`, HiGHS solves the same relaxation side by side
-//! (`round/mmc-highs`, `mgn/highs`).
+//! microlp through good_lp.
 //!
 //! Instances follow the chapter 4 setup (§4.3.1) scaled up: applications of about 5 CPUs (Gaussian), 400 s ± 20%,
 //! submitted in the first 20 s, medium deadlines (runtime + 250 s ± 20%), budget twice the average cost; sites of
@@ -60,8 +59,6 @@ const ROUND_VARIANTS: &[(&str, SchedulingPolicy, MgnSolver)] = &[
     ("mmc", SchedulingPolicy::Mmc, MgnSolver::Transportation),
     ("ga", SchedulingPolicy::Ga, MgnSolver::Transportation),
     ("lpga", SchedulingPolicy::Lpga, MgnSolver::Transportation),
-    #[cfg(feature = "highs")]
-    ("mmc-highs", SchedulingPolicy::Mmc, MgnSolver::Highs),
 ];
 
 /// One whole scheduling round (relaxation, rounding, GA) as the meta-broker runs it.
@@ -89,10 +86,6 @@ fn mgn(c: &mut Criterion) {
         let size = format!("{apps}x{sites}");
         group.bench_function(format!("mgn/transportation/{size}"), |b| {
             b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Transportation))
-        });
-        #[cfg(feature = "highs")]
-        group.bench_function(format!("mgn/highs/{size}"), |b| {
-            b.iter(|| mgn_relaxation(black_box(&problem), MgnSolver::Highs))
         });
         if apps <= 200 {
             // About 1.5 s a solve: ten samples need more than the default 5 s.

@@ -3,6 +3,7 @@
 
 pub mod analytic;
 pub mod charts;
+pub mod folder;
 pub mod lock;
 pub mod output;
 #[cfg(feature = "parquet")]

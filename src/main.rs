@@ -13,7 +13,7 @@ use gridmarket::runner::shard::{self, Loaded, Merged, Shard, ShardRun};
 use gridmarket::runner::{
     Outcome, RunOptions, StudyResult, evaluate_versus, run_shard, run_study, unjudged, write_verdicts,
 };
-use gridmarket::scenario::{LoadOptions, ScenarioError, Study};
+use gridmarket::scenario::{ScenarioError, Study};
 use gridmarket::{report, schema, slurm};
 
 mod workload_cmd;
@@ -35,21 +35,49 @@ struct Cli {
     command: Command,
 }
 
+/// What `run`, `validate` and `slurm` change of a scenario as they load it.
+#[derive(clap::Args)]
+struct Overrides {
+    /// Replace the scenario's seed.
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
+    seed: Option<u64>,
+    /// Replace the number of replications.
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
+    replications: Option<u32>,
+    /// Set a key, adding it if the file lacks it: `--set providers.fast.pes=128` (repeatable, once per key).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+/// A seed: a whole number a `u64` holds.
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.parse().map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+impl Overrides {
+    /// The load options of these overrides; `quick` applies the scenario's `[quick]` table.
+    fn loaded(&self, quick: bool) -> anyhow::Result<Loaded> {
+        let mut set: Vec<(String, String)> = Vec::with_capacity(self.set.len());
+        for s in &self.set {
+            let Some((key, value)) = s.split_once('=') else { bail!("--set {s}: expected KEY=VALUE") };
+            let (key, value) = (key.trim().to_string(), value.trim().to_string());
+            if let Some((_, first)) = set.iter().find(|(k, _)| *k == key) {
+                bail!("--set {key} is given twice ({first} and {value}): give each key once");
+            }
+            set.push((key, value));
+        }
+        Ok(Loaded { quick, set, seed: self.seed, replications: self.replications })
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario: every sweep point and replication; write outputs and print a summary.
     Run {
         /// The scenario file.
         file: PathBuf,
-        /// Replace the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Replace the number of replications.
-        #[arg(long)]
-        replications: Option<u32>,
-        /// Set a key, adding it if the file lacks it: `--set providers.fast.pes=128` (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        overrides: Overrides,
         /// Output folder (default: results/<scenario name>).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -87,6 +115,8 @@ enum Command {
         /// Scenario files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
     /// Run a family of scenarios (scenarios/NAME/*.toml), check its targets, write report.md and charts.
     Reproduce {
@@ -162,15 +192,8 @@ enum Command {
         /// Run with the scenario's [quick] overrides.
         #[arg(long)]
         quick: bool,
-        /// Set a key, as `run --set` (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Replace the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Replace the number of replications.
-        #[arg(long)]
-        replications: Option<u32>,
+        #[command(flatten)]
+        overrides: Overrides,
     },
     /// List scenario families and the policies of each agent kind.
     List {
@@ -219,9 +242,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run {
             file,
-            seed,
-            replications,
-            set,
+            overrides,
             out,
             trace,
             schedule_swf,
@@ -233,11 +254,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             usage: _,
             shard,
         } => {
-            let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
+            let load = overrides.loaded(quick)?;
             let study = Study::load(&file, &load.options())?;
             warn(&study);
             let out = out.unwrap_or_else(|| default_out(&study.name, shard));
             let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
+            // A trace may replace only a trace: never the scenario, a workload, or another file of the user's.
+            if let Some(t) = trace.as_ref().filter(|t| t.exists() && runs == 1) {
+                let first = std::fs::read_to_string(t).ok().and_then(|text| text.lines().next().map(String::from));
+                if t.is_dir() {
+                    bail!("--trace {}: a folder; the trace is a file", t.display());
+                }
+                if !first.is_some_and(|l| l.starts_with("{\"t\":")) {
+                    bail!("--trace {}: the file exists and is not a message trace; choose another file", t.display());
+                }
+            }
             if let Some(t) = &trace
                 && runs > 1
             {
@@ -287,13 +318,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("outputs: {}", out.display());
             Ok(finish(&result, &interrupt, strict))
         }
-        Command::Validate { files } => {
+        Command::Validate { files, overrides } => {
             // Every file is checked, and every refusal reported, before the exit status says any was refused.
             let mut refused = 0;
+            let (full, quick) = (overrides.loaded(false)?.options(), overrides.loaded(true)?.options());
             for f in &files {
-                let checked = Study::load(f, &LoadOptions::default()).and_then(|study| {
+                let checked = Study::load(f, &full).and_then(|study| {
                     // The reduced sizes of `--quick` must be valid too.
-                    Study::load(f, &LoadOptions { quick: true, ..LoadOptions::default() })?;
+                    Study::load(f, &quick)?;
                     Ok(study)
                 });
                 match checked {
@@ -329,18 +361,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if shard.is_some() && (check_lock || update_lock) {
                 bail!("a lock holds a whole family's verdicts: check or update it after `merge`, not on a shard");
             }
-            let families = if name == "all" { families(&scenarios)? } else { vec![name] };
+            let all = name == "all";
+            let families = if all { families(&scenarios)? } else { vec![name] };
+            if families.is_empty() {
+                bail!("no scenario family in {} (a family is a folder of scenario files)", scenarios.display());
+            }
+            // `all` gives each family a folder of its own under one, with an index of their counts.
+            let base = all.then(|| out.clone().unwrap_or_else(|| default_out("all", None)));
+            let base_claim = match &base {
+                Some(base) => {
+                    let declared: Vec<String> = families.iter().cloned().chain(["report.md".into()]).collect();
+                    Some(gridmarket::folder::claim(base, &command_line(), written_by(base, "all"), &declared)?)
+                }
+                None => None,
+            };
             let interrupt = interrupt_flag()?;
             let mut failed = false;
+            let mut index = Vec::new();
             for family in families {
                 let dir = scenarios.join(&family);
                 if !dir.is_dir() {
                     bail!("no scenario family `{family}` in {}", scenarios.display());
                 }
-                let out = out.clone().unwrap_or_else(|| default_out(&family, shard));
+                let out = match &base {
+                    Some(base) => base.join(&family),
+                    None => out.clone().unwrap_or_else(|| default_out(&family, shard)),
+                };
                 let load = Loaded { quick, ..Loaded::default() };
                 let files = scenario_files(&dir)?;
                 let loaded = files.iter().map(|f| Study::load(f, &load.options())).collect::<Result<Vec<_>, _>>()?;
+                let shard_manifest = shard.is_some().then(|| shard::MANIFEST.to_string());
+                let declared: Vec<String> =
+                    loaded.iter().map(|s| s.name.clone()).chain(["report.md".into()]).chain(shard_manifest).collect();
+                let family_claim =
+                    gridmarket::folder::claim(&out, &command_line(), written_by(&out, &family), &declared)?;
                 // Refused before any file of the family runs.
                 if shard.is_some()
                     && let Some(m) = loaded.iter().find_map(|s| shard::refuse_adaptive(s).err())
@@ -399,10 +453,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     } else {
                         failed |= judged;
                     }
+                    let targets: Vec<_> = studies.iter().flat_map(|(_, r)| r.verdicts.iter().cloned()).collect();
+                    let checks: Vec<_> = studies.iter().flat_map(|(_, r)| r.checks.iter().cloned()).collect();
+                    index.push(report::FamilyCounts { family: family.clone(), targets, checks });
                 }
+                family_claim.seal()?;
                 if interrupt.load(Ordering::Relaxed) {
                     return Ok(ExitCode::from(EXIT_INTERRUPTED));
                 }
+            }
+            if let (Some(base), Some(claim)) = (&base, base_claim) {
+                let path = base.join("report.md");
+                gridmarket::output::write_atomic(&path, report::index(&index, quick).as_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                claim.seal()?;
+                println!("index of the families: {}", path.display());
             }
             Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
         }
@@ -422,16 +487,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(finish(result, &AtomicBool::new(false), strict))
             }
             Merged::Family(family, merged) => {
+                let declared: Vec<String> =
+                    merged.iter().map(|m| m.study.name.clone()).chain(["report.md".into()]).collect();
+                let claim = gridmarket::folder::claim(&out, &command_line(), written_by(&out, &family), &declared)?;
                 for m in &merged {
                     m.write(&out.join(&m.study.name))?;
                 }
                 let mut studies: Vec<_> = merged.into_iter().map(|m| (m.study, m.result)).collect();
                 let failed = conclude_family(&family, &mut studies, &out, strict)?;
+                claim.seal()?;
                 Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
             }
         },
-        Command::Slurm { file, array_size, time, partition, cpus_per_task, out, quick, set, seed, replications } => {
-            let load = Loaded { quick, set: parse_set(&set)?, seed, replications };
+        Command::Slurm { file, array_size, time, partition, cpus_per_task, out, quick, overrides } => {
+            let load = overrides.loaded(quick)?;
             let study = Study::load(&file, &load.options())?;
             warn(&study);
             if let Err(m) = shard::refuse_adaptive(&study) {
@@ -446,19 +515,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let out = out.unwrap_or_else(|| Path::new("results").join(format!("{}-slurm", study.name)));
-            std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+            // The scripts now, and later what the jobs write: their shards, their logs, the merged study.
+            let declared: Vec<String> = ["array.sh", "merge.sh", "submit.sh", "logs", "merged"]
+                .into_iter()
+                .map(String::from)
+                .chain((1..=shards).map(|k| format!("shard-{k}")))
+                .collect();
+            let claim = gridmarket::folder::claim(&out, &command_line(), false, &declared)?;
             let absolute = |p: &Path| std::fs::canonicalize(p).with_context(|| format!("resolving {}", p.display()));
             let mut run_args: Vec<String> = Vec::new();
             if quick {
                 run_args.push("--quick".into());
             }
-            for s in &set {
+            for s in &overrides.set {
                 run_args.extend(["--set".into(), s.clone()]);
             }
-            if let Some(seed) = seed {
+            if let Some(seed) = overrides.seed {
                 run_args.extend(["--seed".into(), seed.to_string()]);
             }
-            if let Some(r) = replications {
+            if let Some(r) = overrides.replications {
                 run_args.extend(["--replications".into(), r.to_string()]);
             }
             let job = slurm::Job {
@@ -478,6 +553,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .with_context(|| format!("writing {}", path.display()))?;
                 make_executable(&path)?;
             }
+            claim.seal()?;
             println!("{tasks} runs in {shards} shards; submit with: {}", job.out.join("submit.sh").display());
             Ok(ExitCode::SUCCESS)
         }
@@ -497,14 +573,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Workload(cmd) => workload_cmd::run(cmd),
     }
-}
-
-/// Parses `--set KEY=VALUE` arguments.
-fn parse_set(set: &[String]) -> anyhow::Result<Vec<(String, String)>> {
-    set.iter()
-        .map(|s| s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-        .collect::<Option<Vec<_>>>()
-        .context("--set takes KEY=VALUE")
 }
 
 /// Marks a generated script executable (on Unix).
@@ -552,6 +620,11 @@ fn conclude_family(
     println!("{family}: {}; {}", report::tally_line(&targets, false, quick), report::tally_line(&checks, true, false));
     println!("report: {}", out.join("report.md").display());
     Ok(failed)
+}
+
+/// Whether `dir` holds what `reproduce` wrote there for `family` before folders had manifests: its `report.md`.
+fn written_by(dir: &Path, family: &str) -> bool {
+    std::fs::read_to_string(dir.join("report.md")).is_ok_and(|r| r.starts_with(&format!("# Reproduction: {family}\n")))
 }
 
 /// Whether the verdicts of a family's `studies` are those of its `lock`; prints what differs.
@@ -638,11 +711,27 @@ fn warn(study: &Study) {
 /// A run's panic is caught and reported as one line naming the agent, the simulated time and the message being
 /// handled (or as a run that did not finish); the default hook's text and backtrace would only repeat it, so it is
 /// printed with `RUST_BACKTRACE` only. A panic of the command itself (the main thread) is printed as usual.
+///
+/// Output that cannot be written ends the command cleanly: a closed pipe (`gridmarket schema | head`) ends it as the
+/// signal does any Unix filter, quietly, and another failure (a full disk) with one line and exit code 2 instead of a
+/// panic's backtrace.
 fn quiet_panics() {
+    // Rust ignores SIGPIPE, which turns a reader that went away into a panic at the next print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let main = std::thread::current().name() == Some("main");
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if main && message.starts_with("failed printing to std") {
+            eprintln!("error: {message}");
+            std::process::exit(2);
+        }
         let asked = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
-        if asked || std::thread::current().name() == Some("main") {
+        if asked || main {
             default(info);
         }
     }));

@@ -275,6 +275,45 @@ fn overall(targets: &[Verdict], checks: &[Verdict], quick: bool) -> String {
     line
 }
 
+/// A family's verdicts, for the index of `reproduce all`.
+pub struct FamilyCounts {
+    /// The family.
+    pub family: String,
+    /// Its targets, hypotheses and documented conflicts.
+    pub targets: Vec<Verdict>,
+    /// Its sanity checks.
+    pub checks: Vec<Verdict>,
+}
+
+/// The index `reproduce all` writes beside the families' folders: each family's counts, linking its report, and the
+/// overall total.
+pub fn index(families: &[FamilyCounts], quick: bool) -> String {
+    let mut md = String::from("# Reproduction: all\n\n");
+    let targets: Vec<Verdict> = families.iter().flat_map(|f| f.targets.iter().cloned()).collect();
+    let checks: Vec<Verdict> = families.iter().flat_map(|f| f.checks.iter().cloned()).collect();
+    let _ = writeln!(md, "{}\n", overall(&targets, &checks, quick));
+    let three = |[p, f, i]: [usize; 3]| match p + f + i {
+        0 => "none".to_string(),
+        n => format!("{p} / {f} / {i} of {n}"),
+    };
+    md.push_str(
+        "| family | targets: pass / FAIL / inconclusive | own hypotheses | documented conflicts | sanity checks |\n",
+    );
+    md.push_str("|---|---|---|---|---|\n");
+    for f in families {
+        let conflicts = f.targets.iter().filter(|v| v.class() == Class::Conflict).count();
+        let _ = writeln!(
+            md,
+            "| [{0}]({0}/report.md) | {1} | {2} | {conflicts} | {3} |",
+            f.family,
+            three(tally(&f.targets, Class::Target)),
+            three(tally(&f.targets, Class::Hypothesis)),
+            three(tally(&f.checks, Class::Target))
+        );
+    }
+    md
+}
+
 /// How to read the verdicts, at the top of `report.md`.
 const VERDICT_RULES: &str = "A target is a claim of a source. A value or a range passes when the whole 95% confidence \
 interval of the mean lies inside its band and fails when the interval lies wholly outside it; an order, a relative \

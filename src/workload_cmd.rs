@@ -19,7 +19,8 @@ use gridmarket::workload::{Workload, csv, gwf, swf};
 pub enum WorkloadCmd {
     /// Draw a synthetic workload and write it as SWF.
     Generate {
-        /// lublin, das2, bot, metabroker or poisson.
+        /// The model to draw from, as `model` in a `[workloads.<name>]` table.
+        #[arg(value_parser = ["lublin", "das2", "bot", "metabroker", "poisson"])]
         model: String,
         /// Number of jobs, the lines of the SWF file. `bot` draws as many bags (each of one task or more) and keeps
         /// the first that many tasks, so its last bag may be cut short.
@@ -179,7 +180,23 @@ fn read(path: &Path) -> anyhow::Result<(Workload, Format)> {
     Ok(w)
 }
 
+/// Writes `w` as SWF into `path`, which may replace only an SWF gridmarket wrote (its header carries the note on
+/// times): never a user's file, nor the input being converted.
 fn write(w: &Workload, path: &Path) -> anyhow::Result<()> {
+    if path.exists() {
+        let ours = std::fs::File::open(path).ok().is_some_and(|f| {
+            let note = format!("; Note: {}", swf::TIMES_NOTE);
+            std::io::BufRead::lines(std::io::BufReader::new(f))
+                .take_while(|l| l.as_ref().is_ok_and(|l| l.starts_with(';')))
+                .any(|l| l.is_ok_and(|l| l == note))
+        });
+        if !ours {
+            bail!(
+                "{} exists and is not an SWF gridmarket wrote: it is left as it is; choose another output",
+                path.display()
+            );
+        }
+    }
     let mut bytes = Vec::new();
     swf::write_swf(w, &mut bytes)?;
     write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))

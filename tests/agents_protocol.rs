@@ -185,7 +185,7 @@ fn test_personalised_brokers_as_garg_ch3_reads() {
             .to_vec();
         // Three users submit a 2-PE job of 100 s at t = 5, 10, 15; they claim at the ends of 50 s rounds, and a
         // refused one claims the lowest price again.
-        let claims = Claims { first: FirstClaim::NextRound, refused: OnRefusal::Cheapest };
+        let claims = Claims { first: FirstClaim::NextRound, refused: OnRefusal::Cheapest, ..Claims::default() };
         for u in 0..3u64 {
             let j = JobSpec { deadline: Some(t(1000.0)), ..job(u + 1, AgentId::ENV, 2, 100.0) };
             let submission =

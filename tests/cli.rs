@@ -1043,8 +1043,8 @@ fn a_trace_keeps_its_job_numbers_and_reports_the_records_left_out() {
     let file = "tests/fixtures/skipped.toml";
     let warning = format!(
         "warning: {file}:7:1: workloads.trace.file: skipped.swf: 3 record(s) cannot be simulated (unknown submit \
-         time or runtime, or no processor count) and are left out, the first at line 4; the other jobs keep their \
-         numbers\n"
+         time or runtime, no processor count, or a runtime of 0 with no positive requested time: jobs cancelled \
+         before they ran) and are left out, the first at line 4; the other jobs keep their numbers\n"
     );
     let o = run(&["validate", file]);
     assert_exit(&o, 0, "validate");
@@ -1173,7 +1173,12 @@ fn output_folder_problems_name_the_folder() {
     assert_exit(&o, 2, "--out a file");
     assert!(stderr(&o).ends_with(&format!("error: output folder {}: exists and is not a folder\n", tmp.arg("file"))));
 
-    // A run that cannot write its jobs: the error names the file, and no summary is written from no run.
+    // A run that cannot write its jobs: the error names the file, and no summary is written from no run. (The
+    // folder is gridmarket's: a folder of files it did not write is refused before anything runs.)
+    let o = run(&["run", "tests/fixtures/skipped.toml", "--quiet", "--out", &tmp.arg("blocked")]);
+    assert_exit(&o, 0, "a first run");
+    std::fs::remove_file(tmp.join("blocked/summary.csv")).unwrap();
+    std::fs::remove_file(tmp.join("blocked/p0/r0/jobs.csv")).unwrap();
     std::fs::create_dir_all(tmp.join("blocked/p0/r0/jobs.csv")).unwrap();
     let o = run(&["run", "tests/fixtures/skipped.toml", "--quiet", "--out", &tmp.arg("blocked")]);
     assert_exit(&o, 2, "a run that cannot write");
@@ -1390,4 +1395,223 @@ fn check_lock_holds_for_the_locked_family_and_fails_naming_what_a_changed_parame
     let o = reproduce(&scenarios, &["--check-lock"]);
     assert_exit(&o, 2, "no lock to check");
     assert!(stderr(&o).contains("write it with `--update-lock`"), "{}", stderr(&o));
+}
+
+/// A market of personalised brokers over the CSV job list `jobs` (its rows after the header).
+fn personalised_market(tmp: &TempDir, jobs: &str) -> String {
+    std::fs::write(tmp.join("jobs.csv"), format!("submit,cpus,runtime\n{jobs}")).unwrap();
+    let scenario = "name = \"market\"\nseed = 1\n[workloads.w]\nmodel = \"csv\"\nfile = \"jobs.csv\"\n\
+                    [providers.a]\npes = 4\nprice = 0.01\n[brokers.u]\nworkload = \"w\"\npersonalised = [\"*\"]\n\
+                    round = 50\n";
+    std::fs::write(tmp.join("s.toml"), scenario).unwrap();
+    tmp.arg("s.toml")
+}
+
+#[test]
+fn a_job_of_runtime_zero_is_left_out_counted_and_the_run_ends() {
+    // It once claimed every round for ever: a provider refuses a job that asks for nothing.
+    let tmp = TempDir::new("runtime-zero");
+    let s = personalised_market(&tmp, "0,2,100\n10,2,0\n20,1,50\n");
+    let o = run_within(&["run", &s, "--quiet", "--out", &tmp.arg("out")], Duration::from_secs(30));
+    assert_exit(&o, 0, "run");
+    let e = stderr(&o);
+    assert!(e.contains("1 record(s) cannot be simulated") && e.contains("the first at line 3"), "{e}");
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    assert_eq!(jobs.lines().count(), 3, "two jobs and the header:\n{jobs}");
+    // `workload convert` leaves it out the same way, so its SWF runs too.
+    let o = run(&["workload", "convert", &tmp.arg("jobs.csv"), &tmp.arg("jobs.swf")]);
+    assert_exit(&o, 0, "convert");
+    let swf = read_string(&tmp.join("jobs.swf"));
+    assert_eq!(swf.lines().filter(|l| !l.starts_with(';')).count(), 2, "{swf}");
+}
+
+#[test]
+fn a_job_wider_than_every_provider_is_dropped_for_that_reason() {
+    let tmp = TempDir::new("wide");
+    let s = personalised_market(&tmp, "0,64,100\n");
+    let o = run(&["run", &s, "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    assert!(jobs.contains("64 PEs, wider than every provider (the widest has 4)"), "{jobs}");
+}
+
+#[test]
+fn overrides_given_twice_or_negative_are_refused_and_validate_takes_them() {
+    let o = run(&["run", TINY, "--set", "seed=1", "--set", "seed=2"]);
+    assert_exit(&o, 2, "--set twice");
+    assert!(stderr(&o).contains("--set seed is given twice (1 and 2): give each key once"), "{}", stderr(&o));
+    let o = run(&["run", TINY, "--seed", "-1"]);
+    assert_exit(&o, 2, "--seed -1");
+    assert!(stderr(&o).contains("invalid value '-1' for '--seed <SEED>': expected a whole number"), "{}", stderr(&o));
+    let o = run(&["run", TINY, "--replications", "-1"]);
+    assert_exit(&o, 2, "--replications -1");
+    assert!(stderr(&o).contains("-1 is not in 1..="), "{}", stderr(&o));
+    let o = run(&["validate", TINY, "--set", "replications=0"]);
+    assert_exit(&o, EXIT_CONFIG, "validate --set");
+    assert!(stderr(&o).contains("(from --set replications=0)"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_profile_that_names_a_profile_is_refused_in_its_own_file() {
+    let tmp = TempDir::new("profile-cycle");
+    std::fs::write(tmp.join("p.toml"), "pes = 4\nprofile = \"q.toml\"\n").unwrap();
+    std::fs::write(tmp.join("q.toml"), "profile = \"p.toml\"\n").unwrap();
+    let scenario = "[workloads.w]\nmodel = \"poisson\"\njobs = 2\nrate = 1.0\nruntime = { kind = \"constant\", value = 5.0 }\n\
+                    [providers.site]\nprofile = \"p.toml\"\n[brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n";
+    std::fs::write(tmp.join("s.toml"), scenario).unwrap();
+    let o = run(&["validate", &tmp.arg("s.toml")]);
+    assert_exit(&o, EXIT_CONFIG, "validate");
+    let expected = format!(
+        "error: {}:2:1: profile: a profile cannot name another profile (named by `providers.site.profile` of {})",
+        tmp.arg("p.toml"),
+        tmp.arg("s.toml")
+    );
+    assert!(stderr(&o).starts_with(&expected), "{}", stderr(&o));
+}
+
+#[test]
+fn a_byte_order_mark_and_a_letter_beyond_ascii_are_read_as_meant() {
+    let tmp = TempDir::new("bom");
+    let s = personalised_market(&tmp, "0,2,100\n");
+    let csv = read_string(&tmp.join("jobs.csv"));
+    std::fs::write(tmp.join("jobs.csv"), format!("\u{feff}{csv}")).unwrap();
+    let toml = read_string(Path::new(&s)).replace("[providers.a]", "[providers.\"é\"]");
+    std::fs::write(&s, toml).unwrap();
+    let o = run(&["validate", &s]);
+    assert_exit(&o, 0, "validate");
+}
+
+#[test]
+fn outputs_never_replace_a_file_gridmarket_did_not_write() {
+    let tmp = TempDir::new("foreign");
+    let s = personalised_market(&tmp, "0,2,100\n");
+    // A folder of the user's: refused, their file untouched.
+    std::fs::create_dir_all(tmp.join("mine")).unwrap();
+    std::fs::write(tmp.join("mine/summary.csv"), "mine").unwrap();
+    let o = run(&["run", &s, "--quiet", "--out", &tmp.arg("mine")]);
+    assert_exit(&o, 2, "run into a folder of the user's");
+    assert!(stderr(&o).contains("holds what gridmarket did not write there (summary.csv)"), "{}", stderr(&o));
+    assert_eq!(read_string(&tmp.join("mine/summary.csv")), "mine");
+    // The scenario itself as the trace: refused.
+    let o = run(&["run", &s, "--quiet", "--out", &tmp.arg("out"), "--trace", &s]);
+    assert_exit(&o, 2, "--trace onto the scenario");
+    assert!(stderr(&o).contains("the file exists and is not a message trace"), "{}", stderr(&o));
+    assert!(read_string(Path::new(&s)).starts_with("name = \"market\""));
+    // A run into its own folder again is fine, and a folder locked by a live process is refused with who holds it.
+    let o = run(&["run", &s, "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run again into its own folder");
+    std::fs::write(tmp.join("out/.gridmarket.lock"), "1\ngridmarket run other.toml\n").unwrap();
+    let o = run(&["run", &s, "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 2, "run into a locked folder");
+    assert!(stderr(&o).contains("is being written by process 1 (`gridmarket run other.toml`)"), "{}", stderr(&o));
+    // A workload written onto a file that is not gridmarket's SWF: refused.
+    std::fs::write(tmp.join("notes.swf"), "my notes").unwrap();
+    let o = run(&["workload", "convert", &tmp.arg("jobs.csv"), &tmp.arg("notes.swf")]);
+    assert_exit(&o, 2, "convert onto a user's file");
+    assert_eq!(read_string(&tmp.join("notes.swf")), "my notes");
+}
+
+#[test]
+fn reproduce_all_gives_each_family_a_folder_and_writes_an_index() {
+    let tmp = TempDir::new("all");
+    let s = personalised_market(&tmp, "0,2,100\n");
+    for family in ["f1", "f2"] {
+        std::fs::create_dir_all(tmp.join(&format!("sc/{family}"))).unwrap();
+        // The same file name in both families: they once wrote into one folder.
+        std::fs::copy(&s, tmp.join(&format!("sc/{family}/same.toml"))).unwrap();
+        std::fs::copy(tmp.join("jobs.csv"), tmp.join(&format!("sc/{family}/jobs.csv"))).unwrap();
+    }
+    let o = run(&["reproduce", "all", "--quiet", "--scenarios", &tmp.arg("sc"), "--out", &tmp.arg("all")]);
+    assert_exit(&o, 0, "reproduce all");
+    for family in ["f1", "f2"] {
+        assert!(tmp.join(&format!("all/{family}/market/summary.csv")).is_file(), "{family}");
+        assert!(tmp.join(&format!("all/{family}/report.md")).is_file(), "{family}");
+    }
+    let index = read_string(&tmp.join("all/report.md"));
+    assert!(index.contains("| [f1](f1/report.md) |") && index.contains("| [f2](f2/report.md) |"), "{index}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = gridmarket().arg("schema").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe is closed here, with most of the schema unwritten.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(13), "ended by SIGPIPE: {:?}", o.status);
+    assert_eq!(stderr(&o), "", "no panic, no backtrace");
+    // Output that cannot be written for another reason is one line and exit code 2.
+    if Path::new("/dev/full").exists() {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let o = gridmarket().arg("schema").stdout(full).stderr(Stdio::piped()).output().unwrap();
+        assert_exit(&o, 2, "schema > /dev/full");
+        assert!(stderr(&o).starts_with("error: failed printing to stdout"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn progress_is_printed_as_lines_when_stderr_is_not_a_terminal() {
+    let tmp = TempDir::new("progress");
+    // One run long enough (in a debug build) for a few lines at 50 ms.
+    let scenario = "seed = 1\nhorizon = 2e6\n[workloads.w]\nmodel = \"poisson\"\njobs = 20000\nrate = 0.01\n\
+                    runtime = { kind = \"constant\", value = 50.0 }\n[providers.site]\npes = 4\n\
+                    [brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n";
+    std::fs::write(tmp.join("s.toml"), scenario).unwrap();
+    let o = gridmarket()
+        .args(["run", &tmp.arg("s.toml"), "--out", &tmp.arg("out")])
+        .env("GRIDMARKET_PROGRESS_EVERY", "0.05")
+        .output()
+        .unwrap();
+    assert_exit(&o, 0, "run");
+    let e = stderr(&o);
+    let line = e.lines().find(|l| l.starts_with("progress: 0 of 1 runs done")).unwrap_or_else(|| panic!("{e}"));
+    assert!(line.contains("under way: p0/r0 at ") && line.contains("% of its horizon"), "{line}");
+    // `--quiet` silences it.
+    let o = gridmarket()
+        .args(["run", &tmp.arg("s.toml"), "--out", &tmp.arg("out"), "--quiet"])
+        .env("GRIDMARKET_PROGRESS_EVERY", "0.05")
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("progress:"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_sweep_beyond_the_charted_points_draws_no_time_charts_and_says_so() {
+    let tmp = TempDir::new("many-points");
+    let prices: Vec<String> = (1..=101).map(|p| format!("{p}.0")).collect();
+    let scenario = format!(
+        "seed = 1\n[workloads.w]\nmodel = \"poisson\"\njobs = 2\nrate = 1.0\nruntime = {{ kind = \"constant\", \
+         value = 5.0 }}\n[providers.site]\npes = 4\nprice = 1.0\n[brokers.user]\nworkload = \"w\"\nsubmit-to = \
+         \"site\"\n[sweep]\n\"providers.site.price\" = [{}]\n",
+        prices.join(", ")
+    );
+    std::fs::write(tmp.join("s.toml"), scenario).unwrap();
+    let o = run(&["run", &tmp.arg("s.toml"), "--quiet", "--out", &tmp.arg("out")]);
+    assert_exit(&o, 0, "run");
+    assert!(
+        stderr(&o).contains("101 sweep points: the per-point time charts (p<i>/*.svg) are drawn only"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tmp.join("out/p0/utilisation.svg").exists() && tmp.join("out/p0/r0/timeseries.csv").exists());
+}
+
+#[test]
+fn a_meta_broker_drops_a_job_wider_than_every_provider_instead_of_holding_it_for_ever() {
+    let tmp = TempDir::new("metabroker-wide");
+    std::fs::write(tmp.join("jobs.csv"), "submit,cpus,runtime\n0,6,100\n5,1,10\n").unwrap();
+    let scenario = "name = \"wide\"\nseed = 1\n[workloads.w]\nmodel = \"csv\"\nfile = \"jobs.csv\"\n\
+                    [providers.site]\ncount = 2\npes = 4\n[metabrokers.mb]\nproviders = [\"site\"]\n\
+                    [brokers.user]\nworkload = \"w\"\nmetabroker = \"mb\"\n";
+    std::fs::write(tmp.join("s.toml"), scenario).unwrap();
+    // Without a horizon, the run used to last for ever: the job waited at the meta-broker round after round.
+    let o = run_within(&["run", &tmp.arg("s.toml"), "--quiet", "--out", &tmp.arg("out")], Duration::from_secs(30));
+    assert_exit(&o, 0, "run");
+    let jobs = read_string(&tmp.join("out/p0/r0/jobs.csv"));
+    assert!(
+        jobs.contains(",dropped,") && jobs.contains("6 PEs, wider than every provider (the widest has 4)"),
+        "{jobs}"
+    );
 }

@@ -72,7 +72,8 @@ fn test_a_traces_memory_is_the_footprint_a_replica_carries() {
     // Three one-CPU jobs: used memory 8,000 KB (requested 4,000), used memory 0 (not recorded) with 4,000 KB
     // requested, and neither. One replica each on always-available public nodes (no dedicated node is free: it has a long job of
     // its own), so the uplink carries each footprint once: 8 + 4 + the utility's default 1 MB.
-    let dir = std::env::temp_dir().join(format!("gridmarket-pcu-memory-{}", std::process::id()));
+    // Not the output folder `family::run` makes, which would hold these two files of ours.
+    let dir = std::env::temp_dir().join(format!("gridmarket-pcu-memory-input-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let line = |id: u32, submit: u32, runtime: u32, used: i64, requested: i64| {
         format!("{id} {submit} -1 {runtime} 1 -1 {used} 1 {runtime} {requested} 1 1 -1 -1 -1 -1 -1 -1\n")

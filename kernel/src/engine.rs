@@ -3,7 +3,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::ctx::Effects;
 use super::trace::TraceSink;
@@ -78,6 +78,8 @@ pub struct Engine<M> {
     trace: Option<TraceSink>,
     record: Option<Vec<Envelope<M>>>,
     interrupt: Option<Arc<AtomicBool>>,
+    /// Where the clock is published (its seconds' bits) for who watches the run's progress.
+    clock: Option<Arc<AtomicU64>>,
     /// Timers of the current batch that their agent cancelled before their turn (so not delivered).
     skipped: Vec<(AgentId, u64)>,
     /// The slab slots of the batch being delivered, in key order: its envelopes stay where they were stored when
@@ -108,6 +110,7 @@ impl<M: Message> Engine<M> {
             trace,
             record: None,
             interrupt: None,
+            clock: None,
             skipped: Vec::new(),
             batch: Vec::new(),
         }
@@ -131,6 +134,11 @@ impl<M: Message> Engine<M> {
     /// Stops the run with [`SimError::Interrupted`] at the next batch once `flag` is set (e.g. by Ctrl-C).
     pub(crate) fn set_interrupt(&mut self, flag: Arc<AtomicBool>) {
         self.interrupt = Some(flag);
+    }
+
+    /// Publishes the clock into `clock` (as `f64` seconds' bits) before every batch.
+    pub(crate) fn set_clock(&mut self, clock: Arc<AtomicU64>) {
+        self.clock = Some(clock);
     }
 
     /// Caps the zero-delay rounds at one instant (default [`MAX_ROUNDS`]).
@@ -180,6 +188,9 @@ impl<M: Message> Engine<M> {
         }
         if self.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(SimError::Interrupted { at: self.now });
+        }
+        if let Some(clock) = &self.clock {
+            clock.store(self.now.secs().to_bits(), Ordering::Relaxed);
         }
         if !self.end_of_instant.is_empty() && self.fel.peek().is_none_or(|(at, _)| at != self.now || at > limit) {
             self.round = self.round.saturating_add(1);

@@ -12,7 +12,7 @@
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use actix::prelude::*;
@@ -56,6 +56,7 @@ pub struct SimBuilder<W: World> {
     runtime: Runtime,
     record: bool,
     interrupt: Option<Arc<AtomicBool>>,
+    clock: Option<Arc<AtomicU64>>,
     max_rounds: u32,
 }
 
@@ -70,6 +71,7 @@ impl<W: World> SimBuilder<W> {
             runtime: Runtime::default(),
             record: false,
             interrupt: None,
+            clock: None,
             max_rounds: super::engine::MAX_ROUNDS,
         }
     }
@@ -130,6 +132,13 @@ impl<W: World> SimBuilder<W> {
         self
     }
 
+    /// Publishes the simulated clock into `clock` (its seconds as `f64` bits) before every batch, for a progress
+    /// report read from another thread.
+    pub fn clock(&mut self, clock: Arc<AtomicU64>) -> &mut Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Keeps every delivered envelope in memory, for test beds ([`Simulation::deliveries`]).
     pub fn record(&mut self) -> &mut Self {
         self.record = true;
@@ -150,7 +159,7 @@ impl<W: World> SimBuilder<W> {
 
     /// Builds the simulation; actors (if any) are started, agents' `start` runs at the first `run`.
     pub fn build(self) -> Result<Simulation<W>, SimError> {
-        let SimBuilder { seed, dir, agents, mut trace, runtime, record, interrupt, max_rounds } = self;
+        let SimBuilder { seed, dir, agents, mut trace, runtime, record, interrupt, clock, max_rounds } = self;
         if let Some(t) = &mut trace {
             t.resolve(&dir)?;
         }
@@ -163,6 +172,9 @@ impl<W: World> SimBuilder<W> {
         }
         if let Some(flag) = interrupt {
             engine.set_interrupt(flag);
+        }
+        if let Some(clock) = clock {
+            engine.set_clock(clock);
         }
         let exec = match runtime {
             Runtime::Inline => Exec::Inline(Inline { agents, states }),

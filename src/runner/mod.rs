@@ -6,14 +6,14 @@ mod invariants;
 pub mod market;
 pub mod metrics;
 pub mod outputs;
+mod progress;
 pub mod run;
 pub mod shard;
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -118,7 +118,7 @@ fn run_share(
     shard: Option<&shard::ShardRun>,
     interrupt: &Arc<AtomicBool>,
 ) -> std::io::Result<StudyResult> {
-    outputs::prepare_folder(study, &opts.out)?;
+    let claim = outputs::prepare_folder(study, &opts.out, &opts.command)?;
     let mut runs = Vec::new();
     let mut unfinished = Vec::new();
     // Replications run so far and wanted, per point: a point with a target precision gets more, in rounds.
@@ -159,6 +159,7 @@ fn run_share(
     if let Some(shard) = shard {
         runs.sort_by_key(|r| (r.point, r.rep));
         shard::write_manifest(study, shard, &runs, &unfinished, &opts.out)?;
+        claim.seal()?;
         return Ok(StudyResult { runs, unfinished, summaries: Vec::new(), verdicts: Vec::new(), checks: Vec::new() });
     }
     let result = summarise(study, runs, unfinished);
@@ -166,6 +167,7 @@ fn run_share(
     if !result.runs.is_empty() {
         outputs::write_study(study, &result, &opts.out)?;
     }
+    claim.seal()?;
     Ok(result)
 }
 
@@ -200,29 +202,36 @@ fn run_tasks(
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
 ) -> std::io::Result<Vec<Result<Finished, Unfinished>>> {
-    let progress = progress_bar(tasks.len() as u64, opts.quiet);
+    let progress = progress::Progress::new(tasks.len() as u64, opts.quiet);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.clamp(1, tasks.len().max(1)))
         .build()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let results = pool.install(|| {
-        tasks
-            .par_iter()
-            .map(|&(point, rep)| {
-                // Agents' panics are caught by the kernel; this catches the runner's own, so that one bad run does
-                // not take the others with it.
-                let task = std::panic::AssertUnwindSafe(|| run_task(study, point, rep, opts, interrupt));
-                let result = std::panic::catch_unwind(task).unwrap_or_else(|p| Err(format!("panicked: {}", text(&*p))));
-                if let Some(p) = &progress {
-                    p.inc(1);
-                }
-                result.map_err(|e| (point, rep, e))
-            })
-            .collect()
+    let stop = AtomicBool::new(false);
+    let results = std::thread::scope(|scope| {
+        if let Some(p) = &progress {
+            scope.spawn(|| p.report_until(&stop));
+        }
+        let results = pool.install(|| {
+            tasks
+                .par_iter()
+                .map(|&(point, rep)| {
+                    let clock = progress.as_ref().map(|p| p.start(point, rep, study.points[point].plan.horizon));
+                    // Agents' panics are caught by the kernel; this catches the runner's own, so that one bad run
+                    // does not take the others with it.
+                    let task = std::panic::AssertUnwindSafe(|| run_task(study, point, rep, opts, interrupt, clock));
+                    let result =
+                        std::panic::catch_unwind(task).unwrap_or_else(|p| Err(format!("panicked: {}", text(&*p))));
+                    if let Some(p) = &progress {
+                        p.end(point, rep);
+                    }
+                    result.map_err(|e| (point, rep, e))
+                })
+                .collect()
+        });
+        stop.store(true, Ordering::Relaxed);
+        results
     });
-    if let Some(p) = progress {
-        p.finish_and_clear();
-    }
     Ok(results)
 }
 
@@ -242,6 +251,7 @@ fn run_task(
     rep: u32,
     opts: &RunOptions,
     interrupt: &Arc<AtomicBool>,
+    clock: Option<Arc<AtomicU64>>,
 ) -> Result<Finished, String> {
     let p = &study.points[point];
     let dir = run_dir(&opts.out, point, rep);
@@ -260,7 +270,7 @@ fn run_task(
         Some(_) => Some(dir.join("trace.jsonl")),
         None => p.plan.outputs.trace.then(|| dir.join("trace.jsonl")),
     };
-    let result = run::run(&p.plan, rep, interrupt, trace.as_deref()).map_err(|e| e.to_string())?;
+    let result = run::run_watched(&p.plan, rep, interrupt, trace.as_deref(), clock).map_err(|e| e.to_string())?;
     outputs::write_run(study, point, rep, &result, &dir, opts).map_err(|e| e.to_string())?;
     Ok(Finished { point, rep, seed, metrics: result.measured.metrics })
 }
@@ -268,17 +278,4 @@ fn run_task(
 /// The folder of one run.
 pub fn run_dir(out: &Path, point: usize, rep: u32) -> PathBuf {
     out.join(format!("p{point}")).join(format!("r{rep}"))
-}
-
-fn progress_bar(len: u64, quiet: bool) -> Option<indicatif::ProgressBar> {
-    if quiet || len < 2 || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, eta {eta}")
-    {
-        bar.set_style(style);
-    }
-    Some(bar)
 }

@@ -130,7 +130,8 @@ const TIME_CHARTS: OutputFile = OutputFile {
     path: "p<i>/utilisation.svg, p<i>/queued.svg, p<i>/price.svg, p<i>/contention.svg",
     about: "with `timeseries.csv` (and providers to sample): replication 0's utilisation, queue length, posted price and \
             contention index over time as step lines, one per provider (one per provider group when there are more than 8 providers: busy PEs over \
-            the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run",
+            the group's PEs, the jobs queued summed), time in s, h or d by the run's length; written with that run, in studies of at most \
+            100 sweep points",
     columns: &[],
 };
 
@@ -372,7 +373,7 @@ const TRADES: OutputFile = OutputFile {
 const PRICES_CHART: OutputFile = OutputFile {
     path: "p<i>/prices.svg",
     about: "with an induced-value market: replication 0's transaction prices over time, per market, with the \
-            competitive equilibrium's price band drawn; written with that run",
+            competitive equilibrium's price band drawn; written with that run, in studies of at most 100 sweep points",
     columns: &[],
 };
 
@@ -546,14 +547,15 @@ pub fn write_run(
         }
         table(dir, "ledger", csv, &p.plan)?;
     }
-    if p.plan.outputs.timeseries && rep == 0 && !r.measured.samples.is_empty() {
+    let charted = study.points.len() <= crate::scenario::MAX_CHARTED_POINTS;
+    if p.plan.outputs.timeseries && rep == 0 && charted && !r.measured.samples.is_empty() {
         write_time_charts(study, point, r, dir.parent().unwrap_or(dir))?;
     }
     let markets = &r.measured.markets;
     if !markets.is_empty() {
         write(&dir.join("periods.csv"), &market::periods_csv(&PERIODS.header(), markets).into_bytes())?;
         write(&dir.join("trades.csv"), &market::trades_csv(&TRADES.header(), markets).into_bytes())?;
-        if rep == 0 {
+        if rep == 0 && charted {
             let at = if p.label.is_empty() { String::new() } else { format!(", {}", p.label) };
             let title = format!("{}{at}: transaction prices, replication 0 (seed {})", study.name, r.seed);
             market::prices_chart(&title, markets, dir.parent().unwrap_or(dir))?;
@@ -925,14 +927,15 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomic(path, bytes).map_err(|e| std::io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
 }
 
-/// Makes `out` the study's output folder: creates it, and refuses one that holds the outputs of another scenario,
-/// which would end up mixed with this one's (its own may be replaced or, with `--resume`, kept).
-pub fn prepare_folder(study: &Study, out: &Path) -> std::io::Result<()> {
-    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("output folder {}: {e}", out.display()));
+/// Claims `out` for `study`'s outputs ([`crate::folder::claim`]): refused if another process is writing into it,
+/// if it holds another scenario's outputs, or if it holds files gridmarket did not write there. Outputs of this
+/// scenario written before folders had manifests are adopted. The claim is held until it is dropped; seal it when
+/// the outputs are written.
+pub fn prepare_folder(study: &Study, out: &Path, command: &str) -> std::io::Result<crate::folder::Claim> {
     if out.exists() && !out.is_dir() {
-        return Err(named(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "exists and is not a folder")));
+        let m = format!("output folder {}: exists and is not a folder", out.display());
+        return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, m));
     }
-    std::fs::create_dir_all(out).map_err(named)?;
     // `run.json` has the path as given, perhaps relative to another folder: then the file names must match.
     let same_file = |other: &str| match std::fs::canonicalize(other) {
         Ok(o) => std::fs::canonicalize(&study.path).is_ok_and(|p| p == o),
@@ -940,8 +943,10 @@ pub fn prepare_folder(study: &Study, out: &Path) -> std::io::Result<()> {
     };
     let summary: Option<Value> =
         std::fs::read(out.join("summary.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
-    let mut other = summary
-        .and_then(|s| s["scenario"].as_str().map(String::from))
+    let summary_of = summary.and_then(|s| s["scenario"].as_str().map(String::from));
+    // Whether what is there was written for this scenario (then adopted without a manifest), and if not, by which.
+    let mut ours = summary_of.as_ref().is_some_and(|name| *name == study.name);
+    let mut other = summary_of
         .filter(|name| *name != study.name)
         .map(|name| (format!("scenario `{name}`"), "summary.json".to_string()));
     for point in read_dir(out).filter(|p| numbered(p, 'p')) {
@@ -951,26 +956,39 @@ pub fn prepare_folder(study: &Study, out: &Path) -> std::io::Result<()> {
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
                 .and_then(|v| v["scenario"].as_str().map(String::from));
-            if other.is_none()
-                && let Some(path) = scenario.filter(|s| !same_file(s))
-            {
-                let rel = file.strip_prefix(out).unwrap_or(&file).display().to_string();
-                other = Some((path, rel));
+            match scenario {
+                Some(path) if !same_file(&path) => {
+                    let rel = file.strip_prefix(out).unwrap_or(&file).display().to_string();
+                    other = other.or(Some((path, rel)));
+                }
+                Some(_) => ours = true,
+                None => {}
             }
         }
     }
-    match other {
-        Some((what, file)) => Err(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            format!(
-                "output folder {} holds the outputs of another scenario ({what}, in {file}); choose another --out \
-                 or remove them",
-                out.display()
-            ),
-        )),
-        None => Ok(()),
+    if let Some((what, file)) = other {
+        let m = format!(
+            "output folder {} holds the outputs of another scenario ({what}, in {file}); choose another --out or \
+             remove them",
+            out.display()
+        );
+        return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, m));
     }
+    let mut declared: Vec<String> = study.points.iter().map(|p| format!("p{}", p.index)).collect();
+    declared.extend(STUDY_FILES.iter().map(|f| f.to_string()));
+    crate::folder::claim(out, command, ours, &declared)
 }
+
+/// The files a study writes beside its run folders.
+const STUDY_FILES: [&str; 7] = [
+    "points.csv",
+    "summary.csv",
+    "summary.json",
+    "differences.csv",
+    "expectations.csv",
+    "checks.csv",
+    super::shard::MANIFEST,
+];
 
 /// The entries of `dir` (none if it cannot be read).
 fn read_dir(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use agents::broker::UserJob;
 use agents::protocol::JobSpec;
@@ -58,6 +58,17 @@ pub struct RunResult {
 
 /// Runs `plan` with replication `rep` (seed `plan.seed + rep`); writes the trace into `trace_to` if asked.
 pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<&Path>) -> Result<RunResult, RunError> {
+    run_watched(plan, rep, interrupt, trace_to, None)
+}
+
+/// [`run`], publishing the simulated clock into `clock` as it goes (seconds as `f64` bits), for progress reports.
+pub fn run_watched(
+    plan: &Plan,
+    rep: u32,
+    interrupt: &Arc<AtomicBool>,
+    trace_to: Option<&Path>,
+    clock: Option<Arc<AtomicU64>>,
+) -> Result<RunResult, RunError> {
     let seed = seed_of(plan, rep);
     let mut b = SimBuilder::new(seed);
     b.runtime(match plan.runtime {
@@ -65,6 +76,9 @@ pub fn run(plan: &Plan, rep: u32, interrupt: &Arc<AtomicBool>, trace_to: Option<
         RawRuntime::Inline => Runtime::Inline,
     });
     b.interrupt(interrupt.clone());
+    if let Some(clock) = clock {
+        b.clock(clock);
+    }
     // Agents are registered in plan order, so their ids are known before any is built.
     let ids = plan.agents().enumerate().map(|(i, a)| (a.name, AgentId(i as u32))).collect();
     let (jobs, sources) = deal_jobs(plan, seed)?;

@@ -551,7 +551,7 @@ impl MergedStudy {
                 bail!("--out {} is one of the shards; merge into another folder", out.display());
             }
         }
-        outputs::prepare_folder(&self.study, out)?;
+        let claim = outputs::prepare_folder(&self.study, out, "gridmarket merge")?;
         for (dir, held) in &self.sources {
             for &(point, rep) in held {
                 link_files(&run_dir(dir, point, rep), &run_dir(out, point, rep))?;
@@ -562,7 +562,8 @@ impl MergedStudy {
             }
         }
         outputs::write_study(&self.study, &self.result, out)
-            .with_context(|| format!("writing the study's files into {}", out.display()))
+            .with_context(|| format!("writing the study's files into {}", out.display()))?;
+        Ok(claim.seal()?)
     }
 }
 

@@ -54,7 +54,14 @@ impl Document {
                 let text = read_text(&path).map_err(|e| {
                     ScenarioError::at_key(&self.spans, &key, format!("cannot read profile `{}`: {e}", path.display()))
                 })?;
-                let (defaults, _) = parse_table(&path, &text)?;
+                let (defaults, spans) = parse_table(&path, &text)?;
+                // One level only: a profile naming a profile (itself, or a cycle) would be left unmerged.
+                if defaults.contains_key("profile") {
+                    let m =
+                        format!("a profile cannot name another profile (named by `{key}` of {})", self.path.display());
+                    let e = ScenarioError::at_key(&spans, "profile", m);
+                    return Err(e.hint("copy the keys of the profile it names into it"));
+                }
                 let own = std::mem::replace(group, defaults);
                 merge(group, own);
             }
@@ -244,8 +251,20 @@ fn parse_table(path: &Path, text: &str) -> Result<(Table, Spans), ScenarioError>
     match text.parse::<Table>() {
         Ok(t) => Ok((t, spans)),
         Err(e) => {
-            let mut err = ScenarioError::file(path, format!("invalid TOML: {}", e.message().trim_end()));
+            let message = e.message().trim_end();
+            // The parser's words for two common slips, in the user's.
+            let message = if message.contains("as i128") || message.contains("value was too large") {
+                "an integer beyond the largest TOML holds (2^63 − 1 = 9223372036854775807)".to_string()
+            } else {
+                message.to_string()
+            };
+            let mut err = ScenarioError::file(path, format!("invalid TOML: {message}"));
             err.at = e.span().map(|s| spans.line_col(s.start));
+            if message.contains("invalid unquoted key") {
+                err = err.hint(
+                    "a key of other characters than ASCII letters, digits, `-` and `_` is quoted: [providers.\"café\"]",
+                );
+            }
             Err(err)
         }
     }

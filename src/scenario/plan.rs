@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agents::registry::limits::{MAX_AGENTS, MAX_RUNS, MAX_SAMPLES, MAX_SWEEP_POINTS, approx, short};
+use agents::registry::limits::{
+    MAX_AGENTS, MAX_PERIODIC_EVENTS, MAX_RUNS, MAX_SAMPLES, MAX_SWEEP_POINTS, approx, short,
+};
 use agents::registry::{AgentKind, CheckCx, GroupMembers, GroupSpec, RawGroup, Registry, member_name};
 use toml::Value;
 
@@ -274,6 +276,19 @@ impl Study {
             if values.is_empty() {
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), "expected at least one value"));
             }
+            if key == "seed" {
+                let m = "the seed is not swept: a point's replications run seeds seed, seed + 1, …, so the points \
+                         would share runs' seeds, and points are compared on common seeds";
+                let e = ScenarioError::at_key(&spans, "sweep.seed", m);
+                return Err(e.hint("more independent runs: `replications`; another seed: `--seed`"));
+            }
+            let twice =
+                (1..values.len()).find_map(|i| (0..i).find(|&j| same_value(&values[i], &values[j])).map(|j| (j, i)));
+            if let Some((j, i)) = twice {
+                let m =
+                    format!("values {} and {} are the same: two points would be one run twice", values[j], values[i]);
+                return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), m));
+            }
         }
         let linked = linked_keys(&doc, &sweep, &given, &spans)?;
         // Every point takes a swept or linked key's value from the sweep, so a `[quick]` value for it would be lost.
@@ -295,8 +310,8 @@ impl Study {
             return Err(ScenarioError::at_key(&spans, "sweep", m));
         }
         // What does not determine a run is left out of the points (and of their hashes): the sweep itself, the
-        // targets, the reduced sizes.
-        for key in ["sweep", "linked", "quick", "expect", "chart"] {
+        // targets and sanity checks, the reduced sizes, the charts.
+        for key in ["sweep", "linked", "quick", "expect", "check", "chart"] {
             doc.table.remove(key);
         }
         let mut traces = TraceCache::default();
@@ -352,6 +367,14 @@ impl Study {
             let hash = fnv1a(toml::to_string(&point_doc.table).unwrap_or_default().as_bytes());
             points.push(Point { index, label: label(&assignments), assignments, plan, hash });
         }
+        if points.len() > MAX_CHARTED_POINTS && points.iter().any(|p| p.plan.outputs.timeseries) {
+            let m = format!(
+                "{} sweep points: the per-point time charts (p<i>/*.svg) are drawn only for studies of at most \
+                 {MAX_CHARTED_POINTS} points; timeseries.csv has the data",
+                points.len()
+            );
+            warnings.push(ScenarioError::at_key(&spans, "sweep", m));
+        }
         let most = |p: &Point| p.plan.precision.as_ref().map_or(p.plan.replications, |x| x.max_replications);
         let runs: u64 = points.iter().map(|p| u64::from(most(p))).sum();
         if runs > MAX_RUNS {
@@ -400,9 +423,17 @@ impl Study {
             })
             .collect::<Result<Vec<Chart>, ScenarioError>>()?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = base.name.clone().unwrap_or(stem);
+        if let Err(m) = check_name(&name) {
+            let e = match &base.name {
+                Some(_) => ScenarioError::at_key(&spans, "name", m),
+                None => ScenarioError::file(path, format!("the file's name, the scenario's name without `name`: {m}")),
+            };
+            return Err(e.hint("the name is the folder of the outputs, results/<name>: a plain file name"));
+        }
         Ok(Study {
             path: path.to_path_buf(),
-            name: base.name.clone().unwrap_or(stem),
+            name,
             description: base.description.clone(),
             source: base.source.clone(),
             sweep,
@@ -554,6 +585,37 @@ fn linked_keys(
 /// standing for any run of characters (`local-*`).
 fn overlap(a: &str, b: &str) -> bool {
     a.split('.').zip(b.split('.')).all(|(x, y)| super::document::glob(x, y) || super::document::glob(y, x))
+}
+
+/// Most sweep points whose runs draw their time charts: four SVGs a point, for 10,000 points, would be 40,000 files
+/// nobody opens.
+pub const MAX_CHARTED_POINTS: usize = 100;
+
+/// Longest scenario name [characters]: it names a folder.
+const MAX_NAME: usize = 100;
+
+/// Why `name` cannot name a folder of outputs, if it cannot: empty, a path (`/`, `\`, `..`), hidden (a leading
+/// `.`), too long, or holding a control character or an invisible formatting one (a right-to-left override would
+/// show `evil\u{202e}txt.exe` as `evilexe.txt`).
+fn check_name(name: &str) -> Result<(), String> {
+    let invisible = |c: char| {
+        matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}')
+            || matches!(c, '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+    };
+    let shown = name.escape_default();
+    if name.trim().is_empty() {
+        Err("expected a name, found an empty one".into())
+    } else if name.contains(['/', '\\']) || name == ".." {
+        Err(format!("expected a name, found a path: \"{shown}\""))
+    } else if name.starts_with('.') {
+        Err(format!("expected a name that does not start with `.` (a hidden folder), found \"{shown}\""))
+    } else if let Some(c) = name.chars().find(|&c| c.is_control() || invisible(c)) {
+        Err(format!("expected a name without control or invisible characters, found U+{:04X} in \"{shown}\"", c as u32))
+    } else if name.chars().count() > MAX_NAME {
+        Err(format!("expected a name of at most {MAX_NAME} characters, found {}", name.chars().count()))
+    } else {
+        Ok(())
+    }
 }
 
 /// FNV-1a: a stable hash (std's hasher may change between releases) for resuming runs.
@@ -982,7 +1044,7 @@ impl Plan {
         for g in &groups {
             let key = format!("{}.{}", g.kind.table(), g.name);
             let group = &g.name;
-            if group.is_empty() || !group.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            if group.is_empty() || !group.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') {
                 return Err(err(&key, format!("group name `{group}`: use letters, digits, `-` and `_` only")));
             }
             if members.iter().any(|m| m.group == *group) {
@@ -1038,6 +1100,28 @@ impl Plan {
             }
             plans.push(GroupPlan { kind: g.kind, name: g.name.clone(), count: m.count, spec });
         }
+        // What agents do periodically, over the horizon: bounded whatever period each key allows on its own.
+        if let Some(h) = raw.horizon.map(|h| h.0) {
+            let each = plans
+                .iter()
+                .flat_map(|g| g.spec.periods().into_iter().map(move |(key, p)| (g, key, g.count as f64 * h / p)));
+            let total: f64 = each.clone().map(|(_, _, n)| n).sum();
+            if total > MAX_PERIODIC_EVENTS
+                && let Some((g, key, n)) = each.max_by(|a, b| a.2.total_cmp(&b.2))
+            {
+                let m = format!(
+                    "{} periodic events over the horizon of {} s ({} of them from this key of {} agent(s)), more than \
+                     the limit of {}",
+                    approx(total),
+                    short(h),
+                    approx(n),
+                    g.count,
+                    short(MAX_PERIODIC_EVENTS)
+                );
+                let e = err(&format!("{}.{}.{key}", g.kind.table(), g.name), m);
+                return Err(e.hint("a longer period, or a shorter `horizon`"));
+            }
+        }
 
         forwarding_cycle(&plans).map_or(Ok(()), |(key, m)| Err(err(&key, m)))?;
 
@@ -1089,6 +1173,12 @@ impl Plan {
         }
         let horizon = raw.horizon.map(|h| h.0);
         let sample_period = raw.sample_period.map(|p| p.0);
+        let providers: usize =
+            plans.iter().filter(|g| g.kind.name() == agents::provider::kind::KIND).map(|g| g.count).sum();
+        if let Some(k) = raw.contention_k.map(|k| k.0 as usize).filter(|&k| k > providers.max(1)) {
+            let m = format!("{k} cheapest providers, but the scenario has {providers}: the index would count them all");
+            return Err(err("contention-k", m));
+        }
         if let (Some(h), Some(p)) = (horizon, sample_period)
             && h / p > MAX_SAMPLES
         {

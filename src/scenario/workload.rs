@@ -266,10 +266,11 @@ impl Trace {
     fn check(path: PathBuf, model: Model) -> Result<Trace, WorkloadError> {
         let name = path.display().to_string();
         let reader = crate::workload::open(&path)?;
-        let (mut last_submit, mut longest) = (0.0f64, 0.0f64);
+        let (mut last_submit, mut longest, mut jobs) = (0.0f64, 0.0f64, 0u64);
         let mut see = |job: WorkloadJob| {
             last_submit = last_submit.max(job.submit);
             longest = longest.max(job.runtime);
+            jobs += 1;
         };
         let skipped = match model {
             Model::Gwf => {
@@ -280,8 +281,10 @@ impl Trace {
                 records.skipped()
             }
             Model::Csv => {
-                csv::read_csv(reader, &name)?.jobs.into_iter().for_each(see);
-                Skipped::default()
+                let w = csv::read_csv(reader, &name)?;
+                let skipped = w.skipped;
+                w.jobs.into_iter().for_each(see);
+                skipped
             }
             _ => {
                 let mut records = swf::SwfReader::new(reader, name);
@@ -291,6 +294,15 @@ impl Trace {
                 records.skipped()
             }
         };
+        if jobs == 0 {
+            let left = skipped.note().map_or(String::new(), |n| format!(" ({n})"));
+            let message = format!("no job to simulate{left}");
+            return Err(WorkloadError::Line {
+                file: path.display().to_string(),
+                line: skipped.first_line.unwrap_or(1),
+                message,
+            });
+        }
         Ok(Trace { path, model, last_submit, longest, skipped, jobs: Mutex::new(Weak::new()) })
     }
 

@@ -89,10 +89,14 @@ pub fn read_csv<R: BufRead>(reader: R, name: &str) -> Result<Workload, WorkloadE
     };
     let names: Vec<&'static str> = columns.iter().map(|c| c.name()).collect();
     let mut jobs = Vec::new();
-    while let Some(job) = records.next_job(|file, line, text| row(file, line, text, &columns, &names).map(Some)) {
+    let mut parse = |file: &str, line, text: &str| {
+        let job = row(file, line, text, &columns, &names)?;
+        Ok((!super::parse::asks_for_nothing(job.runtime, job.requested_time)).then_some(job))
+    };
+    while let Some(job) = records.next_job(&mut parse) {
         jobs.push(WorkloadJob { id: jobs.len() as u64 + 1, ..job? });
     }
-    Ok(Workload::new(jobs))
+    Ok(Workload { skipped: records.skipped, ..Workload::new(jobs) })
 }
 
 /// Reads a job list file, gzip-compressed or not.

@@ -276,8 +276,8 @@ impl Limit {
     }
 }
 
-/// Records of a trace that cannot be simulated (unknown submit time or runtime, no processor count: jobs cancelled
-/// before they ran are logged so) and were left out by the reader.
+/// Records of a trace that cannot be simulated (unknown submit time or runtime, no processor count, a runtime of 0
+/// with no positive requested time: jobs cancelled before they ran are logged so) and were left out by the reader.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Skipped {
     /// How many.
@@ -291,8 +291,9 @@ impl Skipped {
     pub fn note(&self) -> Option<String> {
         let first = self.first_line?;
         Some(format!(
-            "{} record(s) cannot be simulated (unknown submit time or runtime, or no processor count) and are left \
-             out, the first at line {first}; the other jobs keep their numbers",
+            "{} record(s) cannot be simulated (unknown submit time or runtime, no processor count, or a runtime of 0 \
+             with no positive requested time: jobs cancelled before they ran) and are left out, the first at line \
+             {first}; the other jobs keep their numbers",
             self.count
         ))
     }

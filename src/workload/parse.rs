@@ -85,10 +85,16 @@ impl<R: BufRead> Records<R> {
                 Err(source) => {
                     self.done = true;
                     let context = format!("{}:{}", self.name, self.line);
-                    return Some(Err(WorkloadError::Io { context, cause: source }));
+                    let cause = if source.kind() == io::ErrorKind::InvalidData {
+                        io::Error::new(io::ErrorKind::InvalidData, format!("not text ({source}): is this a trace?"))
+                    } else {
+                        source
+                    };
+                    return Some(Err(WorkloadError::Io { context, cause }));
                 }
             };
-            let trimmed = text.trim();
+            // A byte-order mark some editors put first is not part of the text.
+            let trimmed = if self.line == 1 { text.trim_start_matches('\u{feff}') } else { &text }.trim();
             if let Some(comment) = trimmed.strip_prefix(self.comments) {
                 if self.header.len() == MAX_HEADER_LINES {
                     return self.fail(format!("more than {MAX_HEADER_LINES} header lines: is this a trace?"));
@@ -140,7 +146,18 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>, WorkloadError> {
 
 /// `reader`'s bytes, decompressed when they start as gzip does (what [`open`] does to a file's).
 pub fn decompressed<R: BufRead + 'static>(mut reader: R) -> io::Result<Box<dyn BufRead>> {
-    let gzip = reader.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+    let start = reader.fill_buf()?;
+    let other = [
+        (&b"BZh"[..], "bzip2"),
+        (&[0xfd, b'7', b'z', b'X', b'Z', 0][..], "xz"),
+        (&[0x28, 0xb5, 0x2f, 0xfd][..], "zstd"),
+        (&b"PK\x03\x04"[..], "zip"),
+    ];
+    if let Some((_, format)) = other.iter().find(|(magic, _)| start.starts_with(magic)) {
+        let m = format!("compressed with {format}, which is not read: decompress it, or compress it with gzip");
+        return Err(io::Error::new(io::ErrorKind::InvalidData, m));
+    }
+    let gzip = start.starts_with(&[0x1f, 0x8b]);
     // Several gzip members one after the other (as `cat a.gz b.gz` makes) are one stream.
     Ok(if gzip { Box::new(BufReader::new(MultiGzDecoder::new(reader))) } else { Box::new(reader) })
 }
@@ -224,9 +241,9 @@ impl Fields<'_> {
         self.integer(i)?.map(|v| u32::try_from(v).map_err(|_| self.error(i, "an integer below 2^32"))).transpose()
     }
 
-    /// Fields 1–11, common to SWF and GWF. `None` when the record cannot be simulated:
-    /// unknown submit time, unknown runtime, or no known positive processor count
-    /// (cancelled jobs that never ran are logged like this).
+    /// Fields 1–11, common to SWF and GWF. `None` when the record cannot be simulated: unknown submit time, unknown
+    /// runtime, no known positive processor count, or a runtime of 0 with no positive requested time, which asks
+    /// for nothing to be held (cancelled jobs that never ran are logged like this).
     pub fn core(&self) -> Result<Option<WorkloadJob>, WorkloadError> {
         let id = self.integer(0)?.ok_or_else(|| self.error(0, "a job number >= 0"))?;
         let submit = self.time(1)?;
@@ -250,6 +267,9 @@ impl Fields<'_> {
         let (Some(submit), Some(runtime), Some(pes)) = (submit, runtime, pes) else {
             return Ok(None);
         };
+        if asks_for_nothing(runtime, requested_time) {
+            return Ok(None);
+        }
         Ok(Some(WorkloadJob {
             wait,
             avg_cpu_time,
@@ -261,6 +281,12 @@ impl Fields<'_> {
             ..WorkloadJob::new(id, submit, runtime, pes)
         }))
     }
+}
+
+/// Whether a job of `runtime` with `requested` time asks for nothing to be held: a runtime of 0 with no positive
+/// request (a job cancelled before it ran), which no scheduler can reserve for. Readers leave it out, counted.
+pub fn asks_for_nothing(runtime: f64, requested: Option<f64>) -> bool {
+    runtime == 0.0 && requested.is_none_or(|t| t <= 0.0)
 }
 
 /// Splits a header comment (without its `;` or `#`) into key and value.

@@ -73,7 +73,7 @@ impl<R: BufRead> Iterator for SwfReader<R> {
 
 fn parse_line(file: &str, line: u64, text: &str) -> Result<Option<WorkloadJob>, WorkloadError> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
-    if tokens.len() < FIELDS.len() {
+    if tokens.len() != FIELDS.len() {
         return Err(WorkloadError::FieldCount { file: file.to_string(), line, expected: "18", found: tokens.len() });
     }
     let f = Fields { file, line, tokens, names: &FIELDS };
@@ -247,7 +247,9 @@ mod tests {
             think_time: Some(5.0),
             ..WorkloadJob::new(4, 3.0, 1.0, 8)
         };
-        let mut w = Workload::new(vec![job, WorkloadJob::new(5, 1e9, 0.0, 1)]);
+        // A runtime of 0 is kept when the job asked for time (it was killed at once, not cancelled before it ran).
+        let instant = WorkloadJob { requested_time: Some(60.0), ..WorkloadJob::new(5, 1e9, 0.0, 1) };
+        let mut w = Workload::new(vec![job, instant]);
         w.set_header("Version", "2.2");
         w.set_header("TimeZoneString", "US/Pacific");
         w.header.push((String::new(), "free text".into()));

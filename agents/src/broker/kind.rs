@@ -104,6 +104,9 @@ pub struct RawBroker {
     /// situation with reduced users").
     #[schemars(with = "Option<String>")]
     pub on_refusal: Option<OnRefusal>,
+    /// Personalised mode: refusals after which a job is given up, dropped with the reason (default 1,000): a job no
+    /// provider ever grants would otherwise claim every round for ever.
+    pub max_refusals: Option<PositiveInt>,
     /// Personalised mode: how a provider is chosen by its posted price (brokers follow the prices providers announce):
     /// "cheapest-feasible" (the cheapest on which the job meets its deadline and budget; default), "cheapest" (the
     /// cheapest, feasible or not) or "random-cheapest" (one of the `cheapest-k` cheapest feasible, at random).
@@ -157,6 +160,7 @@ impl RawBroker {
             ("on-refusal", self.on_refusal.is_some()),
             ("choose", self.choose.is_some()),
             ("cheapest-k", self.cheapest_k.is_some()),
+            ("max-refusals", self.max_refusals.is_some()),
         ];
         if self.personalised.is_none()
             && let Some((key, _)) = claims.iter().find(|k| k.1)
@@ -223,6 +227,7 @@ impl RawBroker {
                 let claims = Claims {
                     first: self.first_claim.unwrap_or_default(),
                     refused: self.on_refusal.unwrap_or_default(),
+                    max_refusals: self.max_refusals.map_or(crate::broker::MAX_REFUSALS, |m| m.0),
                 };
                 let choice = match (self.choose.unwrap_or(Choose::CheapestFeasible), self.cheapest_k) {
                     (Choose::RandomCheapest, k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
@@ -277,6 +282,13 @@ pub struct BrokerSpec {
 }
 
 impl GroupSpec for BrokerSpec {
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        match &self.target {
+            Target::Personalised { round, .. } => vec![("round", *round)],
+            _ => Vec::new(),
+        }
+    }
+
     fn workload(&self) -> Option<(&str, Deal)> {
         Some((&self.workload, self.split))
     }

@@ -77,12 +77,20 @@ pub enum Submission {
 
 /// How a personalised broker claims (Garg 2010 ch3); the defaults are the simulator's first reading, the other
 /// values Garg (2010) §3.5–3.6's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
     /// When a job first claims.
     pub first: FirstClaim,
     /// Where a refused job claims next.
     pub refused: OnRefusal,
+    /// Refusals after which a job is given up, dropped with the reason.
+    pub max_refusals: u32,
+}
+
+impl Default for Claims {
+    fn default() -> Self {
+        Claims { first: FirstClaim::default(), refused: OnRefusal::default(), max_refusals: MAX_REFUSALS }
+    }
 }
 
 /// When a personalised broker's job first claims a provider.
@@ -131,6 +139,13 @@ struct Life {
     more: Option<Box<More>>,
 }
 
+/// Refusals after which a personalised broker gives a job up by default (`max-refusals`), dropped with the reason: a
+/// job every provider
+/// refuses for ever (one it cannot run, whatever it is offered) would otherwise claim again every round until the
+/// run's horizon, or for ever without one. Far above what contention alone brings: no job of the shipped families
+/// reaches it (their locks are the same with and without the bound).
+pub const MAX_REFUSALS: u32 = 1_000;
+
 /// The state of a job only some modes keep.
 #[derive(Clone, Debug, Default)]
 struct More {
@@ -140,7 +155,7 @@ struct More {
     claiming: bool,
     /// Meta-brokered mode: the parts of the job the tickets placed, as (id submitted under, tasks, finished).
     parts: Vec<(JobId, u32, bool)>,
-    /// Exchange mode: leases and bids tried so far.
+    /// Exchange mode: leases and bids tried so far; personalised mode: refusals so far.
     attempts: u32,
 }
 
@@ -281,10 +296,7 @@ impl UserBroker {
         self.round_pending = true;
         let delay = match claims.first {
             FirstClaim::OnSubmit => round,
-            FirstClaim::NextRound => {
-                let now = ctx.now().secs();
-                ((now / round).floor() + 1.0) * round - now
-            }
+            FirstClaim::NextRound => crate::sim::until_next_multiple(ctx.now().secs(), round),
         };
         ctx.wake_in(delay, TimerMsg::Round { n: 0 });
     }
@@ -316,7 +328,16 @@ impl UserBroker {
             if !providers.iter().any(|p| feasible(&p)) {
                 t.life.outcome = JobOutcome::Dropped;
                 t.life.end = Some(now.secs());
-                t.life.reason = Some("no provider can meet its deadline and budget any more".into());
+                let widest = providers.iter().map(|p| p.pes).max().unwrap_or(0);
+                let why = match (spec.deadline, spec.budget) {
+                    _ if spec.pes > widest => {
+                        format!("{} PEs, wider than every provider (the widest has {widest})", spec.pes)
+                    }
+                    (Some(_), Some(_)) => "no provider can meet its deadline and budget any more".into(),
+                    (Some(_), None) => "no provider can meet its deadline any more".into(),
+                    (None, _) => "no provider can run it within its budget".into(),
+                };
+                t.life.reason = Some(why);
                 continue;
             }
             let mut pick = |refused: &[AgentId]| {
@@ -412,11 +433,19 @@ impl UserBroker {
     }
 
     fn on_sla_answer(&mut self, from: AgentId, job: JobId, granted: bool, ctx: &mut Ctx<'_>) {
+        let Submission::Personalised { claims, .. } = self.submission else { return };
         let Some(mut t) = self.tracked(job) else { return };
         let more = t.more();
         more.claiming = false;
         if !granted {
             more.refused.push(from);
+            more.attempts += 1;
+            let most = claims.max_refusals;
+            if more.attempts >= most {
+                let why = format!("refused {most} times (`max-refusals`): no provider granted it");
+                self.end(job, JobOutcome::Dropped, Some(&why), ctx.now().secs());
+                return;
+            }
             self.arm_round(ctx);
         }
     }

@@ -733,9 +733,7 @@ impl Exchange {
     fn arm(&mut self, ctx: &mut Ctx<'_>) {
         if !self.cycle_armed && !self.pending.is_empty() {
             self.cycle_armed = true;
-            let now = ctx.now().secs();
-            let next = ((now / self.config.cycle).floor() + 1.0) * self.config.cycle;
-            ctx.wake_in(next - now, TimerMsg::Round { n: 0 });
+            ctx.wake_in(crate::sim::until_next_multiple(ctx.now().secs(), self.config.cycle), TimerMsg::Round { n: 0 });
         }
     }
 

@@ -171,6 +171,11 @@ impl GroupSpec for ExchangeSpec {
         self.notes.clone()
     }
 
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        let markets = self.config.markets.as_ref().map(|m| ("markets.period", m.period));
+        [("cycle", self.config.cycle)].into_iter().chain(markets).collect()
+    }
+
     fn perpetual(&self) -> Option<String> {
         let m = self.config.markets.as_ref().filter(|m| m.until == SimTime::MAX)?;
         Some(format!("opens call markets every {} s without an `until`", m.period))

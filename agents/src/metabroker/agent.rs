@@ -267,14 +267,22 @@ impl MetaBroker {
         ctx.send(owner, Msg::Market(MarketMsg::Ticket(Box::new(ticket))));
     }
 
-    /// Drops the requests that no provider could finish by their deadline any more, even if started now.
+    /// Drops the requests that no provider could finish by their deadline any more, even if started now, and, under
+    /// a policy that places an application whole, those wider than every provider, which would otherwise wait for
+    /// ever.
     fn drop_infeasible(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let fastest = self.catalogue.values().map(|p| p.0.speed).fold(0.0, f64::max);
+        // Once every member has registered: a provider yet to register may be the wide one.
+        let widest = (!self.policy.splits() && self.catalogue.len() == self.members.len())
+            .then(|| self.catalogue.values().map(|p| p.0.cpus).max().unwrap_or(0));
         let late: Vec<(JobId, String)> = self
             .queue
             .values()
             .filter_map(|j| {
+                if let Some(widest) = widest.filter(|&w| j.pes > w) {
+                    return Some((j.id, format!("{} PEs, wider than every provider (the widest has {widest})", j.pes)));
+                }
                 let deadline = j.deadline?;
                 let reason = if fastest <= 0.0 {
                     "no provider in the catalogue".to_string()

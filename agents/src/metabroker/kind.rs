@@ -40,12 +40,7 @@ impl AgentKind for MetaBrokerKind {
     }
 
     fn policies(&self) -> Vec<Policy> {
-        let solvers = [
-            MgnSolver::Transportation,
-            MgnSolver::Microlp,
-            #[cfg(feature = "highs")]
-            MgnSolver::Highs,
-        ];
+        let solvers = [MgnSolver::Transportation, MgnSolver::Microlp];
         vec![
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
@@ -156,8 +151,8 @@ pub struct RawMetaBroker {
     pub policy: String,
     /// Scheduling interval SI \[s\] (default 50; from 0.001 s, so that rounds advance the clock).
     pub interval: Option<Interval>,
-    /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default),
-    /// "microlp", or "highs" (only in a build with `--features highs`).
+    /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default) or
+    /// "microlp".
     #[serde(default)]
     #[schemars(with = "String")]
     pub solver: MgnSolver,
@@ -416,6 +411,10 @@ pub struct MetaBrokerSpec {
 }
 
 impl GroupSpec for MetaBrokerSpec {
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        vec![("interval", self.interval)]
+    }
+
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.providers.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;

@@ -10,11 +10,10 @@
 //! and an SGN schedule rolling application j over pays exactly its penalty: the relaxation's objective is a lower
 //! bound on every SGN schedule's. The thesis solves it with Coin-OR's simplex; here it is a transportation problem,
 //! solved exactly by [`MgnSolver::Transportation`] (a network simplex) or, for comparison, as an LP through good_lp
-//! by microlp or (cargo feature `highs`) HiGHS. All return integral optima (transportation polytopes have integral
-//! vertices).
+//! by microlp. Both return integral optima (transportation polytopes have integral vertices).
 //!
-//! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound (HiGHS with the `highs` feature,
-//! `sgn_ip_highs`): exponential in the worst case, meant for reference optima on small instances.
+//! [`sgn_ip`] solves the 0-1 assignment IP itself with microlp's branch and bound: exponential in the worst case,
+//! meant for reference optima on small instances.
 
 use good_lp::{
     Constraint, Expression, ProblemVariables, ResolutionError, Solution, Solver, SolverModel, Variable, microlp,
@@ -34,10 +33,6 @@ pub enum MgnSolver {
     Transportation,
     /// The general LP solver microlp through good_lp: seconds at 200 × 100, tens of seconds at 500 × 200.
     Microlp,
-    /// HiGHS's primal simplex through good_lp (cargo feature `highs`; builds the C++ library, needs cmake and
-    /// libclang): 2.8 s at 500 × 200, 6.8 s at 1,000 × 200, where the transportation solver takes 0.07 s and 0.29 s.
-    #[cfg(feature = "highs")]
-    Highs,
 }
 
 /// The MGN relaxation of `problem` as a schedule: applications may be split across sites, and tasks no site takes
@@ -46,16 +41,7 @@ pub fn mgn_relaxation(problem: &Problem, solver: MgnSolver) -> Result<Schedule, 
     match solver {
         MgnSolver::Transportation => Ok(mgn_transportation(problem)),
         MgnSolver::Microlp => mgn_lp(problem, microlp),
-        #[cfg(feature = "highs")]
-        MgnSolver::Highs => mgn_lp(problem, highs_primal),
     }
-}
-
-/// HiGHS with its primal simplex. The MGN relaxation is a transportation problem, highly degenerate for HiGHS's
-/// default dual simplex: the primal one is 7× faster on it (0.24 s against 1.75 s at 200 × 100).
-#[cfg(feature = "highs")]
-fn highs_primal(problem: good_lp::variable::UnsolvedProblem) -> good_lp::solvers::highs::HighsProblem {
-    good_lp::highs(problem).set_option("simplex_strategy", 4)
 }
 
 /// Per-task price of the dummy provider for `app`: its penalty spread over its tasks.
@@ -189,12 +175,6 @@ pub fn sgn_ip(problem: &Problem) -> Result<Schedule, ResolutionError> {
     sgn_ip_with(problem, microlp)
 }
 
-/// [`sgn_ip`] solved by HiGHS's branch and cut, for larger instances.
-#[cfg(feature = "highs")]
-pub fn sgn_ip_highs(problem: &Problem) -> Result<Schedule, ResolutionError> {
-    sgn_ip_with(problem, good_lp::highs)
-}
-
 fn sgn_ip_with<S: Solver>(problem: &Problem, solver: S) -> Result<Schedule, ResolutionError>
 where
     S::Model: SolverModel<Error = ResolutionError>,
@@ -289,12 +269,6 @@ mod tests {
                 lp.objective
             );
             assert_eq!(exact.placed_cpus(), lp.placed_cpus(), "seed {seed}");
-            #[cfg(feature = "highs")]
-            {
-                let highs = mgn_relaxation(&problem, MgnSolver::Highs).unwrap();
-                assert_feasible(&problem, &highs, false);
-                assert!((exact.objective - highs.objective).abs() <= tolerance, "seed {seed}: HiGHS");
-            }
         }
     }
 
@@ -307,12 +281,6 @@ mod tests {
             let ip = sgn_ip(&problem).unwrap();
             assert_feasible(&problem, &ip, true);
             assert!(lp.objective <= ip.objective + 1e-9 * ip.objective, "seed {seed}");
-            #[cfg(feature = "highs")]
-            {
-                let highs = sgn_ip_highs(&problem).unwrap();
-                assert_feasible(&problem, &highs, true);
-                assert!((highs.objective - ip.objective).abs() <= 1e-6 * ip.objective, "seed {seed}: HiGHS IP");
-            }
         }
     }
 }

@@ -45,9 +45,8 @@ mod transport;
 pub(crate) fn arm_round(armed: &mut bool, interval: f64, round: u64, ctx: &mut crate::sim::Ctx<'_>) {
     if !*armed {
         *armed = true;
-        let now = ctx.now().secs();
-        let next = ((now / interval).floor() + 1.0) * interval;
-        ctx.wake_in(next - now, crate::protocol::TimerMsg::Round { n: round });
+        let delay = crate::sim::until_next_multiple(ctx.now().secs(), interval);
+        ctx.wake_in(delay, crate::protocol::TimerMsg::Round { n: round });
     }
 }
 
@@ -58,8 +57,6 @@ use serde::{Deserialize, Serialize};
 
 pub use ga::{GaParams, genetic};
 pub use greedy::{GreedyRank, greedy, greedy_by};
-#[cfg(feature = "highs")]
-pub use lp::sgn_ip_highs;
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
@@ -119,6 +116,12 @@ impl From<&'static dyn MetaPolicy> for RoundPolicy {
 }
 
 impl RoundPolicy {
+    /// Whether it may place an application's tasks on several sites (and over several rounds): only MGN's LP does;
+    /// the others place an application whole, on one site.
+    pub fn splits(&self) -> bool {
+        matches!(self, RoundPolicy::Thesis(SchedulingPolicy::Lp))
+    }
+
     /// The round's schedule of `snapshot` with `params`; deterministic for a given `rng_seed` (see [`schedule_with`]).
     pub fn schedule(&self, snapshot: &Snapshot, rng_seed: u64, params: &Params) -> Schedule {
         match *self {

@@ -746,6 +746,17 @@ impl ProviderSpec {
 }
 
 impl GroupSpec for ProviderSpec {
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        let mut out = Vec::new();
+        if matches!(self.pricing.rule, Rule::Feedback(_) | Rule::Custom) {
+            out.push(("pricing.interval", self.pricing.interval));
+        }
+        out.extend(self.trading.as_ref().map(|t| ("advertise-every", t.interval)));
+        out.extend(self.admission.as_ref().map(|a| ("admission.period", a.period)));
+        out.extend(self.energy.as_ref().map(|e| ("energy.period", e.period)));
+        out
+    }
+
     fn perpetual(&self) -> Option<String> {
         match (&self.trading, &self.pricing.rule) {
             (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),

@@ -38,6 +38,11 @@ pub const MAX_TIME: f64 = 1e12;
 /// Shortest mean runtime \[s\] of a runtime distribution.
 pub const MIN_MEAN_RUNTIME: f64 = 1e-6;
 
+/// Events of what agents do periodically over a run's horizon (rounds, price revisions, advertisements, epochs:
+/// [`super::GroupSpec::periods`]), summed over the agents: a millisecond's period over years would otherwise run
+/// out of memory or time before the first job ends.
+pub const MAX_PERIODIC_EVENTS: f64 = 1e8;
+
 /// Shortest round or scheduling interval \[s\]: shorter ones would repeat their rounds millions of times a simulated
 /// second (or, below the clock's resolution, at one instant for ever).
 pub const MIN_INTERVAL: f64 = 1e-3;

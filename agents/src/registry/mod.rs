@@ -249,6 +249,12 @@ pub trait GroupSpec: fmt::Debug + Send + Sync {
     fn perpetual(&self) -> Option<String> {
         None
     }
+    /// The periods \[s\] of what each member does again and again while the run lasts (its rounds, price
+    /// revisions, advertisements, epochs), each with its key under the group's table: the loader bounds the events
+    /// they make over the `horizon` ([`limits::MAX_PERIODIC_EVENTS`]).
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// What the user should know about the group as configured, though it runs (an exchange nobody can trade on):
     /// printed as warnings when the scenario loads.
     fn notes(&self) -> Vec<String> {

@@ -263,6 +263,10 @@ impl RawGroup for RawUtility {
 pub struct UtilitySpec(UtilityConfig);
 
 impl GroupSpec for UtilitySpec {
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        vec![("epoch", self.0.epoch)]
+    }
+
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         Ok(Box::new(Utility::new(UtilityConfig { seed: cx.seed, ..self.0.clone() })))
     }

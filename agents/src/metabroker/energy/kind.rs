@@ -155,6 +155,10 @@ pub struct EnergyMetaBrokerSpec {
 }
 
 impl GroupSpec for EnergyMetaBrokerSpec {
+    fn periods(&self) -> Vec<(&'static str, f64)> {
+        vec![("interval", self.interval)]
+    }
+
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.datacentres.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;

@@ -113,13 +113,8 @@ impl EnergyMetaBroker {
             return self.reject(job, format!("its deadline {d} is before its submission at {now}"), ctx);
         }
         self.queue.insert(job.id, job.clone());
-        if !self.round_armed {
-            self.round_armed = true;
-            // Cycles end at multiples of the interval.
-            let secs = now.secs();
-            let next = ((secs / self.interval).floor() + 1.0) * self.interval;
-            ctx.wake_in(next - secs, TimerMsg::Round { n: self.rounds });
-        }
+        // Cycles end at multiples of the interval.
+        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
     }
 
     fn on_advert(&mut self, from: AgentId, advert: &DataCentreAdvert, ctx: &mut Ctx<'_>) {
