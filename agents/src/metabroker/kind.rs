@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
-use super::dam::{AuctionPolicy, BidTest, DamParams, Payment, SlotGeneration};
+use super::dam::{AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, SlotGeneration};
 use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
 use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
@@ -47,6 +47,8 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("policy", &Heuristic::ALL, "Garg (2010) ch5, time/cost trade-off"),
             Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
+            Policy::of("fair-share", &[FairShareRule::Proportional, FairShareRule::ValuationPerPe], "FairShare"),
+            Policy::of("deadline-test", &[DeadlineTest::QueueWait, DeadlineTest::Slot], "DAM"),
             Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
@@ -201,6 +203,16 @@ pub struct RawMetaBroker {
     pub payment: Option<Payment>,
     /// The k-double-auction payment: k in [0, 1] (default 0.5).
     pub k: Option<Fraction>,
+    /// FairShare: "proportional" (an application takes at most its valuation's share of the processors free in the
+    /// round, as Garg (2010) §7.4 states; default) or "valuation-per-pe" (no cap, the largest valuation per processor
+    /// first: the simulator's first reading). The other queue-matching policies ignore it, so it can be swept.
+    #[schemars(with = "Option<String>")]
+    pub fair_share: Option<FairShareRule>,
+    /// DAM: the deadline test, "queue-wait" (Alg 7.1's line 11 as printed: now plus the queue's waiting time plus the
+    /// run ends before the deadline; default) or "slot" (the slot found ends before it: the simulator's first
+    /// reading). The baselines ignore it.
+    #[schemars(with = "Option<String>")]
+    pub deadline_test: Option<DeadlineTest>,
 }
 
 /// A data-transfer cost of the trade-off policies (see `data-transfer`).
@@ -276,6 +288,8 @@ impl RawMetaBroker {
             ("bid-test", self.bid_test.is_some()),
             ("payment", self.payment.is_some()),
             ("k", self.k.is_some()),
+            ("fair-share", self.fair_share.is_some()),
+            ("deadline-test", self.deadline_test.is_some()),
         ];
         if let Some((key, _)) = keys.iter().find(|k| k.1) {
             let message = format!("a key of the queue-matching policies, but the policy is \"{}\"", self.policy);
@@ -308,6 +322,8 @@ impl RawMetaBroker {
             ("bid-test", self.bid_test.is_some()),
             ("payment", self.payment.is_some()),
             ("k", self.k.is_some()),
+            ("fair-share", self.fair_share.is_some()),
+            ("deadline-test", self.deadline_test.is_some()),
         ];
         match keys.iter().find(|k| k.1) {
             Some((key, _)) => Err(Invalid::at(
@@ -351,6 +367,8 @@ impl RawMetaBroker {
             bid_test: self.bid_test.unwrap_or_default(),
             payment,
             k: self.k.map_or(defaults.k, |k| k.0),
+            fair_share: self.fair_share.unwrap_or_default(),
+            deadline_test: self.deadline_test.unwrap_or_default(),
         })
     }
 }

@@ -3,7 +3,9 @@
 use std::cmp::Ordering;
 
 use super::valuation::{ask, asks, bids, demand_supply};
-use super::{Application, AuctionPolicy, BidTest, DamParams, Market, Payment, SlotGeneration};
+use super::{
+    Application, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Market, Payment, SlotGeneration,
+};
 
 /// A match: application `app` runs in queue `queue` over `[start, end)` \[s\] at `price`.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,8 +160,12 @@ fn dam(params: &DamParams, market: &Market) -> Round {
                 // Asks only grow along the list: no later one is below this bid either.
                 break;
             }
+            let ends = |fit: (f64, f64)| match params.deadline_test {
+                DeadlineTest::QueueWait => market.now + book.live[j].wait + fit.1,
+                DeadlineTest::Slot => fit.0 + fit.1,
+            };
             if let Some(fit) = book.fit(app, j)
-                && fit.0 + fit.1 < app.deadline
+                && ends(fit) < app.deadline
             {
                 chosen = Some((j, fit));
                 break;
@@ -206,6 +212,12 @@ fn baselines(policy: AuctionPolicy, params: &DamParams, market: &Market) -> Roun
         first.then_with(|| arrival(a, b))
     });
     let fastest = matches!(policy, AuctionPolicy::EdfFq | AuctionPolicy::Hvfq);
+    // FairShare's cap: the application's valuation share of the processors free as the round begins.
+    let share = (policy == AuctionPolicy::FairShare && params.fair_share == FairShareRule::Proportional).then(|| {
+        let free: u32 = market.queues.iter().map(|q| q.free).sum();
+        let total: f64 = apps.iter().map(|a| a.valuation.max(0.0)).sum();
+        move |a: &Application| if total > 0.0 { (a.valuation.max(0.0) / total * f64::from(free)).floor() } else { 0.0 }
+    });
     let mut book = Book::new(market, params);
     let mut placements = Vec::new();
     for i in order {
@@ -213,6 +225,9 @@ fn baselines(policy: AuctionPolicy, params: &DamParams, market: &Market) -> Roun
             break;
         }
         let app = &apps[i];
+        if share.as_ref().is_some_and(|share| f64::from(app.pes) > share(app)) {
+            continue;
+        }
         let candidates = (0..market.queues.len()).filter_map(|j| book.fit(app, j).map(|fit| (j, fit)));
         let chosen = if fastest {
             // The slot with the least waiting time: the earliest start, then the least committed work per PE.

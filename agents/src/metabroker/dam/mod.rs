@@ -13,9 +13,10 @@
 //! - FCFS (first come, first served): by submission; "assigned to the first available queue" (as GridWay).
 //! - EDF-FQ (earliest deadline first to the fastest queue): by deadline; the queue slot with the least waiting time.
 //! - HVFQ (highest valuation to the fastest queue): by valuation; the queue slot with the least waiting time.
-//! - FairShare (proportional share, as REXEC): each application's share of the free processors is its valuation over
-//!   all valuations, so the application whose share covers its need best, the largest valuation per processor, is
-//!   served first; the first queue with room.
+//! - FairShare (proportional share, as REXEC): each application's share of the processors free as the round begins is
+//!   its valuation over all valuations, ⌊v_i / Σv · free⌋, and it runs only within it (an application wider than its
+//!   share waits); the largest valuation per processor first, the first queue with room. [`FairShareRule`] keeps the
+//!   simulator's first reading, the order without the cap.
 //!
 //! Our reading where the thesis is silent (each a default, some configurable in [`DamParams`]):
 //! - An application's initial valuation v_i is its budget (§7.4.1 calls the same numbers valuations and budgets); a
@@ -24,6 +25,9 @@
 //!   least 1, so that a full grid still gives a finite ratio).
 //! - O_k = H_i = 1. Asks and bids live on different scales, so the `b_i > a_j` test of Alg 7.1 would depend on those
 //!   constants: by default it always passes (priority-ordered matching), [`BidTest::Literal`] applies it.
+//! - The deadline test is Alg 7.1's line 11 as printed, t + w_j + e_i < d_i with the queue's advertised waiting
+//!   time w_j ([`DeadlineTest::QueueWait`]); [`DeadlineTest::Slot`] tests the slot found instead (its start plus
+//!   e_i), which is what the application would get.
 //! - Slots are immediate (the processors free now, for the application's estimated runtime at the queue's speed);
 //!   [`SlotGeneration::Packaged`] offers the queue's free slots over a horizon instead.
 //! - The thesis defines no payment: a match pays the provider's posted price, or with
@@ -64,7 +68,8 @@ pub enum AuctionPolicy {
     /// HVFQ (highest valuation, fastest queue): highest valuation first, to the queue slot with the least waiting
     /// time.
     Hvfq,
-    /// FairShare (proportional share): largest valuation per processor first, to the first queue with room.
+    /// FairShare (proportional share): each application may take at most its valuation's share of the processors
+    /// free in the round ([`FairShareRule`]), largest valuation per processor first, to the first queue with room.
     FairShare,
 }
 
@@ -102,6 +107,34 @@ pub enum BidTest {
     Literal,
 }
 
+/// How FairShare shares the processors (Garg 2010 §7.4: "each application is assigned queue slots proportional to
+/// the ratio of its valuation to the combined valuation of all the applications", as REXEC does).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FairShareRule {
+    /// As the thesis states: an application takes at most ⌊v_i / Σv · free⌋ of the processors free when the round
+    /// begins (Σv over the round's applications); one wider than its share waits for a later round.
+    #[default]
+    Proportional,
+    /// The simulator's first reading: no cap, only the order by valuation per processor, each application taking
+    /// any room (a work-conserving narrowest-value-first scheduler, much stronger than a share).
+    ValuationPerPe,
+}
+
+/// DAM's deadline test (Alg 7.1, line 11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeadlineTest {
+    /// As printed, `QueueWaitingTime(j) + ExecTime(i) < Deadline(i)`: now plus the queue's waiting-time estimate w_j
+    /// plus the run there ends before the deadline; the thesis checks it before the processors' availability.
+    #[default]
+    QueueWait,
+    /// The slot found ends before the deadline (its start plus the run): with immediate slots the start is now, so
+    /// the queue's backlog, which the free processors do not wait for, is not counted. A valid reading of what the
+    /// application would get, kept as an option: the simulator's first.
+    Slot,
+}
+
 /// What a match pays (the thesis defines none).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -131,6 +164,10 @@ pub struct DamParams {
     pub payment: Payment,
     /// k of the k-double-auction price, in [0, 1].
     pub k: f64,
+    /// FairShare's rule.
+    pub fair_share: FairShareRule,
+    /// DAM's deadline test.
+    pub deadline_test: DeadlineTest,
 }
 
 impl Default for DamParams {
@@ -143,6 +180,8 @@ impl Default for DamParams {
             bid_test: BidTest::Always,
             payment: Payment::Posted,
             k: 0.5,
+            fair_share: FairShareRule::Proportional,
+            deadline_test: DeadlineTest::QueueWait,
         }
     }
 }

@@ -107,6 +107,11 @@ fn hand_market() -> Market {
     }
 }
 
+/// `apps` at t = 0 before one idle queue of 8 PEs.
+fn one_free_queue(apps: Vec<Application>) -> Market {
+    Market { now: 0.0, queues: vec![queue(0, 8, 8, 0.0, 0.0, 1.0)], apps }
+}
+
 fn placed(round: &Round) -> Vec<(usize, usize, f64, f64)> {
     round.placements.iter().map(|p| (p.app, p.queue, p.start, p.end)).collect()
 }
@@ -119,8 +124,10 @@ fn dam_matches_highest_bids_to_lowest_feasible_asks() {
     // Y first: Q0 and Q1 (speed 1) would finish it at 400 > 300: the next ask, Q2, finishes at 250. Q2 then has 2
     // PEs free, load 0.75 and 200 + 2·150/8 = 237.5 s of work. X: Q0 (ask 0) finishes it at 200. Q0's load is
     // now 1 = l_max, its ask 100·1·1·0.75 = 75. Z: Q1, still asking 0.
+    // (This is the slot's deadline test; the printed one, with Q2's 200 s of waiting, is below.)
     let m = hand_market();
-    let r = match_round(AuctionPolicy::Dam, &DamParams::default(), &m);
+    let slot = DamParams { deadline_test: DeadlineTest::Slot, ..DamParams::default() };
+    let r = match_round(AuctionPolicy::Dam, &slot, &m);
     close(r.bids[0], 1.25);
     close(r.bids[1], 1.875);
     close(r.bids[2], 0.75);
@@ -130,8 +137,13 @@ fn dam_matches_highest_bids_to_lowest_feasible_asks() {
     assert_eq!(scores, [(1.875, 150.0), (1.25, 0.0), (0.75, 0.0)]);
     assert!(r.placements.iter().all(|p| p.price == 5.0));
 
+    // Alg 7.1's line 11 as printed: now + w_j + e_i < d_i. Y at Q2 would end at 100 + 200 + 150 = 450 > 300, at Q0
+    // and Q1 at 100 + 0 + 300 = 400: Y waits; X and Z go where they went (no wait at Q0 and Q1).
+    let printed = match_round(AuctionPolicy::Dam, &DamParams::default(), &m);
+    assert_eq!(placed(&printed), [(0, 0, 100.0, 200.0), (2, 1, 100.0, 150.0)]);
+
     // The literal test: Y's 1.875 meets only asks below it, and Q2's is 150: Y waits; X and Z bid above 0.
-    let literal = DamParams { bid_test: BidTest::Literal, ..DamParams::default() };
+    let literal = DamParams { bid_test: BidTest::Literal, ..slot };
     let r = match_round(AuctionPolicy::Dam, &literal, &m);
     assert_eq!(placed(&r), [(0, 0, 100.0, 200.0), (2, 1, 100.0, 150.0)]);
     // With H = 1000 Y's bid (1875) clears Q2's ask.
@@ -154,8 +166,13 @@ fn baselines_order_applications_and_choose_queues_by_their_rules() {
     // HVFQ: Z (1800) first, then X and Y (1000, by id): Z → Q1 (the only idle queue with 6 PEs; 37.5 s after);
     // X → Q0 (0 s); Y → Q1 (37.5 s, against Q2's 200).
     assert_eq!(run(AuctionPolicy::Hvfq), [(2, 1, 100.0, 150.0), (0, 0, 100.0, 200.0), (1, 1, 100.0, 400.0)]);
-    // FairShare: valuation per PE, Y 500, Z 300, X 250: Y → Q0, Z → Q1, X → Q2 (Q0 has 2 PEs, Q1 has 2).
-    assert_eq!(run(AuctionPolicy::FairShare), [(1, 0, 100.0, 400.0), (2, 1, 100.0, 150.0), (0, 2, 100.0, 150.0)]);
+    // FairShare: valuation per PE, Y 500, Z 300, X 250: Y → Q0, Z → Q1, X → Q2 (Q0 has 2 PEs, Q1 has 2). Each is
+    // within its share of the 16 free PEs (X and Y ⌊1000/3800 · 16⌋ = 4, Z ⌊1800/3800 · 16⌋ = 7), so both rules agree.
+    let per_pe = DamParams { fair_share: FairShareRule::ValuationPerPe, ..DamParams::default() };
+    for params in [DamParams::default(), per_pe] {
+        let r = placed(&match_round(AuctionPolicy::FairShare, &params, &m));
+        assert_eq!(r, [(1, 0, 100.0, 400.0), (2, 1, 100.0, 150.0), (0, 2, 100.0, 150.0)]);
+    }
     // The baselines have no bids or asks.
     let r = match_round(AuctionPolicy::Fcfs, &DamParams::default(), &m);
     assert!(r.bids.is_empty() && r.asks.is_empty() && r.placements.iter().all(|p| p.scores.is_none()));
@@ -187,11 +204,7 @@ fn packaged_slots_start_in_the_earliest_slot_that_fits() {
 fn the_k_double_auction_price_lies_between_the_posted_price_and_the_users_value() {
     // Posted price 5. A values its 2 PEs × 100 s at 10,000: 50 per PE-second; k = 0.5 → 5 + 0.5·45 = 27.5. B values
     // 100: 0.5 per PE-second, below the posted price → 5.
-    let m = Market {
-        now: 0.0,
-        queues: vec![queue(0, 8, 8, 0.0, 0.0, 1.0)],
-        apps: vec![app(1, 2, 100.0, 1e9, 10_000.0, 0.0), app(2, 2, 100.0, 1e9, 100.0, 0.0)],
-    };
+    let m = one_free_queue(vec![app(1, 2, 100.0, 1e9, 10_000.0, 0.0), app(2, 2, 100.0, 1e9, 100.0, 0.0)]);
     let kda = DamParams { payment: Payment::KDoubleAuction, ..DamParams::default() };
     let prices: Vec<f64> = match_round(AuctionPolicy::Dam, &kda, &m).placements.iter().map(|p| p.price).collect();
     assert_eq!(prices, [27.5, 5.0]);
@@ -283,4 +296,15 @@ fn random_markets_never_oversubscribe_nor_match_twice() {
             }
         }
     }
+}
+
+#[test]
+fn fair_share_caps_each_application_at_its_valuations_share_of_the_free_processors() {
+    // One queue of 8 free PEs. A: 4 PEs, valuation 1; B: 2 PEs, valuation 3. Shares: A ⌊1/4 · 8⌋ = 2 < 4 PEs, so
+    // A waits; B ⌊3/4 · 8⌋ = 6. Without the cap both run (B first by valuation per PE, then A in the 6 PEs left).
+    let m = one_free_queue(vec![app(1, 4, 100.0, 1000.0, 1.0, 0.0), app(2, 2, 100.0, 1000.0, 3.0, 0.0)]);
+    let proportional = placed(&match_round(AuctionPolicy::FairShare, &DamParams::default(), &m));
+    assert_eq!(proportional, [(1, 0, 0.0, 100.0)]);
+    let per_pe = DamParams { fair_share: FairShareRule::ValuationPerPe, ..DamParams::default() };
+    assert_eq!(placed(&match_round(AuctionPolicy::FairShare, &per_pe, &m)), [(1, 0, 0.0, 100.0), (0, 0, 0.0, 100.0)]);
 }

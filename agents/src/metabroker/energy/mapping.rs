@@ -14,8 +14,8 @@
 //!   slots updated, and so on.
 //! - MP-MP: likewise with the maximum profit at both steps; MCE-MP: minimum carbon at the first step, maximum
 //!   profit at the second.
-//! - EDF-EST: each application to the data centre where it starts earliest (the neutral mapping of §6.5.1 that
-//!   compares the DVS policies).
+//! - EDF-EST: each application to the data centre where it starts earliest, at the frequency its DVS policy would
+//!   run it at (the neutral mapping of §6.5.1 that compares the DVS policies; `earliest_start` says why).
 //!
 //! Ties between data centres go to the one listed first, between applications to the earlier deadline, then the
 //! earlier arrival.
@@ -206,6 +206,13 @@ fn greedy(
 }
 
 /// EDF-EST: every application to the data centre where its slot starts earliest.
+///
+/// "Earliest Start Time" is read as the start the application would get there: its slot once the data centre's DVS
+/// policy has chosen the frequency that meets the deadline, as the data centre would run it. The other reading, the
+/// start at the policy's first frequency level, ranks a data centre by a slot the application would not use: at a
+/// low level its run is longer, so a hole that holds it at the frequency it will run at may not hold it there, and
+/// the data centre would look later than it is (a test shows the two readings apart). Garg (2010) §6.5.1 introduces
+/// EDF-EST only as the neutral mapping that compares the DVS policies, and leaves the point open.
 fn earliest_start(apps: &[App], edf: &[usize], dcs: &mut [DcView], now: SimTime) -> Vec<Choice> {
     let mut out = Vec::new();
     for &j in edf {
@@ -412,6 +419,27 @@ mod tests {
         assert_eq!(mapped(&est), [(0, 1), (1, 0)]);
         assert_eq!(est[1].placement.start, t(100.0));
         assert_eq!(est[0].placement.frequency, views[1].power.levels[3]);
+    }
+
+    #[test]
+    fn edf_est_ranks_data_centres_by_the_start_the_application_would_get() {
+        // PrevDVS starts at f_min, where the 100-s run takes 250 s. dc 0 is free for 150 s, then busy until 1,000 s:
+        // at f_min the application would start at 1,000 s, past its deadline, so PrevDVS raises the frequency until
+        // it fits the hole, from 0 s. dc 1 is busy for 50 s, then free: it starts there at 50 s at f_min.
+        let mut views = vec![dc(4, 0.1, 0.1, DvsPolicy::Previous), dc(4, 0.1, 0.1, DvsPolicy::Previous)];
+        views[0].profile.allocate(t(150.0), t(1000.0), 4);
+        views[1].profile.allocate(t(0.0), t(50.0), 4);
+        let apps = [app(1, 4, 100.0, 400.0)];
+        let first_level_start = |v: &DcView| {
+            let (p, _) = evaluate(&App { deadline: t(1e9), ..apps[0].clone() }, v, SimTime::ZERO).unwrap();
+            p.start
+        };
+        // The other reading would rank dc 1 first (50 s against 1,000 s).
+        assert_eq!((first_level_start(&views[0]), first_level_start(&views[1])), (t(1000.0), t(50.0)));
+        let est = map(MappingPolicy::EdfEst, &apps, &mut views, SimTime::ZERO);
+        assert_eq!(mapped(&est), [(0, 0)]);
+        assert_eq!(est[0].placement.start, t(0.0));
+        assert!(est[0].placement.frequency > views[0].power.levels[0]);
     }
 
     #[test]
