@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
-use super::dam::{AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, SlotGeneration};
+use super::dam::{AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, SlotGeneration};
 use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
 use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
@@ -49,6 +49,7 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
             Policy::of("fair-share", &[FairShareRule::Proportional, FairShareRule::ValuationPerPe], "FairShare"),
             Policy::of("deadline-test", &[DeadlineTest::QueueWait, DeadlineTest::Slot], "DAM"),
+            Policy::of("age-unit", &[AgeUnit::Seconds, AgeUnit::Cycles], "DAM's bids"),
             Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
@@ -213,6 +214,10 @@ pub struct RawMetaBroker {
     /// reading). The baselines ignore it.
     #[schemars(with = "Option<String>")]
     pub deadline_test: Option<DeadlineTest>,
+    /// DAM: the unit of the bids' age factor (Eq 7.2 states none), "seconds" (default) or "cycles" (the scheduling
+    /// interval: the applications of one cycle are as old as each other). The baselines ignore it.
+    #[schemars(with = "Option<String>")]
+    pub age_unit: Option<AgeUnit>,
 }
 
 /// A data-transfer cost of the trade-off policies (see `data-transfer`).
@@ -290,6 +295,7 @@ impl RawMetaBroker {
             ("k", self.k.is_some()),
             ("fair-share", self.fair_share.is_some()),
             ("deadline-test", self.deadline_test.is_some()),
+            ("age-unit", self.age_unit.is_some()),
         ];
         if let Some((key, _)) = keys.iter().find(|k| k.1) {
             let message = format!("a key of the queue-matching policies, but the policy is \"{}\"", self.policy);
@@ -324,6 +330,7 @@ impl RawMetaBroker {
             ("k", self.k.is_some()),
             ("fair-share", self.fair_share.is_some()),
             ("deadline-test", self.deadline_test.is_some()),
+            ("age-unit", self.age_unit.is_some()),
         ];
         match keys.iter().find(|k| k.1) {
             Some((key, _)) => Err(Invalid::at(
@@ -369,6 +376,10 @@ impl RawMetaBroker {
             k: self.k.map_or(defaults.k, |k| k.0),
             fair_share: self.fair_share.unwrap_or_default(),
             deadline_test: self.deadline_test.unwrap_or_default(),
+            age_unit: match self.age_unit.unwrap_or_default() {
+                AgeUnit::Seconds => 1.0,
+                AgeUnit::Cycles => self.interval.map_or(50.0, |i| i.0),
+            },
         })
     }
 }

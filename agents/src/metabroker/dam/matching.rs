@@ -140,7 +140,7 @@ pub fn match_round(policy: AuctionPolicy, params: &DamParams, market: &Market) -
 /// Alg 7.1.
 fn dam(params: &DamParams, market: &Market) -> Round {
     let ratio = demand_supply(&market.apps, &market.queues);
-    let bids = bids(&market.apps, market.now, ratio, params.bid_scale);
+    let bids = bids(&market.apps, market.now, ratio, params.bid_scale, params.age_unit);
     let initial = asks(&market.queues, ratio, params.ask_scale);
     let mut order: Vec<usize> = (0..market.apps.len()).collect();
     order.sort_by(|&a, &b| bids[b].total_cmp(&bids[a]).then_with(|| arrival(&market.apps[a], &market.apps[b])));

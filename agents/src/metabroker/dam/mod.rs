@@ -121,6 +121,17 @@ pub enum FairShareRule {
     ValuationPerPe,
 }
 
+/// The unit of the age factor of DAM's bids (Eq 7.2), (t − st_i) / (t − st_min): the thesis states none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgeUnit {
+    /// Seconds: during an arrival burst, seconds of age weigh heavily and DAM serves the earliest arrivals first.
+    #[default]
+    Seconds,
+    /// Scheduling cycles (the meta-broker's interval): applications of one cycle are as old as each other.
+    Cycles,
+}
+
 /// DAM's deadline test (Alg 7.1, line 11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -168,6 +179,8 @@ pub struct DamParams {
     pub fair_share: FairShareRule,
     /// DAM's deadline test.
     pub deadline_test: DeadlineTest,
+    /// Seconds in one unit of the bids' age factor: 1 for [`AgeUnit::Seconds`], the interval for cycles.
+    pub age_unit: f64,
 }
 
 impl Default for DamParams {
@@ -182,6 +195,7 @@ impl Default for DamParams {
             k: 0.5,
             fair_share: FairShareRule::Proportional,
             deadline_test: DeadlineTest::QueueWait,
+            age_unit: 1.0,
         }
     }
 }

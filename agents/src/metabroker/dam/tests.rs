@@ -49,17 +49,20 @@ fn bids_favour_urgent_valuable_and_old_applications() {
     // C: v 200, d 500, st 100: 1 · 1 · 2 · (1/101).
     let apps =
         [app(1, 1, 10.0, 300.0, 100.0, 0.0), app(2, 1, 10.0, 150.0, 50.0, 50.0), app(3, 1, 10.0, 500.0, 200.0, 100.0)];
-    let b = bids(&apps, 100.0, 2.0, 1.0);
+    let b = bids(&apps, 100.0, 2.0, 1.0, 1.0);
     close(b[0], 2.0);
     close(b[1], 4.0 * 51.0 / 101.0);
     close(b[2], 2.0 / 101.0);
     // Of two applications alike but for their submission, the older bids more: (101 − 0)/101 against
     // (101 − 90)/101, so 101/11 times more. The age factor prevents starvation.
     let twins = [app(1, 1, 10.0, 300.0, 100.0, 0.0), app(2, 1, 10.0, 300.0, 100.0, 90.0)];
-    let b = bids(&twins, 100.0, 1.0, 1.0);
+    let b = bids(&twins, 100.0, 1.0, 1.0, 1.0);
     close(b[0] / b[1], 101.0 / 11.0);
+    // In scheduling cycles of 50 s: ages 100/50 + 1 = 3 and 10/50 + 1 = 1.2 cycles, 2.5 times more.
+    let b = bids(&twins, 100.0, 1.0, 1.0, 50.0);
+    close(b[0] / b[1], 3.0 / 1.2);
     // H scales every bid.
-    close(bids(&apps, 100.0, 2.0, 10.0)[0], 20.0);
+    close(bids(&apps, 100.0, 2.0, 10.0, 1.0)[0], 20.0);
 }
 
 #[test]
@@ -69,18 +72,18 @@ fn bad_valuations_and_deadlines_give_documented_bids_never_nan() {
     let t = 100.0;
     let apps =
         [app(1, 1, 10.0, t, 100.0, 0.0), app(2, 1, 10.0, 600.0, -5.0, 0.0), app(3, 1, 10.0, f64::INFINITY, 100.0, 0.0)];
-    let b = bids(&apps, t, 1.0, 1.0);
+    let b = bids(&apps, t, 1.0, 1.0, 1.0);
     close(b[0], 500.0); // (600 − 100) / max(0, 1)
     close(b[1], 0.0);
     close(b[2], 1.0);
     let broke = [app(1, 1, 10.0, 200.0, 0.0, 0.0), app(2, 1, 10.0, 300.0, 0.0, 0.0)];
-    let b = bids(&broke, t, 1.0, 1.0);
+    let b = bids(&broke, t, 1.0, 1.0, 1.0);
     close(b[0], 2.0);
     close(b[1], 1.0);
     // Past deadlines and an empty market too.
     let late = [app(1, 1, 10.0, 50.0, 1.0, 0.0)];
-    assert!(bids(&late, t, 1.0, 1.0).iter().all(|b| b.is_finite()));
-    assert!(bids(&[], t, 1.0, 1.0).is_empty());
+    assert!(bids(&late, t, 1.0, 1.0, 1.0).iter().all(|b| b.is_finite()));
+    assert!(bids(&[], t, 1.0, 1.0, 1.0).is_empty());
     // No free processor anywhere: Supply counts as 1.
     let full = [queue(0, 4, 0, 1.0, 10.0, 1.0)];
     close(demand_supply(&broke, &full), 2.0);

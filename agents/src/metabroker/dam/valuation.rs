@@ -37,18 +37,20 @@ pub(super) fn ask((w, c, l): (f64, f64, f64), (c_max, l_max): (f64, f64), market
 }
 
 /// The bid of every application at `now` (7.2): b_i = H_i × (v_i / v_max) × ((d_max − t) / (d_i − t)) ×
-/// Demand/Supply × ((t + 1 − st_i) / (t + 1 − st_min)), with `scale` = H_i and `market` = Demand/Supply; d_max and
-/// st_min over the pending applications. Urgent, valuable and long-waiting applications bid most.
-pub fn bids(apps: &[Application], now: f64, market: f64, scale: f64) -> Vec<f64> {
+/// Demand/Supply × ((t − st_i) / u + 1) / ((t − st_min) / u + 1), with `scale` = H_i, `market` = Demand/Supply and
+/// the age counted in units of `age_unit` seconds (u; 1 counts seconds); d_max and st_min over the pending
+/// applications. Urgent, valuable and long-waiting applications bid most.
+pub fn bids(apps: &[Application], now: f64, market: f64, scale: f64, age_unit: f64) -> Vec<f64> {
     let v_max = apps.iter().map(|a| a.valuation).fold(0.0, f64::max);
     let d_max = apps.iter().map(|a| a.deadline).filter(|d| d.is_finite()).fold(f64::NEG_INFINITY, f64::max);
     let st_min = apps.iter().map(|a| a.submit).fold(f64::INFINITY, f64::min);
-    let oldest = (now + 1.0 - st_min).max(1.0);
+    let age_of = |submit: f64| ((now - submit) / age_unit + 1.0).max(1.0);
+    let oldest = age_of(st_min);
     apps.iter()
         .map(|a| {
             let urgency =
                 if a.deadline.is_finite() { (d_max - now).max(1.0) / (a.deadline - now).max(1.0) } else { 1.0 };
-            let age = (now + 1.0 - a.submit).max(1.0) / oldest;
+            let age = age_of(a.submit) / oldest;
             scale * ratio(a.valuation, v_max) * urgency * market * age
         })
         .collect()
