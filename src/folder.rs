@@ -25,11 +25,6 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// The folder.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Records every entry of the folder in its manifest, beside those declared: whatever is there now was written
     /// by this claim or was gridmarket's before it. Call when done writing.
     pub fn seal(&self) -> io::Result<()> {

@@ -260,6 +260,14 @@ impl Counts {
     }
 }
 
+/// A table cell of verdict counts `[pass, FAIL, inconclusive]`: "p / f / i of n", or "none".
+pub fn counts_cell([p, f, i]: [usize; 3]) -> String {
+    match p + f + i {
+        0 => "none".to_string(),
+        n => format!("{p} / {f} / {i} of {n}"),
+    }
+}
+
 /// The README's table of results, generated from the full locks of `families` (name, lock text): per family its
 /// targets, own hypotheses, documented conflicts, sanity checks and the run the lock records; the families without
 /// a full lock said so.
@@ -268,10 +276,6 @@ pub fn results_table(families: &[(String, Option<String>)]) -> Result<String, St
         "| family | targets: pass / FAIL / inconclusive | own hypotheses | documented conflicts | sanity checks | run |\n\
          |---|---|---|---|---|---|\n",
     );
-    let three = |[p, f, i]: [usize; 3]| match p + f + i {
-        0 => "none".to_string(),
-        n => format!("{p} / {f} / {i} of {n}"),
-    };
     for (family, lock) in families {
         let Some(text) = lock else {
             let _ = writeln!(out, "| `{family}` | no full lock | | | | |");
@@ -285,10 +289,10 @@ pub fn results_table(families: &[(String, Option<String>)]) -> Result<String, St
         let _ = writeln!(
             out,
             "| `{family}` | {} | {} | {} | {} | {run} |",
-            three(c.targets),
-            three(c.hypotheses),
+            counts_cell(c.targets),
+            counts_cell(c.hypotheses),
             c.conflicts,
-            three(c.checks)
+            counts_cell(c.checks)
         );
     }
     Ok(out)

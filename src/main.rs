@@ -261,7 +261,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
             // A trace may replace only a trace: never the scenario, a workload, or another file of the user's.
             if let Some(t) = trace.as_ref().filter(|t| t.exists() && runs == 1) {
-                let first = std::fs::read_to_string(t).ok().and_then(|text| text.lines().next().map(String::from));
+                // Its first line only: a trace may be gigabytes.
+                let first = std::fs::File::open(t)
+                    .ok()
+                    .and_then(|f| std::io::BufRead::lines(std::io::BufReader::new(f)).next()?.ok());
                 if t.is_dir() {
                     bail!("--trace {}: a folder; the trace is a file", t.display());
                 }

@@ -8,6 +8,7 @@ use agents::datacenter::kind::KIND as DATACENTRE;
 use agents::market::kind::KIND as MARKET;
 use agents::provider::kind::KIND as PROVIDER;
 
+use crate::lock::counts_cell;
 use crate::output::write_atomic;
 use agents::registry::limits::short;
 
@@ -292,10 +293,6 @@ pub fn index(families: &[FamilyCounts], quick: bool) -> String {
     let targets: Vec<Verdict> = families.iter().flat_map(|f| f.targets.iter().cloned()).collect();
     let checks: Vec<Verdict> = families.iter().flat_map(|f| f.checks.iter().cloned()).collect();
     let _ = writeln!(md, "{}\n", overall(&targets, &checks, quick));
-    let three = |[p, f, i]: [usize; 3]| match p + f + i {
-        0 => "none".to_string(),
-        n => format!("{p} / {f} / {i} of {n}"),
-    };
     md.push_str(
         "| family | targets: pass / FAIL / inconclusive | own hypotheses | documented conflicts | sanity checks |\n",
     );
@@ -306,9 +303,9 @@ pub fn index(families: &[FamilyCounts], quick: bool) -> String {
             md,
             "| [{0}]({0}/report.md) | {1} | {2} | {conflicts} | {3} |",
             f.family,
-            three(tally(&f.targets, Class::Target)),
-            three(tally(&f.targets, Class::Hypothesis)),
-            three(tally(&f.checks, Class::Target))
+            counts_cell(tally(&f.targets, Class::Target)),
+            counts_cell(tally(&f.targets, Class::Hypothesis)),
+            counts_cell(tally(&f.checks, Class::Target))
         );
     }
     md
