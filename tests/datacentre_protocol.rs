@@ -177,3 +177,20 @@ fn test_an_application_no_data_centre_can_finish_in_time_or_hold_is_rejected_wit
     );
     tb.assert_none(&expect("energy.assign"));
 }
+
+/// Two identical data centres tie on every key: the application goes to the one the meta-broker lists first, here
+/// the one added second (its agent id is the larger).
+#[test]
+fn test_ties_go_to_the_data_centre_listed_first() {
+    for (listed, winner) in [([0, 1], "a"), ([1, 0], "b")] {
+        let mut tb = TestBed::new(1);
+        let ids =
+            [tb.agent("a", "datacentre", data_centre(0.1, 0.1)), tb.agent("b", "datacentre", data_centre(0.1, 0.1))];
+        let members = listed.map(|i| ids[i]);
+        let mb = tb.agent("mb", "energy-metabroker", EnergyMetaBroker::new(MappingPolicy::MceMce, 50.0, members));
+        let user = UserBroker::new(vec![app(1, 2, 100.0, 10_000.0)], Submission::MetaBroker { to: mb });
+        tb.agent("user", "broker", user);
+        tb.run_to_quiescence().unwrap();
+        tb.assert_in_order(&[expect("energy.assign").from("mb").to(winner)]);
+    }
+}

@@ -22,8 +22,13 @@ fn t(secs: f64) -> SimTime {
 
 /// A 4-PE EASY-backfilling site.
 fn site(speed: f64, price: f64) -> Provider {
+    site_of(4, speed, price)
+}
+
+/// An EASY-backfilling site of `pes` PEs.
+fn site_of(pes: u32, speed: f64, price: f64) -> Provider {
     Provider::new(ProviderConfig {
-        pes: 4,
+        pes,
         speed,
         price,
         scheduler: SchedulerPolicy::Easy,
@@ -189,4 +194,24 @@ fn test_data_transfer_cost_is_paid_to_the_carrier_through_the_ledger() {
     let get = |k: &str| report.metric(k).unwrap();
     close(get("data_transfer"), dtc.amount);
     close(get("spending"), record.cost);
+}
+
+/// Site W has 8 PEs, site A 4. Application 1 (8 PEs, 100 s) fits only W, application 2 (4 PEs, 20 s) either: both
+/// arrive at 10 and are placed at the round at 50, application 2 finishing at 70 wherever it goes, application 1 at
+/// 150 or 170. The makespan counts application 1; the shared makespan only application 2: 70 − 10.
+#[test]
+fn test_the_shared_makespan_leaves_out_what_only_the_widest_site_can_run() {
+    let mut tb = TestBed::new(1);
+    let a = tb.agent("A", "provider", site_of(4, 1.0, 1.0));
+    let w = tb.agent("W", "provider", site_of(8, 1.0, 1.0));
+    let params = TradeoffParams { delta: Delta::Fixed(0.5), etc: EtcModel::Exact, horizon: 1e6, data_transfer: None };
+    let mb = tb.agent("mb", "metabroker", TradeoffMetaBroker::new(Heuristic::MinCtt, params, 50.0, [a, w]));
+    user(&mut tb, 1, mb, 8, 100.0);
+    user(&mut tb, 2, mb, 4, 20.0);
+    tb.run_to_quiescence().unwrap();
+    let report = tb.sim().report(mb).unwrap();
+    let get = |k: &str| report.metric(k).unwrap();
+    assert_eq!(get("tickets"), 2.0);
+    close(get("makespan_shared"), 60.0);
+    assert!(get("makespan") >= 140.0, "{}", get("makespan"));
 }

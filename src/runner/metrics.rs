@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use agents::ledger::{Account, Reason, Transfer};
 use agents::protocol::{JobId, LeaseType};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
-use agents::registry::{GroupMembers, Metric, Registry, Unit, member_name};
+use agents::registry::{Metric, Registry, Unit, member_index, member_name};
 use agents::report::{JobOutcome, JobRecord, Report};
 use agents::sim::{AgentId, Outcome};
 
@@ -214,8 +214,7 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
         if g.spec.workload().is_some() {
             out.extend(JOB_METRICS.iter().map(|m| format!("brokers.{}.{}", g.name, m.name)));
         }
-        let members = GroupMembers { kind: g.kind.name(), group: g.name.clone(), count: g.count };
-        let member = match members.index_of(near_member) {
+        let member = match member_index(&g.name, g.count, near_member) {
             Some(_) => near_member.to_string(),
             None => member_name(&g.name, g.count, 0),
         };

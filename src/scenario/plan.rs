@@ -932,6 +932,8 @@ pub struct Group {
     pub kind: &'static dyn AgentKind,
     /// Its name (the key under the kind's table).
     pub name: String,
+    /// Its place among its kind's groups in the file.
+    pub listed: usize,
     /// Its table, read.
     pub raw: Box<dyn RawGroup>,
 }
@@ -946,9 +948,9 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
         let Value::Table(section) = section else {
             return Err(ScenarioError::at_key(&doc.spans, table, "expected a table of groups"));
         };
-        let mut section: Vec<(String, Value)> = section.into_iter().collect();
-        section.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, value) in section {
+        let mut section: Vec<(usize, (String, Value))> = section.into_iter().enumerate().collect();
+        section.sort_by(|a, b| a.1.0.cmp(&b.1.0));
+        for (listed, (name, value)) in section {
             let raw = kind.parse(value).map_err(|mut e| {
                 // Merged away before parsing, `profile` is a key of every group all the same.
                 if e.path.len() == 1 && e.message.starts_with("unknown field") {
@@ -957,7 +959,7 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
                 let path = [table.to_string(), name.clone()].into_iter().chain(e.path).collect();
                 doc.error_at(path, e.message)
             })?;
-            groups.push(Group { kind, name, raw });
+            groups.push(Group { kind, name, listed, raw });
         }
     }
     let raw = doc.deserialize_table(own).map_err(|mut e| {
@@ -1056,7 +1058,7 @@ impl Plan {
                 let m = format!("{count} more agents make {agents}, more than the limit of {MAX_AGENTS} per scenario");
                 return Err(err(&format!("{key}.count"), m));
             }
-            members.push(GroupMembers { kind: g.kind.name(), group: group.clone(), count });
+            members.push(GroupMembers { kind: g.kind.name(), group: group.clone(), count, listed: g.listed });
         }
         // An agent's name is its group's, or `<group>-<i>` in a larger group: found by the group's name.
         let by_name: BTreeMap<&str, &GroupMembers> = members.iter().map(|m| (m.group.as_str(), m)).collect();
@@ -1317,5 +1319,28 @@ mod tests {
         assert_eq!(capped.needed(&wide), 2);
         // One run has no interval: at least one more.
         assert!(p.needed(&Summary::of(&[0.5])) >= 2);
+    }
+
+    #[test]
+    fn a_star_names_a_kinds_groups_in_the_order_the_file_lists_them() {
+        let dc =
+            "cpus = 4\nbeta = 65\nalpha = 7.5\nf-max = 1.8\ncarbon-rate = 0.1\nelectricity-price = 0.1\ncop = 1.0\n";
+        let text = format!(
+            "seed = 1\n[workloads.w]\nmodel = \"poisson\"\njobs = 1\nrate = 0.1\n\
+             runtime = {{ kind = \"constant\", value = 5.0 }}\n[datacentres.zeta]\n{dc}[datacentres.alpha]\n{dc}\
+             [energy-metabrokers.mb]\npolicy = \"gmce\"\ndatacentres = [\"*\"]\n\
+             [brokers.user]\nworkload = \"w\"\nmetabroker = \"mb\"\n"
+        );
+        let path = std::env::temp_dir().join(format!("gridmarket-listed-{}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let study = Study::load(&path, &LoadOptions::default());
+        std::fs::remove_file(&path).unwrap();
+        let plan = &study.unwrap().points[0].plan;
+        // Agents are in name order; the meta-broker's data centres in the file's.
+        let names: Vec<&str> = plan.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["alpha", "zeta", "mb", "user"]);
+        let mb = format!("{:?}", plan.groups.iter().find(|g| g.name == "mb").unwrap().spec);
+        let (zeta, alpha) = (mb.find("\"zeta\"").unwrap(), mb.find("\"alpha\"").unwrap());
+        assert!(zeta < alpha, "{mb}");
     }
 }

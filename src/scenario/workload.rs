@@ -20,7 +20,8 @@ use agents::registry::values::{Delay, Fraction, JobCount, NonNegative, Positive,
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
-    /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3, thunder).
+    /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3, thunder,
+    /// thunder-table).
     Lublin,
     /// DAS-2 model of Amini Salehi (2012) Table 4.2 (`cluster` absent: the external "Grid" rows; else that cluster's
     /// rows).
@@ -55,9 +56,11 @@ pub struct RawWorkload {
     /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`); with `jobs`, stop at
     /// whichever comes first.
     pub until: Option<Seconds>,
-    /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3", or "thunder"
-    /// (calibrated to the LLNL Thunder log as Garg (2010) Table 7.1 gives it: mean 44 CPUs, runtimes of mean 2328.911 s
-    /// and standard deviation 7790.11 s, a mean inter-arrival time of 16.176 s before any `time-scale`).
+    /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3", "thunder" (the
+    /// LLNL Thunder log's jobs as Garg (2010) Table 7.1 gives them: mean 44 CPUs, runtimes of mean 2328.911 s and
+    /// standard deviation 7790.11 s; arriving so that they keep Thunder's 4,096 CPUs 88% busy, a mean gap of 124.8 s
+    /// before any `time-scale`) or "thunder-table" (the same jobs every 16.176 s on average, as the table states,
+    /// which is 7.7 weeks of that machine's work per week: see docs/workloads.md).
     pub preset: Option<String>,
     /// Lublin: largest job \[PEs\] (default: the preset's; at most 2^20).
     pub max_nodes: Option<PositiveInt>,
@@ -805,9 +808,11 @@ fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, (String, String)> {
         "garg-ch5" => LublinParams::garg_ch5(),
         "salehi-ch3" => LublinParams::amini_salehi_ch3().map_err(at("preset"))?,
         "thunder" => LublinParams::thunder().map_err(at("preset"))?,
+        "thunder-table" => LublinParams::thunder_table().map_err(at("preset"))?,
         other => {
             let m = format!(
-                "expected \"typed\", \"typeless\", \"garg-ch5\", \"salehi-ch3\" or \"thunder\", found \"{other}\""
+                "expected \"typed\", \"typeless\", \"garg-ch5\", \"salehi-ch3\", \"thunder\" or \"thunder-table\", \
+                 found \"{other}\""
             );
             return Err(("preset".into(), m));
         }

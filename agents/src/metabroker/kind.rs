@@ -108,6 +108,12 @@ impl AgentKind for MetaBrokerKind {
                 Unit::Seconds,
                 "trade-off: the last planned finish of a ticketed application after the first arrival (Garg 2010 §5.4)",
             ),
+            Metric::new(
+                "makespan_shared",
+                Unit::Seconds,
+                "trade-off: the makespan of the applications more than one provider could run (without those only the \
+                 widest fits, which queue there one after another whatever the heuristic)",
+            ),
             Metric::new("mean_response", Unit::Seconds, "trade-off: mean of planned finish minus arrival per ticket"),
             Metric::new(
                 "cost_bound",

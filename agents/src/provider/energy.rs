@@ -183,7 +183,7 @@ fn boot_due(nodes: &mut Nodes, holds: &mut Vec<OffHold>, now: SimTime) -> u64 {
     {
         holds.remove(i);
         nodes.advance(at);
-        booted += u64::from(nodes.switch_on(at, 1).0);
+        booted += nodes.switch_on(at, 1).len() as u64;
     }
     booted
 }
@@ -558,7 +558,9 @@ impl Provider {
         if n == 0 {
             return None;
         }
-        let (n, ready) = e.nodes.switch_on(now, n);
+        // Only off nodes, so all are ready at once.
+        let ready = e.nodes.switch_on(now, n);
+        let (n, ready) = (ready.len() as u32, ready.last().copied().unwrap_or(now));
         e.switched_on += u64::from(n);
         let mut chosen: Vec<usize> = off[..n as usize].to_vec();
         chosen.sort_unstable();

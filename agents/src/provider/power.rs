@@ -49,6 +49,11 @@ impl PowerConfig {
 }
 
 /// A node's power state.
+///
+/// The transitions: off → booting → on → shutting down → off, and two for a change of mind. Switching off a booting
+/// node aborts its boot: it shuts down from then, for the shutdown delay. Switching on a node that is shutting down
+/// waits for the shutdown to end and then boots it: a shutdown once begun runs to its end, as a machine's halt does;
+/// the node draws throughout. A node changes state only by these, and each draws whenever it is not off.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NodeState {
     /// Draws nothing, hosts nothing.
@@ -67,17 +72,18 @@ pub enum PowerError {
     /// A provider needs at least one node.
     #[error("a provider with power states needs at least one node")]
     NoNodes,
-    /// More nodes were to be switched off than are on.
-    #[error("{asked} nodes would be switched off, with {on} on")]
+    /// More nodes were to be switched off than are on or booting.
+    #[error("{asked} nodes would be switched off, with {on} on or booting")]
     NotOn {
         /// Nodes asked for.
         asked: u32,
-        /// Nodes on.
+        /// Nodes on or booting.
         on: u32,
     },
 }
 
-/// The nodes of a provider with their power states, and the energy they drew.
+/// The nodes of a provider with their power states, and the energy they drew. Node `i` is the `i`-th of
+/// [`Nodes::states`]; the counted operations pick nodes by a fixed rule, so the same calls give the same nodes.
 #[derive(Clone, Debug)]
 pub struct Nodes {
     config: PowerConfig,
@@ -100,6 +106,11 @@ impl Nodes {
     /// The configuration.
     pub fn config(&self) -> PowerConfig {
         self.config
+    }
+
+    /// Every node's state, node `i` at index `i`.
+    pub fn states(&self) -> &[NodeState] {
+        &self.states
     }
 
     /// Completes the boots and shutdowns due by `now`, in time order; returns how many nodes came on.
@@ -128,33 +139,59 @@ impl Nodes {
         up
     }
 
-    /// Switches on up to `count` off nodes at `now`; returns how many, and when they are ready.
-    pub fn switch_on(&mut self, now: SimTime, count: u32) -> (u32, SimTime) {
-        let ready = now + self.config.boot;
-        let mut n = 0;
-        for s in self.states.iter_mut().filter(|s| **s == NodeState::Off).take(count as usize) {
-            *s = NodeState::Booting(ready);
-            n += 1;
+    /// Switches on up to `count` nodes at `now`: off nodes first, then those shutting down, soonest done first,
+    /// which boot once down. Returns when each node switched on is ready, in that order.
+    pub fn switch_on(&mut self, now: SimTime, count: u32) -> Vec<SimTime> {
+        self.advance(now);
+        let boot = self.config.boot;
+        let mut chosen: Vec<(SimTime, usize)> = self
+            .states
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match *s {
+                NodeState::Off => Some((now, i)),
+                NodeState::ShuttingDown(done) => Some((done, i)),
+                _ => None,
+            })
+            .collect();
+        chosen.sort_by_key(|&(from, i)| (from, i));
+        chosen.truncate(count as usize);
+        let off = chosen.iter().filter(|&&(_, i)| self.states[i] == NodeState::Off).count() as u32;
+        if off > 0 {
+            self.meter.run(now, off, self.config.watts).expect("only off nodes start drawing");
         }
-        if n > 0 {
-            self.meter.run(now, n, self.config.watts).expect("only off nodes are switched on");
-        }
-        if self.config.boot == 0.0 {
-            self.advance(now);
-        }
-        (n, ready)
+        let ready: Vec<SimTime> = chosen
+            .iter()
+            .map(|&(from, i)| {
+                self.states[i] = NodeState::Booting(from + boot);
+                from + boot
+            })
+            .collect();
+        self.advance(now);
+        ready
     }
 
-    /// Switches off `count` nodes that are on at `now` (the caller has emptied them); they stop drawing after the
-    /// shutdown delay.
+    /// Switches off `count` nodes at `now` (the caller has emptied them): nodes on first, then booting ones, the
+    /// latest to be ready first, whose boot is aborted. They stop drawing after the shutdown delay; returns when.
     pub fn switch_off(&mut self, now: SimTime, count: u32) -> Result<SimTime, PowerError> {
-        let on = self.on();
-        if count > on {
-            return Err(PowerError::NotOn { asked: count, on });
+        self.advance(now);
+        let mut chosen: Vec<(u8, std::cmp::Reverse<SimTime>, usize)> = self
+            .states
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match *s {
+                NodeState::On => Some((0, std::cmp::Reverse(now), i)),
+                NodeState::Booting(ready) => Some((1, std::cmp::Reverse(ready), i)),
+                _ => None,
+            })
+            .collect();
+        if count as usize > chosen.len() {
+            return Err(PowerError::NotOn { asked: count, on: chosen.len() as u32 });
         }
+        chosen.sort_unstable();
         let done = now + self.config.shutdown;
-        for s in self.states.iter_mut().filter(|s| **s == NodeState::On).take(count as usize) {
-            *s = NodeState::ShuttingDown(done);
+        for &(_, _, i) in &chosen[..count as usize] {
+            self.states[i] = NodeState::ShuttingDown(done);
         }
         self.advance(now);
         Ok(done)
@@ -218,7 +255,7 @@ mod tests {
         let config = PowerConfig { watts: 100.0, boot: 60.0, shutdown: 30.0 };
         let mut nodes = Nodes::new(2, config).unwrap();
         // Switched on at 100: draws from 100; ready at 160.
-        assert_eq!(nodes.switch_on(t(100.0), 1), (1, t(160.0)));
+        assert_eq!(nodes.switch_on(t(100.0), 1), [t(160.0)]);
         assert_eq!((nodes.on(), nodes.powered()), (0, 1));
         assert_eq!(nodes.next_transition(), Some(t(160.0)));
         assert_eq!(nodes.advance(t(160.0)), 1);
@@ -255,8 +292,64 @@ mod tests {
         assert_eq!(bad.validate().unwrap_err().0, "node-watts");
         let mut nodes = Nodes::new(2, PowerConfig::default()).unwrap();
         nodes.switch_on(t(0.0), 1);
-        assert_eq!(nodes.switch_off(t(1.0), 2).unwrap_err().to_string(), "2 nodes would be switched off, with 1 on");
+        assert_eq!(
+            nodes.switch_off(t(1.0), 2).unwrap_err().to_string(),
+            "2 nodes would be switched off, with 1 on or booting"
+        );
         // Switching on more than are off switches on what there is.
-        assert_eq!(nodes.switch_on(t(2.0), 5).0, 1);
+        assert_eq!(nodes.switch_on(t(2.0), 5).len(), 1);
+    }
+
+    const SLOW: PowerConfig = PowerConfig { watts: 100.0, boot: 60.0, shutdown: 30.0 };
+
+    #[test]
+    fn switching_off_a_booting_node_aborts_its_boot() {
+        let mut nodes = Nodes::new(1, SLOW).unwrap();
+        nodes.switch_on(t(0.0), 1);
+        // At 20 s, 40 s before it is ready, it is switched off: it shuts down until 50 s and never comes on.
+        assert_eq!(nodes.switch_off(t(20.0), 1), Ok(t(50.0)));
+        assert_eq!(nodes.states(), [NodeState::ShuttingDown(t(50.0))]);
+        assert_eq!(nodes.advance(t(100.0)), 0);
+        assert_eq!(nodes.states(), [NodeState::Off]);
+        // It drew from 0 to 50 s: 50 s × 100 W.
+        assert_eq!(nodes.joules(t(1000.0)), 5_000.0);
+    }
+
+    #[test]
+    fn switching_on_a_node_that_is_shutting_down_boots_it_once_down() {
+        let mut nodes = Nodes::new(1, SLOW).unwrap();
+        nodes.switch_on(t(0.0), 1);
+        nodes.advance(t(60.0));
+        assert_eq!(nodes.switch_off(t(100.0), 1), Ok(t(130.0)));
+        // Switched on again at 110 s: down at 130 s, then a 60-s boot, ready at 190 s.
+        assert_eq!(nodes.switch_on(t(110.0), 1), [t(190.0)]);
+        assert_eq!(nodes.advance(t(130.0)), 0);
+        assert_eq!(nodes.states(), [NodeState::Booting(t(190.0))]);
+        assert_eq!(nodes.advance(t(190.0)), 1);
+        nodes.switch_off(t(300.0), 1).unwrap();
+        nodes.advance(t(330.0));
+        // It drew without a break from 0 to 330 s.
+        assert_eq!(nodes.joules(t(1000.0)), 33_000.0);
+        assert_eq!(nodes.powered(), 0);
+    }
+
+    #[test]
+    fn counted_switches_pick_the_nodes_soonest_ready_or_least_spent() {
+        let mut nodes = Nodes::new(3, SLOW).unwrap();
+        // Node 0 comes on at 60 s; the others are off.
+        nodes.switch_on(t(0.0), 1);
+        nodes.advance(t(60.0));
+        let mut booting = nodes.clone();
+        // Switching on three at 110 s while node 0 shuts down until 130 s: the off nodes at once, node 0 once down.
+        nodes.switch_off(t(100.0), 1).unwrap();
+        assert_eq!(nodes.switch_on(t(110.0), 3), [t(170.0), t(170.0), t(190.0)]);
+        // Nodes 1 and 2 boot from 60 s and 70 s. Switching off two: the node on, then the boot due last (node 2's).
+        booting.switch_on(t(60.0), 1);
+        booting.switch_on(t(70.0), 1);
+        booting.switch_off(t(80.0), 2).unwrap();
+        assert_eq!(
+            booting.states(),
+            [NodeState::ShuttingDown(t(110.0)), NodeState::Booting(t(120.0)), NodeState::ShuttingDown(t(110.0))]
+        );
     }
 }

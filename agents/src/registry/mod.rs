@@ -340,6 +340,8 @@ pub struct GroupMembers {
     pub group: String,
     /// Its size.
     pub count: usize,
+    /// Its place among its kind's groups as the scenario file lists them (groups are otherwise in name order).
+    pub listed: usize,
 }
 
 impl GroupMembers {
@@ -350,13 +352,18 @@ impl GroupMembers {
 
     /// The index of the member called `name`, if it is one.
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        if self.count == 1 {
-            return (name == self.group).then_some(0);
-        }
-        let i: usize = name.strip_prefix(self.group.as_str())?.strip_prefix('-')?.parse().ok()?;
-        // `a-01` is not `a-1`.
-        (i < self.count && member_name(&self.group, self.count, i) == name).then_some(i)
+        member_index(&self.group, self.count, name)
     }
+}
+
+/// The index of the member called `name` in a group of `count`, if it is one ([`member_name`]'s inverse).
+pub fn member_index(group: &str, count: usize, name: &str) -> Option<usize> {
+    if count == 1 {
+        return (name == group).then_some(0);
+    }
+    let i: usize = name.strip_prefix(group)?.strip_prefix('-')?.parse().ok()?;
+    // `a-01` is not `a-1`.
+    (i < count && member_name(group, count, i) == name).then_some(i)
 }
 
 /// The name of member `index` of a group of `count`: the group's name for a group of one, else `<group>-<index>`.
@@ -429,12 +436,14 @@ impl CheckCx<'_> {
     }
 
     /// Like [`resolve`](Self::resolve) for each of `references` (at `key.0`, `key.1`...), where `"*"` stands for
-    /// every member of every group of `kinds`.
+    /// every member of every group of `kinds`, a kind's groups in the order the file lists them.
     pub fn resolve_all(&self, key: &str, references: &[String], kinds: &[&str]) -> Result<Vec<Members>, Invalid> {
         let mut out = Vec::new();
         for (i, r) in references.iter().enumerate() {
             if r == "*" {
-                out.extend(self.groups.iter().filter(|g| kinds.contains(&g.kind)).map(GroupMembers::all));
+                let mut every: Vec<&GroupMembers> = self.groups.iter().filter(|g| kinds.contains(&g.kind)).collect();
+                every.sort_by_key(|g| (kinds.iter().position(|&k| k == g.kind), g.listed));
+                out.extend(every.into_iter().map(GroupMembers::all));
             } else {
                 out.push(self.resolve(&format!("{key}.{i}"), r, kinds)?);
             }

@@ -154,10 +154,15 @@ pub fn evaluate(app: &App, dc: &DcView, now: SimTime) -> Option<(Placement, Cost
     if app.pes == 0 || app.pes > dc.cpus {
         return None;
     }
-    let runtime = app.runtime / dc.speed;
     let earliest = |d: f64| Some(dc.profile.earliest_fit(now, app.pes, d));
-    let p = dvs::place(dc.dvs, &dc.power, runtime, CPU_BOUNDNESS, app.deadline, earliest)?;
-    Some((p, Costs::at(&dc.power, &dc.site, p.frequency, app.pes, runtime, CPU_BOUNDNESS, app.data)))
+    let p = dvs::place(dc.dvs, &dc.power, app.runtime / dc.speed, CPU_BOUNDNESS, app.deadline, earliest)?;
+    Some((p, costs_at(app, dc, p.level)))
+}
+
+/// Eqs (6.3)–(6.9) for `app` on `dc` at frequency level `level`: they depend on the level, not on the slot.
+fn costs_at(app: &App, dc: &DcView, level: usize) -> Costs {
+    let f = dc.power.levels[level];
+    Costs::at(&dc.power, &dc.site, f, app.pes, app.runtime / dc.speed, CPU_BOUNDNESS, app.data)
 }
 
 /// Maps the cycle's applications to the data centres by `policy`, in the order it maps them; each data centre's
@@ -244,10 +249,23 @@ impl Criterion {
             Criterion::Profit => -c.profit,
         }
     }
+
+    /// The least key `app` can still reach on `dc` from frequency level `level` up.
+    fn least_from(self, app: &App, dc: &DcView, level: usize) -> f64 {
+        (level..dc.power.levels.len()).map(|l| self.key(&costs_at(app, dc, l))).fold(f64::INFINITY, f64::min)
+    }
 }
 
-/// A heap entry: the key of the second step, the application's EDF rank, the application, and the version of its
-/// best pair the entry was made for (an entry of an older version is stale).
+/// An application's pair with one data centre in a Min-Min cycle: how it would run there (`None`: it cannot meet its
+/// deadline there), and whether its slot has lost CPUs since (`stale`: it must be evaluated again).
+#[derive(Clone, Copy, Debug)]
+struct Pair {
+    eval: Option<(Placement, Costs)>,
+    stale: bool,
+}
+
+/// A heap entry: the application's key (exact if none of its pairs is stale, else a lower bound), its EDF rank, the
+/// application, and the version of its pairs the entry was made for (an entry of an older version is out of date).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry(f64, usize, usize, u32);
 
@@ -265,16 +283,17 @@ impl Ord for Entry {
     }
 }
 
-/// The Min-Min family (MCE-MCE, MP-MP, MCE-MP), computed lazily but exactly.
+/// The Min-Min family (MCE-MCE, MP-MP, MCE-MP), computed lazily but exactly: each step maps the pair a plain
+/// Min-Min would, which evaluates every application on every data centre again.
 ///
-/// Each application belongs to the group of its best data centre by the first criterion; each group keeps its
-/// applications in a heap by the second criterion at that data centre, and the pair mapped is the best of the groups'
-/// tops. Mapping an application only takes CPUs from one data centre, and a pair there changes only if its slot lost
-/// CPUs (a slot that keeps its CPUs is still the earliest, and the frequencies below it still miss the deadline);
-/// then it can only get worse (a later slot or a higher frequency: more carbon, less profit). So a heap's keys are
-/// bounds of the truth, and a top whose slot kept its CPUs is exact: only a top that lost them is evaluated again,
-/// with the application's other pairs, and joins the group of its new best data centre (or, with none left, is
-/// rejected).
+/// A pair's costs depend only on its frequency level. Mapping an application takes CPUs from one data centre, and
+/// a pair there changes only if its slot lost CPUs: a slot that keeps its CPUs is still the earliest at its level,
+/// and the levels below still miss the deadline. Then the pair moves to a later slot or a higher level, or cannot
+/// meet the deadline at all. A higher level is not always worse: under PrevDVS scheduling starts at f_min, and where
+/// α is small a faster level takes less energy per unit of work (France in Garg (2010) Table 6.3). So a pair whose
+/// slot lost CPUs is marked stale rather than evaluated, and the application's heap key becomes a lower bound: the
+/// least key of the data centres that can still be its first-criterion best, each at its best reachable level. The
+/// heap's top is then exact or a bound; a bound is evaluated and pushed again, an exact top is mapped.
 fn min_min(
     apps: &[App],
     edf: &[usize],
@@ -287,71 +306,99 @@ fn min_min(
     for (r, &j) in edf.iter().enumerate() {
         rank[j] = r;
     }
-    let mut pairs: Vec<Vec<Option<(Placement, Costs)>>> =
-        apps.iter().map(|a| dcs.iter().map(|dc| evaluate(a, dc, now)).collect()).collect();
-    let mut groups: Vec<BinaryHeap<Reverse<Entry>>> = vec![BinaryHeap::new(); dcs.len()];
-    // The version of each application's entry in its group; an entry of another version is stale, as is a mapped
-    // or rejected application's (`live`).
-    let mut version = vec![0u32; apps.len()];
-    let mut live = vec![true; apps.len()];
-    let best_of = |row: &[Option<(Placement, Costs)>]| {
-        row.iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.map(|(_, c)| (i, first.key(&c))))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-            .map(|(i, _)| i)
-    };
-    let join = |k: usize, row: &[Option<(Placement, Costs)>], v: u32, groups: &mut [BinaryHeap<Reverse<Entry>>]| {
-        let i = best_of(row)?;
-        let costs = row[i].expect("the best pair exists").1;
-        groups[i].push(Reverse(Entry(second.key(&costs), rank[k], k, v)));
-        Some(i)
-    };
-    for k in 0..apps.len() {
-        live[k] = join(k, &pairs[k], 0, &mut groups).is_some();
-    }
-    let mut out = Vec::new();
-    loop {
-        // Each group's exact top.
-        let mut best: Option<(Entry, usize)> = None;
-        for i in 0..dcs.len() {
-            while let Some(&Reverse(e @ Entry(_, _, k, v))) = groups[i].peek() {
-                if !live[k] || v != version[k] {
-                    groups[i].pop();
-                    continue;
-                }
-                let (p, _) = pairs[k][i].expect("an application's group is a feasible pair");
-                if dcs[i].profile.min_free(p.start, p.end()) >= apps[k].pes {
-                    if best.is_none_or(|(b, _)| e < b) {
-                        best = Some((e, i));
-                    }
-                    break;
-                }
-                // Its slot lost CPUs: evaluate it again, with its other pairs that lost theirs.
-                groups[i].pop();
-                for (d, pair) in pairs[k].iter_mut().enumerate() {
-                    if let Some((p, _)) = pair
-                        && dcs[d].profile.min_free(p.start, p.end()) < apps[k].pes
-                    {
-                        *pair = evaluate(&apps[k], &dcs[d], now);
-                    }
-                }
-                version[k] += 1;
-                live[k] = join(k, &pairs[k], version[k], &mut groups).is_some();
-            }
+    let mut pairs: Vec<Vec<Pair>> =
+        apps.iter().map(|a| dcs.iter().map(|dc| Pair { eval: evaluate(a, dc, now), stale: false }).collect()).collect();
+    // The application's key: `None` if no data centre can meet its deadline.
+    let key = |k: usize, row: &[Pair], dcs: &[DcView]| -> Option<f64> {
+        let feasible = || row.iter().enumerate().filter_map(|(d, p)| p.eval.map(|(pl, c)| (d, pl, c, p.stale)));
+        if row.iter().all(|p| !p.stale) {
+            let (_, (_, c)) = feasible()
+                .map(|(d, _, c, _)| (first.key(&c), (d, c)))
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.0.cmp(&b.1.0)))?;
+            return Some(second.key(&c));
         }
-        let Some((Entry(_, _, k, _), dc)) = best else { break };
-        let (placement, costs) = pairs[k][dc].expect("the best pair exists");
+        // The best fresh pair's first key bounds the first criterion's minimum from above; a data centre whose
+        // least reachable first key is above it cannot be the best.
+        let upper = feasible().filter(|p| !p.3).map(|(_, _, c, _)| first.key(&c)).fold(f64::INFINITY, f64::min);
+        let bound = feasible()
+            .filter_map(|(d, pl, c, stale)| {
+                if stale {
+                    let app = &apps[k];
+                    (first.least_from(app, &dcs[d], pl.level) <= upper)
+                        .then(|| second.least_from(app, &dcs[d], pl.level))
+                } else {
+                    (first.key(&c) <= upper).then(|| second.key(&c))
+                }
+            })
+            .fold(f64::INFINITY, f64::min);
+        Some(bound)
+    };
+    let mut heap = BinaryHeap::new();
+    let mut version = vec![0u32; apps.len()];
+    // Applications neither mapped nor rejected: a flag, and a list of them to visit.
+    let mut live = vec![false; apps.len()];
+    for k in 0..apps.len() {
+        if let Some(v) = key(k, &pairs[k], dcs) {
+            heap.push(Reverse(Entry(v, rank[k], k, 0)));
+            live[k] = true;
+        }
+    }
+    let mut waiting: Vec<usize> = (0..apps.len()).filter(|&k| live[k]).collect();
+    let mut out = Vec::new();
+    while let Some(Reverse(Entry(_, _, k, v))) = heap.pop() {
+        if v != version[k] {
+            continue;
+        }
+        version[k] += 1;
+        if pairs[k].iter().any(|p| p.stale) {
+            for (d, pair) in pairs[k].iter_mut().enumerate() {
+                if pair.stale {
+                    *pair = Pair { eval: evaluate(&apps[k], &dcs[d], now), stale: false };
+                }
+            }
+            match key(k, &pairs[k], dcs) {
+                Some(v) => heap.push(Reverse(Entry(v, rank[k], k, version[k]))),
+                None => live[k] = false,
+            }
+            continue;
+        }
+        let (dc, (placement, costs)) = pairs[k]
+            .iter()
+            .enumerate()
+            .filter_map(|(d, p)| p.eval.map(|e| (d, e)))
+            .min_by(|a, b| first.key(&a.1.1).total_cmp(&first.key(&b.1.1)).then(a.0.cmp(&b.0)))
+            .expect("an application in the heap has a feasible pair");
         let choice = Choice { app: k, dc, placement, costs };
         take(dcs, &choice, apps[k].pes);
-        live[k] = false;
         out.push(choice);
+        live[k] = false;
+        // The pairs on `dc` whose slot lost CPUs go stale. Only a slot that overlaps the one just taken can have,
+        // and only if the application is wider than what is left free there.
+        let (start, end) = (placement.start, placement.end());
+        let left = dcs[dc].profile.min_free(start, end);
+        waiting.retain(|&j| live[j]);
+        for &j in &waiting {
+            let pair = &mut pairs[j][dc];
+            let Some((p, _)) = pair.eval else { continue };
+            if pair.stale || apps[j].pes <= left || p.start >= end || p.end() <= start {
+                continue;
+            }
+            if dcs[dc].profile.min_free(p.start, p.end()) < apps[j].pes {
+                pair.stale = true;
+                version[j] += 1;
+                let v = key(j, &pairs[j], dcs).expect("a stale pair is a feasible one");
+                heap.push(Reverse(Entry(v, rank[j], j, version[j])));
+            }
+        }
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
     use super::*;
     use crate::datacenter::power::PowerModel;
 
@@ -472,6 +519,155 @@ mod tests {
         // Within the advertised window (after it the view has every CPU free).
         for (pes, d) in [(5, 10.0), (7, 5.0), (3, 60.0), (2, 100.0)] {
             assert_eq!(view.profile.earliest_fit(now, pes, d), real.earliest_fit(now, pes, d), "{pes} × {d}");
+        }
+    }
+
+    #[test]
+    fn min_min_does_not_strand_an_application_whose_best_data_centre_changed() {
+        // Both applications are cleanest on dc 1, which holds one at a time before their deadline. Once the first
+        // takes it, the second can only go to dc 0, listed before the group it was waiting in.
+        let mut views = vec![dc(4, 0.9, 0.1, DvsPolicy::None), dc(4, 0.1, 0.1, DvsPolicy::None)];
+        let apps = [app(1, 4, 100.0, 150.0), app(2, 4, 100.0, 150.0)];
+        let mce = map(MappingPolicy::MceMce, &apps, &mut views, SimTime::ZERO);
+        assert_eq!(mapped(&mce), [(0, 1), (1, 0)]);
+    }
+
+    /// Min-Min as the thesis states it: every step evaluates every waiting application on every data centre again.
+    fn recomputing_min_min(
+        apps: &[App],
+        dcs: &mut [DcView],
+        now: SimTime,
+        first: Criterion,
+        second: Criterion,
+    ) -> Vec<Choice> {
+        let mut edf: Vec<usize> = (0..apps.len()).collect();
+        edf.sort_by_key(|&j| (apps[j].deadline, j));
+        let mut out = Vec::new();
+        loop {
+            let mut best: Option<(f64, Choice)> = None;
+            for &k in &edf {
+                if out.iter().any(|c: &Choice| c.app == k) {
+                    continue;
+                }
+                let mut mine: Option<Choice> = None;
+                for (d, view) in dcs.iter().enumerate() {
+                    if let Some((placement, costs)) = evaluate(&apps[k], view, now)
+                        && mine.is_none_or(|m| first.key(&costs) < first.key(&m.costs))
+                    {
+                        mine = Some(Choice { app: k, dc: d, placement, costs });
+                    }
+                }
+                if let Some(m) = mine
+                    && best.is_none_or(|(b, _)| second.key(&m.costs) < b)
+                {
+                    best = Some((second.key(&m.costs), m));
+                }
+            }
+            let Some((_, choice)) = best else { return out };
+            take(dcs, &choice, apps[choice.app].pes);
+            out.push(choice);
+        }
+    }
+
+    /// GMCE, GMP and EDF-EST as plainly as they are stated.
+    fn plain_one_pass(policy: MappingPolicy, apps: &[App], dcs: &mut [DcView], now: SimTime) -> Vec<Choice> {
+        let mut edf: Vec<usize> = (0..apps.len()).collect();
+        edf.sort_by_key(|&j| (apps[j].deadline, j));
+        let mut out = Vec::new();
+        for k in edf {
+            let mut best: Option<(f64, Choice)> = None;
+            for (d, view) in dcs.iter().enumerate() {
+                let rank = match policy {
+                    MappingPolicy::Gmce => carbon_key(&view.power, &view.site),
+                    MappingPolicy::Gmp => energy_cost_key(&view.power, &view.site),
+                    _ => f64::NAN,
+                };
+                if let Some((placement, costs)) = evaluate(&apps[k], view, now) {
+                    let rank = if rank.is_nan() { placement.start.secs() } else { rank };
+                    if best.is_none_or(|(b, _)| rank < b) {
+                        best = Some((rank, Choice { app: k, dc: d, placement, costs }));
+                    }
+                }
+            }
+            if let Some((_, choice)) = best {
+                take(dcs, &choice, apps[k].pes);
+                out.push(choice);
+            }
+        }
+        out
+    }
+
+    /// A random cycle: 2–5 data centres of 2–16 CPUs, partly busy, with β in [5, 120] W, α in [1, 10] W/GHz³ (so
+    /// some are faster for less energy above f_min), f_max in [1.2, 2.2] GHz and five levels; 2–11 applications.
+    fn random_cycle(rng: &mut impl RngExt, dvs: DvsPolicy) -> (Vec<App>, Vec<DcView>) {
+        let dcs = (0..rng.random_range(2..=5))
+            .map(|_| {
+                let cpus = rng.random_range(2..=16);
+                let f_max = rng.random_range(1.2..2.2);
+                let power =
+                    PowerModel::new(rng.random_range(5.0..120.0), rng.random_range(1.0..10.0), 0.375 * f_max, f_max, 5)
+                        .unwrap();
+                let site = Site {
+                    cop: rng.random_range(1.0..3.0),
+                    carbon_rate: rng.random_range(0.05..1.0),
+                    electricity_price: rng.random_range(0.05..0.2),
+                    transfer_price: 0.0,
+                    cpu_price: 0.4,
+                    data_price: 0.0,
+                };
+                let mut profile = Profile::new(cpus);
+                for _ in 0..rng.random_range(0..4) {
+                    let start = rng.random_range(0.0..3000.0);
+                    let end = start + rng.random_range(100.0..3000.0);
+                    if profile.min_free(t(start), t(end)) > 0 {
+                        let free = profile.min_free(t(start), t(end));
+                        profile.allocate(t(start), t(end), rng.random_range(1..=free));
+                    }
+                }
+                DcView { cpus, speed: rng.random_range(0.8..1.5), power, site, dvs, profile }
+            })
+            .collect::<Vec<_>>();
+        let widest = dcs.iter().map(|d| d.cpus).max().unwrap();
+        let apps = (0..rng.random_range(2..=11))
+            .map(|i| {
+                let runtime = rng.random_range(100.0..3000.0);
+                App {
+                    id: i,
+                    pes: rng.random_range(1..=widest),
+                    runtime,
+                    deadline: t(runtime * rng.random_range(1.0..5.0)),
+                    data: 0.0,
+                }
+            })
+            .collect();
+        (apps, dcs)
+    }
+
+    #[test]
+    fn every_policy_maps_as_its_plain_statement_on_random_cycles() {
+        let mut rng = Pcg64Mcg::seed_from_u64(41);
+        for dvs in [DvsPolicy::Ours, DvsPolicy::Previous, DvsPolicy::None] {
+            for policy in MappingPolicy::ALL {
+                for n in 0..1000 {
+                    let (apps, dcs) = random_cycle(&mut rng, dvs);
+                    let mut fast = dcs.clone();
+                    let mut plain = dcs;
+                    let got = map(policy, &apps, &mut fast, SimTime::ZERO);
+                    let want = match policy {
+                        MappingPolicy::MceMce => {
+                            recomputing_min_min(&apps, &mut plain, SimTime::ZERO, Criterion::Carbon, Criterion::Carbon)
+                        }
+                        MappingPolicy::MpMp => {
+                            recomputing_min_min(&apps, &mut plain, SimTime::ZERO, Criterion::Profit, Criterion::Profit)
+                        }
+                        MappingPolicy::MceMp => {
+                            recomputing_min_min(&apps, &mut plain, SimTime::ZERO, Criterion::Carbon, Criterion::Profit)
+                        }
+                        _ => plain_one_pass(policy, &apps, &mut plain, SimTime::ZERO),
+                    };
+                    assert_eq!(got, want, "{policy:?} under {dvs:?}, instance {n}");
+                }
+            }
         }
     }
 }

@@ -48,8 +48,8 @@ pub struct EnergyMetaBroker {
     policy: MappingPolicy,
     /// Scheduling interval [s].
     interval: f64,
-    /// The data centres of its provider, which may register.
-    members: BTreeSet<AgentId>,
+    /// The data centres of its provider, which may register, in the order the scenario lists them.
+    members: Vec<AgentId>,
     /// Each registered data centre's last advertisement, and whether it answered this cycle's query.
     catalogue: BTreeMap<AgentId, (DataCentreAdvert, bool)>,
     users: BTreeSet<AgentId>,
@@ -78,7 +78,12 @@ impl EnergyMetaBroker {
         EnergyMetaBroker {
             policy,
             interval,
-            members: members.into_iter().collect(),
+            members: members.into_iter().fold(Vec::new(), |mut v, id| {
+                if !v.contains(&id) {
+                    v.push(id);
+                }
+                v
+            }),
             catalogue: BTreeMap::new(),
             users: BTreeSet::new(),
             queue: BTreeMap::new(),
@@ -161,10 +166,11 @@ impl EnergyMetaBroker {
     fn map_cycle(&mut self, ctx: &mut Ctx<'_>) {
         let Some((until, jobs)) = self.asking.take() else { return };
         let now = ctx.now();
-        let ids: Vec<AgentId> = self.catalogue.keys().copied().collect();
+        // In the order the scenario lists them, which breaks the mapping's ties.
+        let ids: Vec<AgentId> = self.members.iter().copied().filter(|id| self.catalogue.contains_key(id)).collect();
         // The data centres' slots reach `now + (until − now)`, which may round differently from `until`.
         let horizon = if until > now { now + (until - now) } else { now };
-        let mut views: Vec<DcView> = self.catalogue.values().map(|(a, _)| DcView::new(a, now, horizon)).collect();
+        let mut views: Vec<DcView> = ids.iter().map(|id| DcView::new(&self.catalogue[id].0, now, horizon)).collect();
         let widest = views.iter().map(|v| v.cpus).max().unwrap_or(0);
         let apps: Vec<App> = jobs
             .iter()

@@ -132,6 +132,8 @@ pub struct TradeoffMetaBroker {
     quoted: f64,
     /// The planned finish of the last application ticketed, and the sum of response times [s].
     last_finish: f64,
+    /// The planned finish of the last application ticketed that more than one provider could run [s].
+    last_shared_finish: f64,
     responses: f64,
     first_arrival: Option<f64>,
     violations: Vec<(f64, String)>,
@@ -168,6 +170,7 @@ impl TradeoffMetaBroker {
             rolled_over: 0,
             quoted: 0.0,
             last_finish: 0.0,
+            last_shared_finish: 0.0,
             responses: 0.0,
             first_arrival: None,
             violations: Vec::new(),
@@ -317,6 +320,9 @@ impl TradeoffMetaBroker {
         self.tickets += 1;
         self.quoted += r.cost;
         self.last_finish = self.last_finish.max(r.finish);
+        if self.catalogue.values().filter(|(u, _)| u.cpus >= w.spec.pes).nth(1).is_some() {
+            self.last_shared_finish = self.last_shared_finish.max(r.finish);
+        }
         self.responses += r.finish - w.arrival.secs();
         let ticket = Ticket {
             job: r.job,
@@ -459,7 +465,8 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
 
     fn report(&self, _now: SimTime, out: &mut Report) {
         let b = self.bounds();
-        let makespan = self.first_arrival.map_or(0.0, |f| (self.last_finish - f).max(0.0));
+        let since_first = |t: f64| self.first_arrival.map_or(0.0, |f| (t - f).max(0.0));
+        let makespan = since_first(self.last_finish);
         let gap = |x: f64, bound: f64| if bound > 0.0 { x / bound - 1.0 } else { 0.0 };
         out.metrics.extend([
             ("rounds", self.rounds as f64),
@@ -472,6 +479,7 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
             ("users", self.users.len() as f64),
             ("pending", self.queue.len() as f64),
             ("makespan", makespan),
+            ("makespan_shared", since_first(self.last_shared_finish)),
             ("mean_response", if self.tickets > 0 { self.responses / self.tickets as f64 } else { 0.0 }),
             ("cost_bound", b.cost),
             ("makespan_bound", b.makespan()),
