@@ -8,7 +8,7 @@ use agents::provider::admission::{AdmissionConfig, AdmissionPolicy};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
-use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use agents::provider::{CancelledLeases, MoldedDeadline, Provider, ProviderConfig, ProviderInfo};
 use agents::sim::AgentId;
 use agents::testbed::{TestBed, expect};
 
@@ -36,7 +36,7 @@ fn metric(tb: &mut TestBed, id: AgentId, key: &str) -> f64 {
 fn prepare(reroute: bool) -> (TestBed, [AgentId; 4]) {
     let mut tb = TestBed::new(1);
     let pacp = AdmissionConfig { capacity: Some(2), ..AdmissionConfig::new(AdmissionPolicy::Pacp) };
-    let a = tb.agent("a", "provider", provider(4).with_admission(pacp).moldable());
+    let a = tb.agent("a", "provider", provider(4).with_admission(pacp).moldable(MoldedDeadline::Scaled));
     let b = tb.agent("b", "provider", provider(4).with_admission(AdmissionConfig::new(AdmissionPolicy::Cacp)));
     let info = |id| ProviderInfo { id, pes: 4, speed: 1.0, price: 0.0 };
     let gateway = Gateway::new(vec![info(a), info(b)], Dispatch::RoundRobin);
@@ -131,4 +131,30 @@ fn test_a_request_every_cluster_refuses_is_rejected_and_forgotten() {
     assert_eq!(metric(&mut tb, igg, "admission_refusals"), 2.0);
     assert_eq!(metric(&mut tb, igg, "admission_rejected"), 1.0);
     assert_eq!(metric(&mut tb, igg, "reroutes_open"), 0.0);
+}
+
+/// A 4-PE moldable cluster runs a 4-PE request over [1, 101), then a 1-PE request of 100 s submitted at 2 with its
+/// deadline at 202 (twice its runtime), molded to 4 PEs for 25 s over [101, 126). Scaled with the molded runtime the
+/// deadline is 2 + 200 / 4 = 52, missed; kept as submitted, 202, met (the first, with no deadline, counts as met).
+#[test]
+fn test_a_molded_request_keeps_its_submitted_deadline_when_asked() {
+    for (deadline, met) in [(MoldedDeadline::Scaled, 1.0), (MoldedDeadline::Submitted, 2.0)] {
+        let mut tb = TestBed::new(1);
+        let a = tb.agent("a", "provider", provider(4).moldable(deadline));
+        tb.agent(
+            "igg",
+            "gateway",
+            Gateway::new(vec![ProviderInfo { id: a, pes: 4, speed: 1.0, price: 0.0 }], Dispatch::RoundRobin),
+        );
+        let user = tb.probe("user");
+        let wide = JobSpec::new(1, user, 4, 100.0);
+        let due =
+            JobSpec { deadline: Some(agents::sim::SimTime::new(202.0).unwrap()), ..JobSpec::new(2, user, 1, 100.0) };
+        tb.inject(1.0, "igg", "a", Msg::Job(JobMsg::Submit(Box::new(wide))));
+        tb.inject(2.0, "igg", "a", Msg::Job(JobMsg::Submit(Box::new(due))));
+        tb.run_to_quiescence().unwrap();
+        tb.assert_in_order(&[expect("job.completed").from("a").to("user").at(126.0)]);
+        assert_eq!(metric(&mut tb, a, "external_completed"), 2.0, "{deadline:?}");
+        assert_eq!(metric(&mut tb, a, "external_met"), met, "{deadline:?}");
+    }
 }

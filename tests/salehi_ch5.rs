@@ -12,7 +12,7 @@ fn family() -> Vec<std::path::PathBuf> {
 #[test]
 fn test_every_file_of_the_family_loads_with_targets_and_checks() {
     let files = family();
-    assert_eq!(files.len(), 5, "{files:?}");
+    assert_eq!(files.len(), 6, "{files:?}");
     for f in files {
         let study = Study::load(&f, &LoadOptions { quick: true, ..LoadOptions::default() }).unwrap();
         assert!(!study.checks.is_empty() && !study.targets.is_empty(), "{}", f.display());

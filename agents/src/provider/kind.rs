@@ -16,7 +16,10 @@ use super::preemption::PreemptionPolicy;
 use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
-use super::{CancelledLeases, EnergyConfig, ExchangeTrading, Provider, ProviderConfig, ProviderInfo, Sell, SlaRule};
+use super::{
+    CancelledLeases, EnergyConfig, ExchangeTrading, MoldedDeadline, Provider, ProviderConfig, ProviderInfo, Sell,
+    SlaRule,
+};
 use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
@@ -135,7 +138,7 @@ impl AgentKind for ProviderKind {
             Metric::new(
                 "external_met",
                 Unit::Count,
-                "external requests completed by their deadline (as molded here, for a moldable provider)",
+                "external requests completed by their deadline (for a moldable provider, the deadline as `molded-deadline` says)",
             ),
             Metric::new(
                 "admission_capacity",
@@ -360,6 +363,9 @@ pub struct RawProvider {
     /// ratio to the runtime (default false).
     #[serde(default)]
     pub moldable: bool,
+    /// With `moldable`: "scaled" (the deadline keeps its ratio to the molded runtime; default) or "submitted" (the
+    /// deadline stays as the request was submitted).
+    pub molded_deadline: Option<MoldedDeadline>,
     /// How the posted price moves (default fixed): `{ rule = "utilisation", gain = 0.5, target = 0.7 }`, "demand",
     /// "auction-cleared" or "time-of-day"; every change is announced to the user brokers. See `docs/market.md`.
     pub pricing: Option<RawPricing>,
@@ -619,7 +625,14 @@ impl RawGroup for RawProvider {
         let energy = self.energy.as_ref().map(RawEnergy::check).transpose();
         let energy = energy.map_err(|(key, m)| Invalid::at(format!("energy.{key}"), m))?;
         let admission = self.admission.as_ref().map(RawAdmission::check).transpose()?;
-        let (sla, moldable) = (self.sla, self.moldable);
+        let moldable = match (self.moldable, self.molded_deadline) {
+            (true, deadline) => Some(deadline.unwrap_or_default()),
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(Invalid::at("molded-deadline", "a key of moldable providers: set `moldable = true`"));
+            }
+        };
+        let sla = self.sla;
         Ok(Box::new(ProviderSpec { config, draws, trading, sla, queue_order, pricing, admission, moldable, energy }))
     }
 }
@@ -699,8 +712,8 @@ pub struct ProviderSpec {
     pub pricing: PricingConfig,
     /// Its admission control of external requests, if any.
     pub admission: Option<AdmissionConfig>,
-    /// Whether requests are molded to the whole cluster.
-    pub moldable: bool,
+    /// Whether requests are molded to the whole cluster, and their deadlines how.
+    pub moldable: Option<MoldedDeadline>,
     /// Its node power states and energy policy, if any.
     pub energy: Option<EnergyConfig>,
 }
@@ -779,8 +792,8 @@ impl GroupSpec for ProviderSpec {
         if let Some(admission) = self.admission {
             provider = provider.with_admission(admission);
         }
-        if self.moldable {
-            provider = provider.moldable();
+        if let Some(deadline) = self.moldable {
+            provider = provider.moldable(deadline);
         }
         if let Some(order) = self.queue_order {
             provider = provider.with_queue_order(order).map_err(|e| e.to_string())?;

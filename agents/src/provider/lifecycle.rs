@@ -2,7 +2,7 @@
 
 use super::admission::model::Capacity;
 use super::scheduler::{QueuedJob, Rejected, Started};
-use super::{LocalJob, Provider};
+use super::{LocalJob, MoldedDeadline, Provider};
 use crate::model::{JobId, LeaseType};
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
 use crate::sim::{AgentId, Ctx, SimTime};
@@ -15,9 +15,9 @@ impl Provider {
         let (id, owner) = (job.id, job.owner);
         let external = from != owner;
         // A refused request goes back as submitted, to be molded anew wherever the gateway offers it next.
-        let submitted = (self.moldable && external).then(|| job.clone());
-        if self.moldable {
-            self.mold(&mut job, ctx.now());
+        let submitted = (self.moldable.is_some() && external).then(|| job.clone());
+        if let Some(deadline) = self.moldable {
+            self.mold(&mut job, deadline, ctx.now());
         }
         if let Err(reason) = self.admission_control(&job, external, ctx.now()) {
             self.rejected += 1;
@@ -58,13 +58,12 @@ impl Provider {
         self.after_event(ctx);
     }
 
-    /// Spreads a moldable request's work over every PE of the cluster. Its deadline keeps its ratio to the runtime:
-    /// the ratio was drawn against the runtime as submitted, and applies to the undisturbed runtime here.
-    fn mold(&self, job: &mut JobSpec, now: SimTime) {
+    /// Spreads a moldable request's work over every PE of the cluster; its deadline as `deadline` says.
+    fn mold(&self, job: &mut JobSpec, deadline: MoldedDeadline, now: SimTime) {
         let share = f64::from(job.pes) / f64::from(self.config.pes);
         (job.pes, job.runtime, job.estimate) = (self.config.pes, job.runtime * share, job.estimate * share);
-        if let Some(deadline) = job.deadline {
-            job.deadline = Some(now + (deadline - now).max(0.0) * share / self.config.speed);
+        if let (MoldedDeadline::Scaled, Some(d)) = (deadline, job.deadline) {
+            job.deadline = Some(now + (d - now).max(0.0) * share / self.config.speed);
         }
     }
 

@@ -50,6 +50,7 @@ mod reservations;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::{Book, Transfer};
@@ -99,6 +100,18 @@ pub enum SlaRule {
     /// are left: Garg (2010) §3.6, "the resource owner would select only the first user and would send a fail SLA
     /// for all other users".
     First,
+}
+
+/// The deadline of a molded request (Amini Salehi, Javadi & Buyya draw it as a ratio N(2, 1) or N(4, 1) of the
+/// runtime as submitted, and do not say what molding does to it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MoldedDeadline {
+    /// It keeps its ratio to the runtime: the molded runtime's share of the time left (the default).
+    #[default]
+    Scaled,
+    /// It stays as submitted: the ratio was drawn for the request as the user sent it.
+    Submitted,
 }
 
 /// What becomes of a cancelled best-effort lease. Amini Salehi (2012) leaves it open (§3.2.1: "restart" or "terminate
@@ -230,10 +243,10 @@ pub struct Provider {
     energy: Option<Box<energy::Energy>>,
     /// Admission control of external requests, if any (see [`admission`]).
     admission: Option<Admission>,
-    /// Moldable requests: a job's work (PEs × runtime) spreads over all the cluster's PEs, its deadline keeping its
-    /// ratio to the runtime (Amini Salehi, Javadi & Buyya: "the number of VMs required by a request adapts to the
-    /// number of VMs in the allocated cluster and the duration of the request changes accordingly").
-    moldable: bool,
+    /// Moldable requests: a job's work (PEs × runtime) spreads over all the cluster's PEs (Amini Salehi, Javadi &
+    /// Buyya: "the number of VMs required by a request adapts to the number of VMs in the allocated cluster and the
+    /// duration of the request changes accordingly"), its deadline as [`MoldedDeadline`] says; `None`: rigid.
+    moldable: Option<MoldedDeadline>,
     /// External requests (forwarded by a gateway) held here, queued, running or preempted.
     held: BTreeSet<JobId>,
     /// Local requests made ahead whose window could not be held when they were made: placed at their start.
@@ -312,7 +325,7 @@ impl Provider {
             pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
             energy: None,
             admission: None,
-            moldable: false,
+            moldable: None,
             held: BTreeSet::new(),
             ahead: BTreeMap::new(),
             externals: ExternalStats::default(),
@@ -326,9 +339,10 @@ impl Provider {
         self
     }
 
-    /// A provider that molds every request to its whole cluster (see the field `moldable`).
-    pub fn moldable(mut self) -> Provider {
-        self.moldable = true;
+    /// A provider that molds every request to its whole cluster, its deadline by `deadline` (see the field
+    /// `moldable`).
+    pub fn moldable(mut self, deadline: MoldedDeadline) -> Provider {
+        self.moldable = Some(deadline);
         self
     }
 
