@@ -1,19 +1,33 @@
 //! Lease preemption inside the provider, message by message: the prototype example of Amini Salehi (2012) ch7 (Table
 //! 7.1: six suspendable leases fill a 12-PE cluster; at 00:12:00 a local request for 5 VMs over one hour arrives).
 
+use std::collections::BTreeMap;
+
 use agents::gateway::{Dispatch, Gateway};
 use agents::ledger::Account;
 use agents::protocol::{JobMsg, JobSpec, LeaseMsg, LeaseType, MarketMsg, Msg, PreemptionKind};
+use agents::provider::kind::ProviderKind;
 use agents::provider::overhead::{OverheadModel, SharedStorage};
 use agents::provider::preemption::{PROTOTYPE_LEASES, PreemptionPolicy};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
+use agents::registry::AgentKind;
 use agents::sim::{AgentId, Runtime, SimTime};
 use agents::testbed::{Delivery, TestBed, expect};
 
 fn lease(id: u64, vms: u32, memory_mb: f64, duration: f64, lease: LeaseType) -> Msg {
     let spec =
         JobSpec { lease: Some(lease), memory_mb: Some(memory_mb), ..JobSpec::new(id, AgentId(1), vms, duration) };
+    Msg::Job(JobMsg::Submit(Box::new(spec)))
+}
+
+/// A local request of `vms` 1,024 MB VMs over `duration` seconds from the provider's own user, `AgentId(2)`.
+fn local_request(id: u64, vms: u32, duration: f64) -> Msg {
+    let spec = JobSpec {
+        lease: Some(LeaseType::Local),
+        memory_mb: Some(1024.0),
+        ..JobSpec::new(id, AgentId(2), vms, duration)
+    };
     Msg::Job(JobMsg::Submit(Box::new(spec)))
 }
 
@@ -44,11 +58,7 @@ fn prototype(policy: PreemptionPolicy, rt: Runtime) -> (Vec<Delivery>, Vec<(&'st
     for (id, at, vms, mb, duration) in PROTOTYPE_LEASES {
         tb.inject(at, "igg", "site", lease(id, vms, mb, duration, LeaseType::Suspendable));
     }
-    let mut local = lease(7, 5, 1024.0, 3600.0, LeaseType::Local);
-    if let Msg::Job(JobMsg::Submit(spec)) = &mut local {
-        spec.owner = AgentId(2);
-    }
-    tb.inject(720.0, "local-user", "site", local);
+    tb.inject(720.0, "local-user", "site", local_request(7, 5, 3600.0));
     tb.run_to_quiescence().unwrap();
     let metrics = tb.sim().report(site).unwrap().metrics;
     (tb.deliveries(), metrics)
@@ -318,11 +328,7 @@ fn test_a_suspended_lease_is_billed_once_for_its_computation_and_not_for_overhea
     tb.probe("user");
     tb.probe("local-user");
     tb.inject(0.0, "user", "site", lease(1, 4, 1024.0, 1000.0, LeaseType::Suspendable));
-    let mut local = lease(2, 4, 1024.0, 500.0, LeaseType::Local);
-    if let Msg::Job(JobMsg::Submit(spec)) = &mut local {
-        spec.owner = AgentId(2);
-    }
-    tb.inject(100.0, "local-user", "site", local);
+    tb.inject(100.0, "local-user", "site", local_request(2, 4, 500.0));
     tb.run_to_quiescence().unwrap();
     let h = OverheadModel::default().overhead(PreemptionKind::Suspend, 4, 1024.0);
     tb.assert_in_order(&[
@@ -423,4 +429,42 @@ fn test_a_local_request_made_ahead_and_cancelled_before_its_start_never_runs() {
     assert_eq!(job_event(&d, "job.accepted", 3), Some(100.0));
     assert_eq!(job_event(&d, "job.started", 3), None);
     assert_eq!(job_event(&d, "job.started", 2), Some(1000.0));
+}
+
+#[test]
+fn test_useful_work_charges_each_preempted_lease_its_overhead_once() {
+    // Suspendable leases of 2 and 3 VMs (1,000 s) share a 6-PE cluster from t = 0; at 100 s a local request for all
+    // 6 PEs over 200 s suspends both, and they resume at 300 s. Chapter 3's overhead, VMs one after another:
+    // h(v) = v·(2·t_p + t_s + t_r) + δ = v·(0.01 + 1024/6.36 + 1024/8.12) + 2.3, so h(2) = 576.5493 s and
+    // h(3) = 863.6740 s.
+    let mut tb = TestBed::new(1);
+    let site = tb.agent("site", "provider", Provider::new(cluster(6, PreemptionPolicy::Mov, OverheadModel::default())));
+    tb.probe("user");
+    tb.probe("local-user");
+    tb.inject(0.0, "user", "site", lease(1, 2, 1024.0, 1000.0, LeaseType::Suspendable));
+    tb.inject(0.0, "user", "site", lease(2, 3, 1024.0, 1000.0, LeaseType::Suspendable));
+    tb.inject(100.0, "local-user", "site", local_request(3, 6, 200.0));
+    tb.run_to_quiescence().unwrap();
+    let h = |vms| OverheadModel::default().overhead(PreemptionKind::Suspend, vms, 1024.0);
+    let (h2, h3) = (h(2), h(3));
+    assert!((h2 - 576.5493274).abs() < 1e-6 && (h3 - 863.6739911).abs() < 1e-6, "h(2) = {h2}, h(3) = {h3}");
+    tb.assert_in_order(&[
+        expect("lease.resumed").to("user").at(300.0),
+        expect("lease.resumed").to("user").at(300.0),
+        expect("job.completed").to("user").at(300.0 + 900.0 + h2),
+        expect("job.completed").to("user").at(300.0 + 900.0 + h3),
+    ]);
+    let report: BTreeMap<String, f64> =
+        tb.sim().report(site).unwrap().metrics.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let near =
+        |key: &str, want: f64| assert!((report[key] - want).abs() < 1e-3, "{key}: {} against {want}", report[key]);
+    near("preemption_overhead", h2 + h3);
+    // The schedule holds every VM of a lease for its h(L): 2·h(2) + 3·h(3) PE-seconds.
+    near("overhead_pe_seconds", 2.0 * h2 + 3.0 * h3);
+    // Computed: 6 × 200 (local) + 2 × 1,000 + 3 × 1,000 VM-seconds (Eq 4.22).
+    near("busy_pe_seconds", 6200.0 + 2.0 * h2 + 3.0 * h3);
+    let mut metrics = report.clone();
+    ProviderKind.derive_metrics(&mut metrics);
+    // Eq 4.21: 1 − (h(2) + h(3)) / 6,200 = 0.7677; charging the PE-seconds instead gives 1 − 3,744.12 / 6,200 = 0.396.
+    assert!((metrics["useful_work"] - 0.767706).abs() < 1e-6, "{}", metrics["useful_work"]);
 }
