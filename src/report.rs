@@ -4,10 +4,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use agents::datacenter::kind::KIND as DATACENTRE;
-use agents::market::kind::KIND as MARKET;
-use agents::provider::kind::KIND as PROVIDER;
-
 use crate::lock::counts_cell;
 use crate::output::write_atomic;
 use agents::registry::limits::short;
@@ -37,7 +33,7 @@ const HEADLINE: [(&str, &str); 12] = [
 /// `label` with its money in the study's currency: data centres bill in US dollars (Garg 2010 ch6's prices), the
 /// rest of the market in G$.
 fn in_currency(study: &Study, label: &str) -> String {
-    if study.points[0].plan.agents().any(|a| a.kind.name() == DATACENTRE) {
+    if study.points[0].plan.agents().any(|a| a.kind.bills_in_dollars()) {
         label.replace("G$", "USD")
     } else {
         label.to_string()
@@ -58,32 +54,20 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     if !jobs {
         shown.retain(|(_, metric)| !metric.starts_with("jobs."));
     }
-    // Per induced-value market, when there are few enough to read.
-    let markets: Vec<String> =
-        study.points[0].plan.agents().filter(|a| a.kind.name() == MARKET).map(|a| a.name).take(9).collect();
-    if markets.len() <= 8 {
-        for m in markets {
-            for (metric, label) in
-                [("efficiency", "efficiency"), ("alpha", "Smith's α [%]"), ("trades", "trades/period")]
-            {
-                shown.push((format!("{m}: {label}"), format!("markets.{m}.{metric}")));
-            }
+    // Per member of the kinds that ask for rows (induced-value markets and providers when there are few enough to
+    // read, Melendez (2010)'s statistics for the first request sources).
+    let plan = &study.points[0].plan;
+    for kind in plan.registry.kinds() {
+        let rows = kind.summary_rows();
+        let members: Vec<String> =
+            plan.agents().filter(|a| a.kind.name() == kind.name()).map(|a| a.name).take(rows.members + 1).collect();
+        if rows.only_if_all && members.len() > rows.members {
+            continue;
         }
-    }
-    // Per provider, when there are few enough to read.
-    let providers: Vec<String> =
-        study.points[0].plan.agents().filter(|a| a.kind.name() == PROVIDER).map(|a| a.name).take(9).collect();
-    if providers.len() <= 8 {
-        for p in providers {
-            for (metric, label) in [("utilisation", "utilisation"), ("received", "received [G$]")] {
-                shown.push((format!("{p}: {label}"), format!("providers.{p}.{metric}")));
+        for member in members.iter().take(rows.members) {
+            for (metric, label) in rows.metrics {
+                shown.push((format!("{member}: {label}"), format!("{}.{member}.{metric}", kind.table())));
             }
-        }
-    }
-    // Per request source (Melendez 2010's statistics).
-    for s in study.points[0].plan.agents().filter(|a| a.kind.name() == agents::request_source::kind::KIND).take(4) {
-        for (metric, label) in [("blocking", "blocking B"), ("revenue_rate", "revenue R")] {
-            shown.push((format!("{}: {label}", s.name), format!("sources.{}.{metric}", s.name)));
         }
     }
     let cell =

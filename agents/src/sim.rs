@@ -22,6 +22,12 @@ pub fn until_next_multiple(now: f64, period: f64) -> f64 {
     k * period - now
 }
 
+/// Logs a message (of kind `kind`, as [`Msg::kind`] names it) its receiver has no use for, the same way for every
+/// agent: a protocol error, never dropped silently.
+pub fn unhandled(ctx: &Ctx<'_>, kind: &str) {
+    tracing::error!(agent = ctx.name(), kind, "unhandled message");
+}
+
 /// gridmarket's world: the market protocol and the agents' reports.
 #[derive(Debug)]
 pub struct GridMarket;
@@ -46,7 +52,69 @@ pub type TraceRecord = trace::TraceRecord<Msg>;
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+    use std::fmt::Debug;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata};
+
     use super::until_next_multiple;
+    use crate::directory::ResourceDirectory;
+    use crate::protocol::{JobMsg, MatchMsg, Msg};
+    use crate::testbed::TestBed;
+
+    /// The (agent, kind) of every error event that says "unhandled message".
+    #[derive(Clone, Default)]
+    struct Unhandled(Arc<Mutex<Vec<(String, String)>>>);
+
+    #[derive(Default)]
+    struct Fields(BTreeMap<String, String>);
+
+    impl Visit for Fields {
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.insert(field.name().into(), value.into());
+        }
+        fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+            self.0.insert(field.name().into(), format!("{value:?}"));
+        }
+    }
+
+    impl tracing::Subscriber for Unhandled {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            if *event.metadata().level() == Level::ERROR && fields.0["message"] == "unhandled message" {
+                self.0.lock().unwrap().push((fields.0["agent"].clone(), fields.0["kind"].clone()));
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    #[test]
+    fn an_agent_logs_a_message_it_has_no_use_for() {
+        let logged = Unhandled::default();
+        tracing::subscriber::with_default(logged.clone(), || {
+            let mut tb = TestBed::new(1);
+            tb.agent("gis", crate::directory::kind::KIND, ResourceDirectory::default());
+            tb.probe("broker");
+            tb.inject(1.0, "broker", "gis", Msg::Match(MatchMsg::ListResources { transparent: true }));
+            tb.inject(2.0, "broker", "gis", Msg::Job(JobMsg::Cancel { job: 7 }));
+            tb.run_to_quiescence().unwrap();
+        });
+        // The list request is answered; the cancellation, meant for a provider, is logged once.
+        assert_eq!(*logged.0.lock().unwrap(), [("gis".to_string(), "job.cancel".to_string())]);
+    }
 
     #[test]
     fn the_next_multiple_is_always_a_later_instant() {

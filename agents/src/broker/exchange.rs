@@ -117,7 +117,7 @@ impl UserBroker {
             ExchangeMsg::Lost { job, .. } => self.failed(*job, "lost its auction", ctx),
             ExchangeMsg::Cleared { price, .. } => self.on_cleared(*price, ctx),
             ExchangeMsg::Refused(r) => self.on_refused(r, ctx),
-            _ => tracing::error!(broker = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
+            _ => crate::sim::unhandled(ctx, msg.kind()),
         }
     }
 

@@ -494,7 +494,7 @@ impl Agent<GridMarket> for UserBroker {
             Msg::Lease(LeaseMsg::Preempted { .. } | LeaseMsg::DeadlineMissed { .. }) => {}
             Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
             Msg::Timer(TimerMsg::Timeout { id }) => self.try_again(*id, ctx),
-            other => tracing::error!(broker = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

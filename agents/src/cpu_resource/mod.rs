@@ -137,7 +137,7 @@ impl Agent<GridMarket> for CpuResource {
                 let slot = self.timetable.insert_on_demand(now, **request);
                 ctx.send(request.source, MatchMsg::Scheduled(Box::new(slot)));
             }
-            _ => return,
+            other => return crate::sim::unhandled(ctx, other.kind()),
         }
         // A request due now starts now.
         self.advance(ctx);

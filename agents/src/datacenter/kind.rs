@@ -72,6 +72,10 @@ const DERIVED: &[Metric] = &[
 ];
 
 impl AgentKind for DataCentreKind {
+    fn bills_in_dollars(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

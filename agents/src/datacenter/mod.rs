@@ -410,7 +410,7 @@ impl Agent<GridMarket> for DataCentre {
             Msg::Timer(TimerMsg::SlotStart { job }) => self.on_slot_start(*job, ctx),
             Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
             Msg::Market(_) => {}
-            other => tracing::error!(datacentre = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

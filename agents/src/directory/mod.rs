@@ -26,7 +26,7 @@ impl Agent<GridMarket> for ResourceDirectory {
                 let pool = self.resources.iter().filter(|(_, p)| p.is_some() == *transparent).copied().collect();
                 ctx.send(env.from(), MatchMsg::ResourceList(Box::new(pool)));
             }
-            _ => {}
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

@@ -861,7 +861,7 @@ impl Agent<GridMarket> for Exchange {
             Msg::Timer(TimerMsg::Clear { auction }) => self.on_clear(*auction, ctx),
             Msg::Timer(TimerMsg::Round { .. }) => self.on_cycle(ctx),
             Msg::Timer(TimerMsg::OpenMarkets) => self.open_markets(ctx),
-            other => tracing::error!(exchange = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

@@ -402,7 +402,7 @@ impl Agent<GridMarket> for Gateway {
                     ctx.send(search.migration.source, Msg::Lease(LeaseMsg::Migrated { lease: *lease, to: *to }));
                 }
             }
-            other => tracing::error!(gateway = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

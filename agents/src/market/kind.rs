@@ -10,7 +10,7 @@ use crate::exchange::traders::{Limits, Strategy};
 use crate::registry::limits::{MAX_TIME, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, SummaryRows, Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -26,6 +26,12 @@ const MAX_STEPS: u64 = 100_000_000;
 pub struct MarketKind;
 
 impl AgentKind for MarketKind {
+    fn summary_rows(&self) -> SummaryRows {
+        const ROWS: &[(&str, &str)] =
+            &[("efficiency", "efficiency"), ("alpha", "Smith's α [%]"), ("trades", "trades/period")];
+        SummaryRows { metrics: ROWS, members: 8, only_if_all: true }
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

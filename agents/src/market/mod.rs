@@ -366,7 +366,7 @@ impl Agent<GridMarket> for DoubleAuctionMarket {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
             Msg::Timer(TimerMsg::Round { .. }) => self.on_step(ctx),
-            other => tracing::error!(market = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

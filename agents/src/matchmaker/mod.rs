@@ -186,7 +186,7 @@ impl Matchmaker {
 
 impl Agent<GridMarket> for Matchmaker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx) {
-        let Msg::Match(m) = &env.msg else { return };
+        let Msg::Match(m) = &env.msg else { return crate::sim::unhandled(ctx, env.msg.kind()) };
         match m {
             MatchMsg::Submit(request) => {
                 self.arrivals += 1;
@@ -213,7 +213,7 @@ impl Agent<GridMarket> for Matchmaker {
                 self.try_next(ctx);
                 self.pump(ctx);
             }
-            _ => {}
+            _ => crate::sim::unhandled(ctx, env.msg.kind()),
         }
     }
 

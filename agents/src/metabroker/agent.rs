@@ -321,7 +321,7 @@ impl Agent<GridMarket> for MetaBroker {
                 self.reserving.remove(request);
             }
             Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
-            other => tracing::error!(metabroker = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

@@ -200,7 +200,7 @@ impl Agent<GridMarket> for Node {
                 }
                 self.flip_later(a, ctx);
             }
-            other => tracing::error!(node = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

@@ -27,8 +27,8 @@ use crate::metabroker::tradeoff::prices::WeibullPrice;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit, serde_name,
-    unknown_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, SummaryRows, Unit,
+    serde_name, unknown_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -39,6 +39,18 @@ pub const KIND: &str = "provider";
 pub struct ProviderKind;
 
 impl AgentKind for ProviderKind {
+    fn sells_compute(&self) -> bool {
+        true
+    }
+
+    fn summary_rows(&self) -> SummaryRows {
+        SummaryRows {
+            metrics: &[("utilisation", "utilisation"), ("received", "received [G$]")],
+            members: 8,
+            only_if_all: true,
+        }
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

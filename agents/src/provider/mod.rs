@@ -450,7 +450,7 @@ impl Agent<GridMarket> for Provider {
             Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
             Msg::Timer(TimerMsg::Reprice) => self.on_reprice(ctx),
             Msg::Timer(TimerMsg::PowerCheck) => self.on_power_check(ctx),
-            other => tracing::error!(provider = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

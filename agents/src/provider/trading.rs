@@ -96,7 +96,7 @@ impl Provider {
                 self.on_cleared(*price, ctx)
             }
             ExchangeMsg::AuctionHeld { .. } | ExchangeMsg::Offers(_) => {}
-            _ => tracing::error!(provider = ctx.name(), kind = msg.kind(), "unhandled exchange message"),
+            _ => crate::sim::unhandled(ctx, msg.kind()),
         }
     }
 

@@ -72,6 +72,32 @@ pub trait AgentKind: Send + Sync {
     fn clears(&self) -> bool {
         false
     }
+    /// Whether its members sell compute at posted prices: their prices feed the run's `market.*` metrics and their
+    /// receipts the providers' revenue.
+    fn sells_compute(&self) -> bool {
+        false
+    }
+    /// Whether its members bill in US dollars (Garg 2010 ch6's electricity prices) rather than G$: a study with one
+    /// reports its money in dollars.
+    fn bills_in_dollars(&self) -> bool {
+        false
+    }
+    /// The rows of the report's summary table each of its members gets.
+    fn summary_rows(&self) -> SummaryRows {
+        SummaryRows { metrics: &[], members: 0, only_if_all: false }
+    }
+}
+
+/// The per-member rows of the report's summary table a kind asks for: `metrics` (name, label) for each of its first
+/// `members` members, or, with `only_if_all`, for every member when there are at most `members` (none otherwise).
+#[derive(Clone, Copy, Debug)]
+pub struct SummaryRows {
+    /// (metric name, label) pairs, in the order shown.
+    pub metrics: &'static [(&'static str, &'static str)],
+    /// How many members get rows.
+    pub members: usize,
+    /// Rows only when every member fits (a table of a few providers), not for the first few of many.
+    pub only_if_all: bool,
 }
 
 impl fmt::Debug for dyn AgentKind {

@@ -9,7 +9,7 @@ use crate::matchmaker::kind::{AS_BROKER, TRANSPARENT_BROKER};
 use crate::matchmaking::{resolve_one, single};
 use crate::registry::values::{Delay, Fraction, JobCount, Positive};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, SummaryRows, Unit,
 };
 use crate::sim::BoxedAgent;
 use crate::splitter::kind::KIND as SPLITTER;
@@ -21,6 +21,15 @@ pub const KIND: &str = "source";
 pub struct SourceKind;
 
 impl AgentKind for SourceKind {
+    /// Melendez (2010)'s statistics, for the first four sources.
+    fn summary_rows(&self) -> SummaryRows {
+        SummaryRows {
+            metrics: &[("blocking", "blocking B"), ("revenue_rate", "revenue R")],
+            members: 4,
+            only_if_all: false,
+        }
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

@@ -194,7 +194,7 @@ impl Agent<GridMarket> for RequestSource {
                 }
                 self.late += u64::from(late);
             }
-            _ => {}
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

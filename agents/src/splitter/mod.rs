@@ -28,7 +28,7 @@ impl Splitter {
 
 impl Agent<GridMarket> for Splitter {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx) {
-        let Msg::Match(MatchMsg::Submit(request)) = &env.msg else { return };
+        let Msg::Match(MatchMsg::Submit(request)) = &env.msg else { return crate::sim::unhandled(ctx, env.msg.kind()) };
         let to = if ctx.rng().random::<f64>() < self.x {
             self.to_transparent += 1;
             self.transparent

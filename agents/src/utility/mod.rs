@@ -1175,7 +1175,7 @@ impl Agent<GridMarket> for Utility {
             }
             Msg::Timer(TimerMsg::Round { .. }) => self.on_epoch(ctx),
             Msg::Timer(TimerMsg::Transfer) => self.on_transfers(ctx),
-            other => tracing::error!(utility = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

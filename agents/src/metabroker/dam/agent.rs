@@ -263,7 +263,7 @@ impl Agent<GridMarket> for AuctionMetaBroker {
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
             Msg::Lease(LeaseMsg::ReserveRefused { request, reason }) => self.on_refused(*request, reason, ctx),
             Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
-            other => tracing::error!(metabroker = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

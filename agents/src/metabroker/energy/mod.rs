@@ -262,7 +262,7 @@ impl Agent<GridMarket> for EnergyMetaBroker {
             Msg::Energy(EnergyMsg::Assigned(a)) => self.on_assigned(a, ctx),
             Msg::Lease(LeaseMsg::ReserveRefused { request, reason }) => self.on_refused(*request, reason, ctx),
             Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
-            other => tracing::error!(metabroker = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 

@@ -459,7 +459,7 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
             Msg::Lease(LeaseMsg::ReserveRefused { request, .. }) => self.on_refused(*request, ctx),
             Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
-            other => tracing::error!(metabroker = ctx.name(), kind = other.kind(), "unhandled message"),
+            other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
 
