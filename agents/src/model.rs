@@ -1,8 +1,12 @@
-//! The small vocabulary the protocol and the agents share: job identifiers, and the lease types and preemption kinds
-//! of Amini Salehi (2012), ch 3 §3.2.1.
+//! The small vocabulary the protocol and the agents share: job identifiers, the lease types and preemption kinds of
+//! Amini Salehi (2012), ch 3 §3.2.1, the power model, site and DVS policy of a data centre (Garg 2010 ch6) that its
+//! adverts carry, and the auction mechanisms an exchange's messages name (Garg 2010 ch8). Only the types live here;
+//! what they do is beside the agents that use them (`datacenter::power`, `datacenter::dvs`, `exchange::mechanism`),
+//! so that the protocol imports no agent module.
 //!
-//! [`protocol`](crate::protocol) re-exports these types, so messages and agents name them the same way.
+//! [`protocol`](crate::protocol) re-exports the job and lease types, so messages and agents name them the same way.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Identifies a job (or a lease, or a request) across agents; unique within a run.
@@ -64,4 +68,85 @@ mod tests {
             [None, Some(PreemptionKind::Cancel), Some(PreemptionKind::Suspend), Some(PreemptionKind::Migrate), None]
         );
     }
+}
+
+/// A data centre's DVS policy; deserialises from "ours", "previous" and "none".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DvsPolicy {
+    /// OurDVS: from the level nearest f_opt up.
+    #[default]
+    Ours,
+    /// PrevDVS: from f_min up.
+    Previous,
+    /// Without DVS: at f_max.
+    None,
+}
+
+/// The power of one CPU against its frequency, P(f) = β + α f³, and the frequencies it runs at.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PowerModel {
+    /// Static power β \[W\].
+    pub beta: f64,
+    /// Dynamic power factor α [W/GHz³].
+    pub alpha: f64,
+    /// The frequency levels \[GHz\], ascending; the last is f_max.
+    pub levels: Vec<f64>,
+}
+
+/// What a data centre's location, cooling and prices add to its CPUs (Garg 2010 Table 6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Site {
+    /// Coefficient of performance of the cooling: cooling energy = CPU energy / COP.
+    pub cop: f64,
+    /// Carbon emission rate r^CO2 [kg/kWh].
+    pub carbon_rate: f64,
+    /// Electricity price p^e [$/kWh].
+    pub electricity_price: f64,
+    /// What the data centre pays to move a GB in or out, p^DT [$/GB].
+    pub transfer_price: f64,
+    /// What users pay per CPU-hour at f_max, p^c [$] (Garg 2010 §6.5: $0.40).
+    pub cpu_price: f64,
+    /// What users pay per GB moved, p^DTU [$] (Garg 2010 §6.6.2: Amazon's $0.17).
+    pub data_price: f64,
+}
+
+/// Who holds a one-sided auction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// A seller auctions units (a time slot); asks are its reserve prices, bids compete.
+    #[default]
+    Forward,
+    /// A buyer auctions demand (an application); bids are its maximum prices, asks compete.
+    Reverse,
+}
+
+/// The batch mechanisms, as scenario files name them: "posted-price", "first-price", "vickrey", "k-double",
+/// "mcafee". [`MechanismKind::build`] makes one from its [`MechanismParams`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MechanismKind {
+    /// The commodity market ([`PostedPrice`](crate::exchange::mechanism::PostedPrice)).
+    PostedPrice,
+    /// First-price sealed bid, FPSB ([`FirstPrice`](crate::exchange::mechanism::FirstPrice)); parameter `form`.
+    FirstPrice,
+    /// Vickrey, uniform second price ([`Vickrey`](crate::exchange::mechanism::Vickrey)); parameter `form`.
+    Vickrey,
+    /// The k-double auction ([`KDouble`](crate::exchange::mechanism::KDouble)); parameter `k`.
+    KDouble,
+    /// McAfee's trade-reduction double auction ([`McAfee`](crate::exchange::mechanism::McAfee)).
+    #[serde(rename = "mcafee")]
+    McAfee,
+}
+
+/// The parameters a [`MechanismKind`] may take; each is refused by the kinds it does not apply to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MechanismParams {
+    /// Who holds a one-sided auction, "forward" (a seller; the default) or "reverse" (a buyer): first-price and
+    /// vickrey only.
+    pub form: Option<Form>,
+    /// The k of the k-double auction's price k·b_q + (1 − k)·a_q, in [0, 1] (default 0.5): k-double only.
+    pub k: Option<f64>,
 }

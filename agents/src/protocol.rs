@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::datacenter::dvs::DvsPolicy;
-use crate::datacenter::power::{PowerModel, Site};
-use crate::exchange::mechanism::{MechanismKind, MechanismParams};
+use crate::model::{DvsPolicy, MechanismKind, MechanismParams, PowerModel, Site};
 pub use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::sim::{AgentId, SimTime};
 

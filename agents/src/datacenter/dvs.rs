@@ -14,20 +14,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::power::PowerModel;
+pub use crate::model::DvsPolicy;
 use crate::sim::SimTime;
-
-/// A data centre's DVS policy; deserialises from "ours", "previous" and "none".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DvsPolicy {
-    /// OurDVS: from the level nearest f_opt up.
-    #[default]
-    Ours,
-    /// PrevDVS: from f_min up.
-    Previous,
-    /// Without DVS: at f_max.
-    None,
-}
 
 impl DvsPolicy {
     /// Every policy, as `gridmarket list` gives them.

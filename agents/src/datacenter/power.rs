@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::{PowerModel, Site};
+
 /// Joules in a kWh.
 pub const JOULES_PER_KWH: f64 = 3.6e6;
 
@@ -39,17 +41,6 @@ pub enum ModelError {
 
 fn check(name: &'static str, value: f64, ok: bool, expected: &'static str) -> Result<f64, ModelError> {
     if ok && value.is_finite() { Ok(value) } else { Err(ModelError::Invalid { name, expected, found: value }) }
-}
-
-/// The power of one CPU against its frequency, P(f) = β + α f³, and the frequencies it runs at.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PowerModel {
-    /// Static power β \[W\].
-    pub beta: f64,
-    /// Dynamic power factor α [W/GHz³].
-    pub alpha: f64,
-    /// The frequency levels \[GHz\], ascending; the last is f_max.
-    pub levels: Vec<f64>,
 }
 
 impl PowerModel {
@@ -127,23 +118,6 @@ impl PowerModel {
         let f = self.levels[level];
         self.power(f) * self.stretch(f, 1.0)
     }
-}
-
-/// What a data centre's location, cooling and prices add to its CPUs (Garg 2010 Table 6.2).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Site {
-    /// Coefficient of performance of the cooling: cooling energy = CPU energy / COP.
-    pub cop: f64,
-    /// Carbon emission rate r^CO2 [kg/kWh].
-    pub carbon_rate: f64,
-    /// Electricity price p^e [$/kWh].
-    pub electricity_price: f64,
-    /// What the data centre pays to move a GB in or out, p^DT [$/GB].
-    pub transfer_price: f64,
-    /// What users pay per CPU-hour at f_max, p^c [$] (Garg 2010 §6.5: $0.40).
-    pub cpu_price: f64,
-    /// What users pay per GB moved, p^DTU [$] (Garg 2010 §6.6.2: Amazon's $0.17).
-    pub data_price: f64,
 }
 
 impl Site {

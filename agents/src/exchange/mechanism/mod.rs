@@ -38,13 +38,14 @@ mod tests;
 use std::collections::HashMap;
 use std::fmt::Debug;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use book::{OrderBook, OrderError, Side};
 pub use double::{KDouble, McAfee};
 pub use posted::PostedPrice;
-pub use sealed::{FirstPrice, Form, Vickrey};
+pub use sealed::{FirstPrice, Vickrey};
+
+pub use crate::model::{Form, MechanismKind, MechanismParams};
 
 /// One order for one unit: a bid (a buyer's maximum price) or an ask (a seller's minimum price).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -151,35 +152,6 @@ pub trait Mechanism: Debug + Send + Sync {
     /// non-negative are ignored. Ids should be unique within each side; with duplicates the result is still
     /// deterministic, but a trade cannot say which of the duplicates it was.
     fn clear(&self, bids: &[Order], asks: &[Order]) -> Clearing;
-}
-
-/// The batch mechanisms, as scenario files name them: "posted-price", "first-price", "vickrey", "k-double",
-/// "mcafee". [`MechanismKind::build`] makes one from its [`MechanismParams`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum MechanismKind {
-    /// The commodity market ([`PostedPrice`]).
-    PostedPrice,
-    /// First-price sealed bid, FPSB ([`FirstPrice`]); parameter `form`.
-    FirstPrice,
-    /// Vickrey, uniform second price ([`Vickrey`]); parameter `form`.
-    Vickrey,
-    /// The k-double auction ([`KDouble`]); parameter `k`.
-    KDouble,
-    /// McAfee's trade-reduction double auction ([`McAfee`]).
-    #[serde(rename = "mcafee")]
-    McAfee,
-}
-
-/// The parameters a [`MechanismKind`] may take; each is refused by the kinds it does not apply to.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct MechanismParams {
-    /// Who holds a one-sided auction, "forward" (a seller; the default) or "reverse" (a buyer): first-price and
-    /// vickrey only.
-    pub form: Option<Form>,
-    /// The k of the k-double auction's price k·b_q + (1 − k)·a_q, in [0, 1] (default 0.5): k-double only.
-    pub k: Option<f64>,
 }
 
 /// Why a mechanism cannot be built.

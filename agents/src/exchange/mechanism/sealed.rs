@@ -12,21 +12,8 @@
 //! ask; only the price differs. Where the holder's units have different limit prices, the competitor ranked i-th
 //! takes the holder's i-th best unit.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use super::{Clearing, Mechanism, Order, Ranked};
-
-/// Who holds a one-sided auction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Form {
-    /// A seller auctions units (a time slot); asks are its reserve prices, bids compete.
-    #[default]
-    Forward,
-    /// A buyer auctions demand (an application); bids are its maximum prices, asks compete.
-    Reverse,
-}
+use crate::model::Form;
 
 /// First-price sealed bid (FPSB): each winner is paid or pays its own offer, i.e. forward, each winning bid pays its
 /// bid; reverse, each winning ask is paid its ask. Not truthful: a competitor gains by shading its offer.
