@@ -7,6 +7,83 @@
 //!
 //! The kernel knows no market: what agents exchange and report is a [`World`] of the user's choosing (gridmarket's
 //! own is `agents::sim::GridMarket`). It depends on no domain crate, so the clock cannot grow domain rules.
+//!
+//! # A first simulation
+//!
+//! A world of two messages, an agent that answers each `Ping` with a `Pong` one second later, and one that pings
+//! three times and counts the answers; the run is the same on both runtimes.
+//!
+//! ```
+//! use gridmarket_kernel::{Agent, AgentId, Ctx, End, Envelope, Message, Runtime, SimBuilder, SimTime, World};
+//! use serde::Serialize;
+//!
+//! // The messages, each naming its kind for the trace.
+//! #[derive(Clone, Debug, Serialize)]
+//! enum Msg {
+//!     Ping,
+//!     Pong,
+//! }
+//!
+//! impl Message for Msg {
+//!     fn kind(&self) -> &'static str {
+//!         match self {
+//!             Msg::Ping => "ping",
+//!             Msg::Pong => "pong",
+//!         }
+//!     }
+//! }
+//!
+//! // The world: its messages, and what agents report (here, how many pongs and when the last came).
+//! struct Tutorial;
+//!
+//! impl World for Tutorial {
+//!     type Msg = Msg;
+//!     type Report = (u32, f64);
+//! }
+//!
+//! struct Echo;
+//!
+//! impl Agent<Tutorial> for Echo {
+//!     fn handle(&mut self, env: &Envelope<Msg>, ctx: &mut Ctx<'_, Msg>) {
+//!         if let Msg::Ping = env.msg {
+//!             ctx.send_in(1.0, env.from(), Msg::Pong);
+//!         }
+//!     }
+//! }
+//!
+//! struct Pinger {
+//!     echo: AgentId,
+//!     pongs: u32,
+//!     last: f64,
+//! }
+//!
+//! impl Agent<Tutorial> for Pinger {
+//!     fn start(&mut self, ctx: &mut Ctx<'_, Msg>) {
+//!         for at in [0.0, 10.0, 20.0] {
+//!             ctx.send_in(at, self.echo, Msg::Ping);
+//!         }
+//!     }
+//!
+//!     fn handle(&mut self, _env: &Envelope<Msg>, ctx: &mut Ctx<'_, Msg>) {
+//!         self.pongs += 1;
+//!         self.last = ctx.now().secs();
+//!     }
+//!
+//!     fn report(&self, _now: SimTime, out: &mut (u32, f64)) {
+//!         *out = (self.pongs, self.last);
+//!     }
+//! }
+//!
+//! for runtime in [Runtime::Inline, Runtime::Actix { threads: 2 }] {
+//!     let mut builder = SimBuilder::<Tutorial>::new(42);
+//!     let echo = builder.add("echo", "echo", Echo).unwrap();
+//!     let pinger = builder.add("pinger", "pinger", Pinger { echo, pongs: 0, last: 0.0 }).unwrap();
+//!     builder.runtime(runtime);
+//!     let mut sim = builder.build().unwrap();
+//!     sim.run(End::Quiescence).unwrap();
+//!     assert_eq!(sim.report(pinger), Some((3, 21.0)));
+//! }
+//! ```
 #![warn(missing_docs)]
 
 mod ctx;
