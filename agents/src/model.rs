@@ -150,3 +150,31 @@ pub struct MechanismParams {
     /// The k of the k-double auction's price k·b_q + (1 − k)·a_q, in [0, 1] (default 0.5): k-double only.
     pub k: Option<f64>,
 }
+
+/// What an agent offers its peers: they find it in the directory by the service ([`Ctx::offering`]), not by its
+/// kind's name.
+///
+/// [`Ctx::offering`]: crate::sim::Ctx::offering
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// Buys compute at posted prices: hears every provider's price changes (a user broker).
+    BuysCompute,
+    /// Schedules users' applications on the providers that register with it (a meta-broker, Garg 2010 ch3–5, 7).
+    SchedulesOnProviders,
+    /// Places applications on the data centres that register with it (the energy-aware meta-broker, Garg 2010 ch6).
+    PlacesOnDataCentres,
+    /// Clears auctions between sellers and buyers of compute (the market exchange, Garg 2010 ch8).
+    ClearsAuctions,
+}
+
+impl Service {
+    /// The service's name in the directory.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::BuysCompute => "buys-compute",
+            Service::SchedulesOnProviders => "schedules-on-providers",
+            Service::PlacesOnDataCentres => "places-on-data-centres",
+            Service::ClearsAuctions => "clears-auctions",
+        }
+    }
+}

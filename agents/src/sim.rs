@@ -35,6 +35,10 @@ pub struct GridMarket;
 impl World for GridMarket {
     type Msg = Msg;
     type Report = Report;
+
+    fn services(kind: &str) -> Vec<&'static str> {
+        crate::registry::standard_services(kind).iter().map(|s| s.name()).collect()
+    }
 }
 
 /// A message on its way between two agents.

@@ -115,9 +115,9 @@ impl<'a, M: Message> Ctx<'a, M> {
         self.dir.lookup(name)
     }
 
-    /// The agents of `kind`, in registration order.
-    pub fn of_kind(&self, kind: &str) -> &[AgentId] {
-        self.dir.of_kind(kind)
+    /// The agents offering `service`, in registration order ([`Directory::offering`]).
+    pub fn offering(&self, service: &str) -> &[AgentId] {
+        self.dir.offering(service)
     }
 
     /// Sends `msg` to `to`, delivered after the link latency (zero by default: in the next round of this instant).

@@ -7,20 +7,20 @@ use super::{AgentId, Delay, SimError};
 /// Who is in the simulation: every agent's name and kind, and the latencies between them.
 ///
 /// Built before the run and then only read (shared by all actors behind an `Arc`), so agents can look peers up by
-/// name or kind without sharing any mutable state.
+/// name or by the services they offer without sharing any mutable state.
 #[derive(Debug, Default)]
 pub struct Directory {
     names: Vec<String>,
     kinds: Vec<u16>,
     kind_names: Vec<String>,
     by_name: HashMap<String, AgentId>,
-    by_kind: BTreeMap<String, Vec<AgentId>>,
+    by_service: BTreeMap<&'static str, Vec<AgentId>>,
     latency: Latency,
 }
 
 impl Directory {
-    /// Registers an agent; names must be unique.
-    pub(crate) fn add(&mut self, name: &str, kind: &str) -> Result<AgentId, SimError> {
+    /// Registers an agent offering `services`; names must be unique.
+    pub(crate) fn add(&mut self, name: &str, kind: &str, services: &[&'static str]) -> Result<AgentId, SimError> {
         if self.by_name.contains_key(name) {
             return Err(SimError::DuplicateName { name: name.to_string() });
         }
@@ -35,7 +35,9 @@ impl Directory {
         self.names.push(name.to_string());
         self.kinds.push(kind_ix as u16);
         self.by_name.insert(name.to_string(), id);
-        self.by_kind.entry(kind.to_string()).or_default().push(id);
+        for &service in services {
+            self.by_service.entry(service).or_default().push(id);
+        }
         Ok(id)
     }
 
@@ -60,9 +62,14 @@ impl Directory {
         self.by_name.get(name).copied()
     }
 
-    /// The agents of `kind`, in registration order.
-    pub fn of_kind(&self, kind: &str) -> &[AgentId] {
-        self.by_kind.get(kind).map_or(&[], Vec::as_slice)
+    /// The agents offering `service` ([`World::services`](crate::World::services)), in registration order.
+    pub fn offering(&self, service: &str) -> &[AgentId] {
+        self.by_service.get(service).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether agent `id` offers `service`.
+    pub fn offers(&self, id: AgentId, service: &str) -> bool {
+        self.offering(service).binary_search(&id).is_ok()
     }
 
     /// The name of `id`.
@@ -137,5 +144,22 @@ impl Latency {
             return l;
         }
         self.by_kind.get(&kinds).copied().unwrap_or(self.default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_are_found_by_service_in_registration_order() {
+        let mut dir = Directory::default();
+        let a = dir.add("a", "seller", &["sells"]).unwrap();
+        let b = dir.add("b", "buyer", &["buys"]).unwrap();
+        let c = dir.add("c", "trader", &["buys", "sells"]).unwrap();
+        assert_eq!(dir.offering("sells"), [a, c]);
+        assert_eq!(dir.offering("buys"), [b, c]);
+        assert!(dir.offering("clears").is_empty());
+        assert!(dir.offers(c, "buys") && !dir.offers(a, "buys"));
     }
 }

@@ -730,7 +730,7 @@ mod tests {
     #[test]
     fn a_batch_is_read_where_it_lies_and_its_slots_freed_at_the_next_step() {
         let mut dir = Directory::default();
-        dir.add("a", "k").unwrap();
+        dir.add("a", "k", &[]).unwrap();
         let mut engine = Engine::new(Arc::new(dir), None);
         let at = |t| SimTime::new(t).unwrap();
         for t in [1.0, 1.0, 1.0, 2.0] {

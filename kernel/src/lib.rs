@@ -121,6 +121,12 @@ pub trait World: 'static {
     type Msg: Message;
     /// What an agent reports between and after runs ([`Agent::report`], [`Simulation::report`]).
     type Report: Default + Send + 'static;
+
+    /// The services an agent of `kind` offers, by which its peers find it ([`Ctx::offering`]) without naming its
+    /// kind; none by default.
+    fn services(_kind: &str) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// Identifies an agent within one simulation: its index in the [`Directory`].

@@ -83,7 +83,7 @@ impl<W: World> SimBuilder<W> {
 
     /// Registers an already boxed agent.
     pub fn add_boxed(&mut self, name: &str, kind: &str, agent: BoxedAgent<W>) -> Result<AgentId, SimError> {
-        let id = self.dir.add(name, kind)?;
+        let id = self.dir.add(name, kind, &W::services(kind))?;
         self.agents.push(agent);
         Ok(id)
     }

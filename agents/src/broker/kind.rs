@@ -10,6 +10,7 @@ use crate::exchange::traders::Strategy;
 use crate::gateway::kind::KIND as GATEWAY;
 use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
 use crate::metabroker::kind::KIND as METABROKER;
+use crate::model::Service;
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
@@ -25,6 +26,10 @@ pub const KIND: &str = "broker";
 pub struct BrokerKind;
 
 impl AgentKind for BrokerKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::BuysCompute]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

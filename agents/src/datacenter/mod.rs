@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::model::JobId;
+use crate::model::Service;
 use crate::protocol::{Assigned, Assignment, DataCentreAdvert, EnergyMsg, JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
 use crate::provider::scheduler::{LocalScheduler, ReservationId, ReservationRequest, SchedulerPolicy};
 use crate::report::{Capacity, Metered, Report, Series};
@@ -377,7 +378,7 @@ impl Agent<GridMarket> for DataCentre {
         let now = ctx.now();
         self.me = ctx.me();
         self.busy.set(now, 0.0);
-        for &mb in ctx.of_kind(crate::metabroker::energy::kind::KIND).to_vec().iter() {
+        for &mb in ctx.offering(Service::PlacesOnDataCentres.name()).to_vec().iter() {
             ctx.send(mb, EnergyMsg::Advert(Box::new(self.advert(now, now))));
         }
     }

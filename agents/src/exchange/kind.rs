@@ -6,6 +6,7 @@ use serde::Deserialize;
 use super::agent::{Exchange, ExchangeConfig, Markets};
 use super::mechanism::{MechanismKind, MechanismParams};
 use crate::broker::kind::KIND as BROKER;
+use crate::model::Service;
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Delay, Interval, Seconds};
 use crate::registry::{
@@ -23,6 +24,10 @@ pub const MAX_MARKETS: u32 = 100_000;
 pub struct ExchangeKind;
 
 impl AgentKind for ExchangeKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::ClearsAuctions]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

@@ -11,6 +11,7 @@ use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
 use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
 use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
+use crate::model::Service;
 use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::limits::short;
 use crate::registry::values::{Fraction, Interval, NonNegative, Positive, Seconds};
@@ -27,6 +28,10 @@ pub const KIND: &str = "metabroker";
 pub struct MetaBrokerKind;
 
 impl AgentKind for MetaBrokerKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::SchedulesOnProviders]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

@@ -54,7 +54,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::{Book, Transfer};
-use crate::model::{JobId, LeaseType};
+use crate::model::{JobId, LeaseType, Service};
 use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Capacity, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
@@ -400,7 +400,7 @@ impl Agent<GridMarket> for Provider {
         if let Some((trading, _)) = &self.exchange {
             ctx.send(trading.exchange, ExchangeMsg::Register { login: ctx.name().into() });
         }
-        for &mb in ctx.of_kind(crate::metabroker::kind::KIND).to_vec().iter() {
+        for &mb in ctx.offering(Service::SchedulesOnProviders.name()).to_vec().iter() {
             let me = self.resource_update(ctx.now(), 0.0);
             ctx.send(mb, Msg::Market(MarketMsg::RegisterProvider(me)));
         }

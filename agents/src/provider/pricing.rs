@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Provider;
 use crate::model::JobId;
+use crate::model::Service;
 use crate::protocol::{JobMsg, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::Invalid;
 use crate::registry::limits::{MAX_PRICE, short};
@@ -575,7 +576,7 @@ impl Provider {
 
     /// Tells every user broker the price posted from now on.
     fn announce(&self, price: f64, ctx: &mut Ctx<'_>) {
-        for &broker in ctx.of_kind(crate::broker::kind::KIND).to_vec().iter() {
+        for &broker in ctx.offering(Service::BuysCompute.name()).to_vec().iter() {
             ctx.send(broker, MarketMsg::PriceChange { price });
         }
     }

@@ -4,6 +4,7 @@
 use super::scheduler::{ReservationId, ReservationRequest, Started};
 use super::{LocalJob, Provider, ProviderConfig, SlaRule};
 use crate::model::JobId;
+use crate::model::Service;
 use crate::protocol::{
     JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, QueueMatch, QueueReport, QueueState, ResourceUpdate, TimerMsg,
 };
@@ -88,7 +89,7 @@ impl Provider {
         let answer = match self.scheduler.reserve(ctx.now(), req) {
             Ok(r) => {
                 // An exchange's reservation is a contract it settles itself (see `crate::ledger`).
-                if ctx.directory().kind(from) == Some(crate::exchange::kind::KIND) {
+                if ctx.directory().offers(from, Service::ClearsAuctions.name()) {
                     self.prepaid.insert(r.0);
                 }
                 LeaseMsg::Reserved { request, reservation: r.0 }

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::broker::UserJob;
 use crate::metabroker::{MetaPolicy, SchedulingPolicy};
+use crate::model::Service;
 use crate::provider::ProviderInfo;
 use crate::provider::scheduler::QueueOrder;
 use crate::provider::scheduler::order::{ARRIVAL, ShortestJobFirst};
@@ -85,6 +86,10 @@ pub trait AgentKind: Send + Sync {
     /// The rows of the report's summary table each of its members gets.
     fn summary_rows(&self) -> SummaryRows {
         SummaryRows { metrics: &[], members: 0, only_if_all: false }
+    }
+    /// The services its members offer their peers, who find them by these in the directory.
+    fn services(&self) -> &'static [Service] {
+        &[]
     }
 }
 
@@ -535,6 +540,12 @@ pub struct Registry {
     kinds: Vec<&'static dyn AgentKind>,
     queue_orders: Vec<&'static dyn QueueOrder>,
     meta_policies: Vec<&'static dyn MetaPolicy>,
+}
+
+/// The services the standard kind called `kind` offers (none for a kind that is not standard: a test's probe).
+pub fn standard_services(kind: &str) -> &'static [Service] {
+    static STANDARD: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    STANDARD.get_or_init(Registry::standard).kind(kind).map_or(&[], |k| k.services())
 }
 
 impl Registry {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::EnergyMetaBroker;
 use super::mapping::MappingPolicy;
 use crate::datacenter::kind::KIND as DATACENTRE;
+use crate::model::Service;
 use crate::registry::values::Interval;
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
@@ -56,6 +57,10 @@ const DERIVED: &[Metric] = &[
 ];
 
 impl AgentKind for EnergyMetaBrokerKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::PlacesOnDataCentres]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }
