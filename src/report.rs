@@ -59,6 +59,9 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
     let plan = &study.points[0].plan;
     for kind in plan.registry.kinds() {
         let rows = kind.summary_rows();
+        if rows.metrics.is_empty() {
+            continue;
+        }
         let members: Vec<String> =
             plan.agents().filter(|a| a.kind.name() == kind.name()).map(|a| a.name).take(rows.members + 1).collect();
         if rows.only_if_all && members.len() > rows.members {
