@@ -149,7 +149,7 @@ pub fn kinds_text(registry: &Registry) -> String {
     let mut out = String::from("agent kinds, their scenario tables and policies:\n");
     for kind in registry.kinds() {
         let _ = writeln!(out, "  {} [{}.<name>]: {}", kind.name(), kind.table(), kind.about());
-        for p in registry.policies(*kind) {
+        for p in kind.policies(registry) {
             let _ = writeln!(out, "      {}: {} ({})", p.key, p.values.join(", "), p.source);
             for (value, about) in &p.about {
                 let _ = writeln!(out, "          {value}: {about}");

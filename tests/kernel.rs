@@ -240,3 +240,27 @@ fn test_injection_errors() {
     let e = sim.inject(SimTime::new(3.0).unwrap(), Some(id), id, msg()).unwrap_err();
     assert_eq!(e.to_string(), "at t=10: `probe.request` from a is dated t=3, in the past");
 }
+
+/// Records, at start, how many agents offer its service.
+struct Seeker(&'static str, Arc<Mutex<Vec<(&'static str, usize)>>>);
+
+impl Agent<GridMarket> for Seeker {
+    fn start(&mut self, ctx: &mut Ctx<'_>) {
+        self.1.lock().unwrap().push((self.0, ctx.offering(self.0).len()));
+    }
+
+    fn handle(&mut self, _: &Envelope, _: &mut Ctx<'_>) {}
+}
+
+#[test]
+fn test_services_given_at_registration_reach_the_directory_beside_the_worlds() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut b = SimBuilder::new(1);
+    // A kind the world does not know offers what it is registered with; a standard kind what the world says of it.
+    b.add_offering("plug-in", "echo", &["echoes"], Box::new(Seeker("echoes", seen.clone()))).unwrap();
+    b.add("unregistered", "echo", Seeker("echoes", seen.clone())).unwrap();
+    b.add("mb", "metabroker", Seeker("schedules-on-providers", seen.clone())).unwrap();
+    b.build().unwrap().run(End::Quiescence).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, [("echoes", 1), ("echoes", 1), ("schedules-on-providers", 1)]);
+}

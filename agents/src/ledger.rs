@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::JobId;
-use crate::sim::{AgentId, SimTime};
+use gridmarket_kernel::{AgentId, SimTime};
 
 /// Whose money: an agent of the simulation, or an account outside the market.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -28,5 +28,6 @@ pub mod report;
 pub mod request_source;
 pub mod sim;
 pub mod splitter;
+pub mod standard;
 pub mod testbed;
 pub mod utility;

@@ -6,6 +6,7 @@
 //!
 //! [`protocol`](crate::protocol) re-exports the job and lease types, so messages and agents name them the same way.
 
+use gridmarket_kernel::AgentId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -151,30 +152,76 @@ pub struct MechanismParams {
     pub k: Option<f64>,
 }
 
-/// What an agent offers its peers: they find it in the directory by the service ([`Ctx::offering`]), not by its
-/// kind's name.
+/// What an agent offers its peers: a scenario's reference to another group (`submit-to`, `providers`, `exchange`)
+/// names agents of a kind offering the service its key asks for, and agents find their peers at run time in the
+/// directory by the service ([`Ctx::offering`]), never by a kind's name.
 ///
-/// [`Ctx::offering`]: crate::sim::Ctx::offering
+/// [`Ctx::offering`]: gridmarket_kernel::Ctx::offering
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Service {
+    /// Sells its PEs' time at posted prices, as jobs and leases: its prices feed the run's market metrics and its
+    /// receipts the providers' revenue (a resource provider).
+    SellsCompute,
+    /// Runs the jobs users submit to it directly (a provider, an InterGrid gateway, a computing utility).
+    RunsJobs,
     /// Buys compute at posted prices: hears every provider's price changes (a user broker).
     BuysCompute,
     /// Schedules users' applications on the providers that register with it (a meta-broker, Garg 2010 ch3–5, 7).
     SchedulesOnProviders,
     /// Places applications on the data centres that register with it (the energy-aware meta-broker, Garg 2010 ch6).
     PlacesOnDataCentres,
+    /// Hosts the applications an energy-aware meta-broker places on it (a data centre, Garg 2010 ch6).
+    HostsApplications,
     /// Clears auctions between sellers and buyers of compute (the market exchange, Garg 2010 ch8).
     ClearsAuctions,
+    /// Manages the nodes that serve it, dedicated and public (a computing utility, the PCU paper).
+    ManagesNodes,
+    /// Lists resources and their local policies to the brokers that ask (a resource directory, Melendez 2010).
+    ListsResources,
+    /// Matches requests to resources it knows only through the Any-Schedulability test (the opaque broker,
+    /// Melendez 2010).
+    MatchesByAnySchedulability,
+    /// Matches requests to resources whose timetables it sees (the transparent broker, Melendez 2010).
+    MatchesOnTimetables,
+    /// Splits requests between an opaque and a transparent broker (Melendez 2010).
+    SplitsRequests,
+    /// Runs the requests a broker assigns it on one CPU (a single-CPU resource, Melendez 2010).
+    RunsRequests,
+    /// A service a kind outside gridmarket defines, by its name (a plug-in kind's peers).
+    Named(&'static str),
 }
 
 impl Service {
     /// The service's name in the directory.
     pub fn name(self) -> &'static str {
         match self {
+            Service::SellsCompute => "sells-compute",
+            Service::RunsJobs => "runs-jobs",
             Service::BuysCompute => "buys-compute",
             Service::SchedulesOnProviders => "schedules-on-providers",
             Service::PlacesOnDataCentres => "places-on-data-centres",
+            Service::HostsApplications => "hosts-applications",
             Service::ClearsAuctions => "clears-auctions",
+            Service::ManagesNodes => "manages-nodes",
+            Service::ListsResources => "lists-resources",
+            Service::MatchesByAnySchedulability => "matches-by-any-schedulability",
+            Service::MatchesOnTimetables => "matches-on-timetables",
+            Service::SplitsRequests => "splits-requests",
+            Service::RunsRequests => "runs-requests",
+            Service::Named(name) => name,
         }
     }
+}
+
+/// The PEs a provider has, for brokers and gateways that choose among providers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    /// The provider -- peer.
+    pub id: AgentId,
+    /// PEs.
+    pub pes: u32,
+    /// Speed relative to the reference PE.
+    pub speed: f64,
+    /// Price [G$ per PE-second].
+    pub price: f64,
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{DvsPolicy, MechanismKind, MechanismParams, PowerModel, Site};
 pub use crate::model::{JobId, LeaseType, PreemptionKind};
-use crate::sim::{AgentId, SimTime};
+use gridmarket_kernel::{AgentId, SimTime};
 
 /// Every message agents exchange.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +119,15 @@ pub struct JobSpec {
     /// and answered, at its start). `None`: from the submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<SimTime>,
+}
+
+/// One job of the user a broker stands for: the job and when the user submits it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UserJob {
+    /// Submission time.
+    pub submit: SimTime,
+    /// The job (its `owner` is filled in by the broker).
+    pub spec: JobSpec,
 }
 
 impl JobSpec {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::ledger::Transfer;
 use crate::protocol::JobId;
-use crate::sim::{AgentId, SimTime};
+use gridmarket_kernel::{AgentId, SimTime};
 
 /// How a job ended (or where it stood when the run ended). Every job has exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -153,7 +153,7 @@ pub struct Report {
     /// Named step-function series (`busy_pes`, `queued`...).
     pub series: Vec<(&'static str, Series)>,
     /// An induced-value market's equilibrium, periods and trades.
-    pub market: Option<Box<crate::market::MarketRecord>>,
+    pub market: Option<Box<MarketRecord>>,
     /// What the jobs it ran consumed, for an agent that meters energy.
     pub metered: Vec<Metered>,
     /// The capacity it holds, for the invariant that none is over-subscribed; `None` for an agent that holds none.
@@ -216,4 +216,87 @@ mod tests {
             assert_eq!(s.integral_over(a, b), s.integral(b) - s.integral(a));
         }
     }
+}
+
+/// One unit traded.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TradeRecord {
+    /// When \[s\].
+    pub t: f64,
+    /// The period, from 0.
+    pub period: u32,
+    /// The price.
+    pub price: f64,
+    /// The buyer, numbered from 0 in the order listed.
+    pub buyer: u32,
+    /// The seller, likewise.
+    pub seller: u32,
+    /// The buyer's valuation of the unit.
+    pub value: f64,
+    /// The seller's cost of the unit.
+    pub cost: f64,
+}
+
+/// What one period gave.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PeriodRecord {
+    /// The period, from 0.
+    pub period: u32,
+    /// When it began and ended \[s\].
+    pub start: f64,
+    /// When it ended \[s\].
+    pub end: f64,
+    /// Units traded.
+    pub trades: u32,
+    /// Realised surplus Σ (v − c) over the trades over the equilibrium surplus.
+    pub efficiency: f64,
+    /// Mean transaction price.
+    pub mean_price: f64,
+    /// Smith's α of its trades [%].
+    pub alpha: f64,
+    /// Price volatility of its trades.
+    pub volatility: f64,
+    /// Buyers' surplus Σ (v − p).
+    pub buyer_surplus: f64,
+    /// Sellers' surplus Σ (p − c).
+    pub seller_surplus: f64,
+    /// Trades of a unit that does not trade at the equilibrium (a valuation below the Q-th highest, or a cost above
+    /// the Q-th lowest).
+    pub extramarginal: u32,
+}
+
+/// Everything an induced-value market (`market`) reports beyond its metrics: the equilibrium, every period, every trade.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MarketRecord {
+    /// The competitive equilibrium of a period's units.
+    pub equilibrium: Equilibrium,
+    /// Each period, in order.
+    pub periods: Vec<PeriodRecord>,
+    /// Each trade, in order.
+    pub trades: Vec<TradeRecord>,
+}
+
+/// The competitive equilibrium of unit valuations and costs.
+///
+/// With valuations ranked v₁ ≥ v₂ ≥ … and costs c₁ ≤ c₂ ≤ …, the quantity Q is the largest q with v_q ≥ c_q; every
+/// price in [max(c_Q, v_{Q+1}), min(v_Q, c_{Q+1})] clears the market (demand and supply are both Q there; a missing
+/// v_{Q+1} or c_{Q+1} leaves that end open: 0 below, +∞ above). The most surplus any allocation can give is Σ_{q ≤ Q}
+/// (v_q − c_q).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Equilibrium {
+    /// Q, the units traded.
+    pub quantity: u32,
+    /// The lowest equilibrium price (NaN when Q = 0).
+    pub low: f64,
+    /// The highest (NaN when Q = 0).
+    pub high: f64,
+    /// The midpoint P* of the band, the price Smith's α measures from (the finite end if one end is open).
+    pub price: f64,
+    /// The most total surplus, the denominator of allocative efficiency.
+    pub surplus: f64,
+    /// v_Q, the lowest valuation that trades at the equilibrium (+∞ when Q = 0): a unit valued below it is
+    /// extra-marginal.
+    pub marginal_value: f64,
+    /// c_Q, the highest cost that trades at the equilibrium (−∞ when Q = 0): a unit costing more is extra-marginal.
+    pub marginal_cost: f64,
 }

@@ -1,5 +1,5 @@
 //! The kernel ([`gridmarket_kernel`]) specialised to gridmarket: a simulation whose agents exchange the market
-//! protocol's [`Msg`] and report a [`Report`].
+//! protocol's [`Msg`] and report a [`Report`](crate::report::Report).
 //!
 //! Agents implement `Agent<GridMarket>`; everything else here is the kernel's types with that world filled in.
 
@@ -9,7 +9,6 @@ pub use gridmarket_kernel::{
 };
 
 use crate::protocol::Msg;
-use crate::report::Report;
 
 /// The delay \[s\] from `now` to the first multiple of `period` after it: rounds and cycles end at multiples of their
 /// period. A multiple that binary floating point leaves within half a unit of `now` (`81 × 0.1` at `now` = 8.1) would
@@ -28,18 +27,10 @@ pub fn unhandled(ctx: &Ctx<'_>, kind: &str) {
     tracing::error!(agent = ctx.name(), kind, "unhandled message");
 }
 
-/// gridmarket's world: the market protocol and the agents' reports.
+/// gridmarket's world: the market protocol and the agents' reports (its [`World`] impl, which names the services of
+/// the standard kinds, is in the crate's top module, `standard`).
 #[derive(Debug)]
 pub struct GridMarket;
-
-impl World for GridMarket {
-    type Msg = Msg;
-    type Report = Report;
-
-    fn services(kind: &str) -> Vec<&'static str> {
-        crate::registry::standard_services(kind).iter().map(|s| s.name()).collect()
-    }
-}
 
 /// A message on its way between two agents.
 pub type Envelope = gridmarket_kernel::Envelope<Msg>;

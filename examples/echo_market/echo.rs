@@ -1,10 +1,12 @@
 //! A toy agent kind, the "echo market": every member asks its peers a question each round and counts the answers.
 //! It is all a new kind needs: this file, and one line that adds [`KIND`] to the registry.
 
+use agents::model::Service;
 use agents::protocol::{Msg, ProbeMsg, TimerMsg};
 use agents::registry::values::{GroupSize, Interval};
 use agents::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit,
 };
 use agents::report::Report;
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
@@ -15,6 +17,9 @@ pub static KIND: EchoKind = EchoKind;
 
 /// The echo kind.
 pub struct EchoKind;
+
+/// What an echo agent offers its peers: answers to their questions.
+const ECHOES: Service = Service::Named("echoes");
 
 impl AgentKind for EchoKind {
     fn name(&self) -> &'static str {
@@ -29,7 +34,11 @@ impl AgentKind for EchoKind {
         "a toy market whose members ask their peers every round and count the answers"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn services(&self) -> &'static [Service] {
+        &[ECHOES]
+    }
+
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![Policy::of("answer", &[Answer::Always, Answer::Never], "the toy's own")]
     }
 
@@ -88,7 +97,7 @@ impl RawGroup for RawEcho {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let peers = cx.resolve("peers", &self.peers, &["echo"])?;
+        let peers = cx.resolve("peers", &self.peers, &[ECHOES])?;
         Ok(Box::new(EchoSpec { peers, interval: self.interval.0, answer: self.answer }))
     }
 }

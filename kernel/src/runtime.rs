@@ -83,7 +83,19 @@ impl<W: World> SimBuilder<W> {
 
     /// Registers an already boxed agent.
     pub fn add_boxed(&mut self, name: &str, kind: &str, agent: BoxedAgent<W>) -> Result<AgentId, SimError> {
-        let id = self.dir.add(name, kind, &W::services(kind))?;
+        self.add_offering(name, kind, &W::services(kind), agent)
+    }
+
+    /// Registers an already boxed agent offering `services` (in place of [`World::services`] of its kind: a kind
+    /// the world does not know, such as an application's plug-in).
+    pub fn add_offering(
+        &mut self,
+        name: &str,
+        kind: &str,
+        services: &[&'static str],
+        agent: BoxedAgent<W>,
+    ) -> Result<AgentId, SimError> {
+        let id = self.dir.add(name, kind, services)?;
         self.agents.push(agent);
         Ok(id)
     }

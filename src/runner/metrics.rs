@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use agents::ledger::{Account, Reason, Transfer};
+use agents::model::Service;
 use agents::protocol::{JobId, LeaseType};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
 use agents::registry::{Metric, Registry, Unit, member_index, member_name};
@@ -229,7 +230,7 @@ pub fn metric_names(plan: &Plan, near: &str) -> Vec<String> {
             out.push(format!("{table}.{}.utilisation", g.name));
         }
     }
-    if plan.groups.iter().any(|g| g.kind.sells_compute()) {
+    if plan.groups.iter().any(|g| g.kind.offers(Service::SellsCompute)) {
         out.extend(MARKET_METRICS.iter().map(|m| format!("market.{}", m.name)));
     }
     for kind in plan.registry.kinds().iter().filter(|k| plan.groups.iter().any(|g| g.kind.name() == k.name())) {
@@ -517,7 +518,7 @@ pub fn measure(
             }
         }
         // The market's metrics are about providers' posted prices.
-        if agent.kind.sells_compute() {
+        if agent.kind.offers(Service::SellsCompute) {
             sites.extend(site);
         }
     }
@@ -566,8 +567,12 @@ pub fn measure(
         m.metrics.insert(format!("{table}.{}.received", agent.name), received);
         m.metrics.insert(format!("{table}.{}.paid", agent.name), paid);
     }
-    let revenue: f64 =
-        plan.agents().zip(&flows).filter(|(a, _)| a.kind.sells_compute()).map(|(_, (received, _))| received).sum();
+    let revenue: f64 = plan
+        .agents()
+        .zip(&flows)
+        .filter(|(a, _)| a.kind.offers(Service::SellsCompute))
+        .map(|(_, (received, _))| received)
+        .sum();
     let owned: Vec<(&str, &JobRow)> =
         m.jobs.iter().map(|j| (names.get(j.owner.index()).map_or("?", String::as_str), j)).collect();
     market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);

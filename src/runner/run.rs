@@ -87,7 +87,8 @@ pub fn run_watched(
         let member = Member { name: &agent.name, id: AgentId(i as u32), index: agent.index, count: agent.count };
         let built =
             agent.spec.build(&member, &mut cx).map_err(|e| SimError::Runtime(format!("{}: {e}", agent.name)))?;
-        b.add_boxed(&agent.name, agent.kind.name(), built)?;
+        let services: Vec<&str> = agent.kind.services().iter().map(|s| s.name()).collect();
+        b.add_offering(&agent.name, agent.kind.name(), &services, built)?;
     }
     for rule in &plan.latency {
         match rule {

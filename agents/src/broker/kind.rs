@@ -5,19 +5,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
-use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::traders::Strategy;
-use crate::gateway::kind::KIND as GATEWAY;
-use crate::metabroker::energy::kind::KIND as ENERGY_METABROKER;
-use crate::metabroker::kind::KIND as METABROKER;
 use crate::model::Service;
-use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup,
+    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup, Registry,
 };
 use crate::sim::BoxedAgent;
-use crate::utility::kind::KIND as UTILITY;
 
 /// The kind's name in the directory.
 pub const KIND: &str = "broker";
@@ -42,7 +36,7 @@ impl AgentKind for BrokerKind {
         "user brokers replaying a workload's jobs and recording each job's life"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         let modes = ["submit-to", "metabroker", "personalised", "exchange"];
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
@@ -176,7 +170,7 @@ impl RawBroker {
             if self.submit_to.is_some() || self.personalised.is_some() || self.metabroker.is_some() {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
             }
-            let names = cx.resolve("exchange", exchange, &[EXCHANGE])?;
+            let names = cx.resolve("exchange", exchange, &[Service::ClearsAuctions])?;
             let bidding =
                 self.bidding.unwrap_or(if self.shade.is_some() { Strategy::Shaded } else { Strategy::Truthful });
             if self.bidding.is_some() && self.trade != Trade::Bid {
@@ -210,12 +204,12 @@ impl RawBroker {
             if self.submit_to.is_some() || self.personalised.is_some() {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised` or `metabroker`"));
             }
-            let names = cx.resolve("metabroker", mb, &[METABROKER, ENERGY_METABROKER])?;
+            let names = cx.resolve("metabroker", mb, &[Service::SchedulesOnProviders, Service::PlacesOnDataCentres])?;
             return Ok(Target::MetaBroker(names.names().next().unwrap_or_default()));
         }
         match (&self.submit_to, &self.personalised) {
             (Some(to), None) => {
-                let members = cx.resolve("submit-to", to, &[PROVIDER, GATEWAY, UTILITY])?;
+                let members = cx.resolve("submit-to", to, &[Service::RunsJobs])?;
                 let first = members.names().next().unwrap_or_default();
                 if members.len() == 1 {
                     Ok(Target::Direct(first))
@@ -225,7 +219,7 @@ impl RawBroker {
                 }
             }
             (None, Some(list)) => {
-                let providers = cx.resolve_all("personalised", list, &[PROVIDER])?;
+                let providers = cx.resolve_all("personalised", list, &[Service::SellsCompute])?;
                 if providers.is_empty() {
                     return Err(Invalid::at("personalised", "expected at least one provider"));
                 }

@@ -23,23 +23,16 @@ mod strategy;
 pub use exchange::{AuctionChoice, ExchangeStrategy, Trade};
 pub use strategy::Choice;
 
+pub use crate::protocol::UserJob;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::ProviderInfo;
 use crate::protocol::{ExchangeMsg, JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, Ticket, TimerMsg};
-use crate::provider::ProviderInfo;
 use crate::report::{JobOutcome, JobRecord, Report};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
-
-/// One job of the user a broker stands for: the job and when the user submits it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct UserJob {
-    /// Submission time.
-    pub submit: SimTime,
-    /// The job (its `owner` is filled in by the broker).
-    pub spec: JobSpec,
-}
 
 /// How the broker submits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

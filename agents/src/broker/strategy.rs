@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use rand::{Rng, RngExt};
 
 use super::{Submission, UserBroker};
-use crate::provider::ProviderInfo;
+use crate::model::ProviderInfo;
 use crate::sim::AgentId;
 
 /// A personalised broker's rule for choosing a provider by price.

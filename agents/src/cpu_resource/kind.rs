@@ -4,11 +4,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::CpuResource;
-use crate::directory::kind::KIND as DIRECTORY;
-use crate::matchmaking::{EdfPlacement, LocalPolicy, resolve_one, single};
+use crate::matchmaking::{EdfPlacement, LocalPolicy, Pool};
+use crate::model::Service;
 use crate::registry::values::GroupSize;
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -19,6 +20,10 @@ pub const KIND: &str = "cpu-resource";
 pub struct CpuResourceKind;
 
 impl AgentKind for CpuResourceKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::RunsRequests]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }
@@ -31,7 +36,7 @@ impl AgentKind for CpuResourceKind {
         "a resource with one CPU and a non-preemptive EDF or ESF timetable, in a transparent or opaque pool (Melendez 2010)"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![
             Policy::of("policy", &[LocalPolicy::Edf, LocalPolicy::Esf], "Melendez (2010) §3.2"),
             Policy::of("edf-placement", &[EdfPlacement::Literal, EdfPlacement::Either], "Melendez (2010) §3.2.1"),
@@ -66,16 +71,6 @@ impl AgentKind for CpuResourceKind {
     }
 }
 
-/// Which brokers may use a resource.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Pool {
-    /// Its policy is known: a transparent broker simulates it.
-    Transparent,
-    /// Its policy is unknown: an AS-based broker uses it.
-    Opaque,
-}
-
 /// A group of single-CPU resources.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -103,7 +98,7 @@ impl RawGroup for RawCpuResource {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let directory = resolve_one(cx, "directory", &self.directory, &[DIRECTORY])?;
+        let directory = cx.resolve_one("directory", &self.directory, &[Service::ListsResources])?;
         if self.edf_placement.is_some() && self.policy != LocalPolicy::Edf {
             return Err(Invalid::at("edf-placement", "applies to the \"edf\" policy only, not \"esf\"")
                 .hint("drop `edf-placement`, or set `policy = \"edf\"`"));
@@ -125,7 +120,7 @@ pub struct CpuResourceSpec {
 
 impl GroupSpec for CpuResourceSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        let directory = single(&self.directory, cx)?;
+        let directory = cx.single(&self.directory)?;
         Ok(Box::new(CpuResource::new(directory, self.policy, self.transparent).with_edf_placement(self.placement)))
     }
 }

@@ -12,10 +12,11 @@ use super::dvs::DvsPolicy;
 use super::meter::IdlePower;
 use super::power::{PowerModel, Site, cop_of_efficiency};
 use super::{DataCentre, DataCentreConfig};
+use crate::model::Service;
 use crate::registry::limits::short;
 use crate::registry::values::{GroupSize, NonNegative, Positive, PositiveInt, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Registry, Unit,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -72,6 +73,10 @@ const DERIVED: &[Metric] = &[
 ];
 
 impl AgentKind for DataCentreKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::HostsApplications]
+    }
+
     fn bills_in_dollars(&self) -> bool {
         true
     }
@@ -88,7 +93,7 @@ impl AgentKind for DataCentreKind {
         "a data centre: CPUs with DVS, cooling, a carbon rate and prices; energy, carbon and profit per application"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![
             Policy::of("dvs", &DvsPolicy::ALL, "frequency selection, Garg (2010) §6.3.2"),
             Policy::of("idle-power", &[IdlePower::Off, IdlePower::Static], "what idle CPUs draw"),

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::ResourceDirectory;
+use crate::model::Service;
 use crate::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, RawGroup, Unit};
 use crate::sim::BoxedAgent;
 
@@ -14,6 +15,10 @@ pub const KIND: &str = "directory";
 pub struct DirectoryKind;
 
 impl AgentKind for DirectoryKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::ListsResources]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }

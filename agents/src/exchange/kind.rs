@@ -5,12 +5,10 @@ use serde::Deserialize;
 
 use super::agent::{Exchange, ExchangeConfig, Markets};
 use super::mechanism::{MechanismKind, MechanismParams};
-use crate::broker::kind::KIND as BROKER;
 use crate::model::Service;
-use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::values::{Delay, Interval, Seconds};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Registry, Unit,
 };
 use crate::sim::{BoxedAgent, SimTime};
 
@@ -40,7 +38,7 @@ impl AgentKind for ExchangeKind {
         "a market exchange (Mandi): accounts, a catalogue of time slots, commodity leases and auctions side by side"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![Policy::of("mechanism", &MechanismKind::ALL, "of its auctions and call markets")]
     }
 
@@ -155,11 +153,15 @@ impl RawGroup for RawExchange {
         };
         let config =
             ExchangeConfig { cycle: self.cycle.map_or(10.0, |c| c.0), retries: self.retries.unwrap_or(3), markets };
-        let missing = |kind: &str, who: &str| {
-            (!cx.groups.iter().any(|g| g.kind == kind))
-                .then(|| format!("the scenario has no {kind}s: nothing will be {who} on this exchange"))
+        let missing = |service: Service, who: &str| {
+            let kinds = cx.kinds_offering(&[service]);
+            (!cx.groups.iter().any(|g| kinds.contains(&g.kind))).then(|| {
+                let kinds: Vec<String> = kinds.iter().map(|k| format!("{k}s")).collect();
+                format!("the scenario has no {}: nothing will be {who} on this exchange", kinds.join(" or "))
+            })
         };
-        let notes = [missing(PROVIDER, "offered"), missing(BROKER, "asked for")].into_iter().flatten().collect();
+        let notes = [missing(Service::SellsCompute, "offered"), missing(Service::BuysCompute, "asked for")];
+        let notes = notes.into_iter().flatten().collect();
         Ok(Box::new(ExchangeSpec { config, notes }))
     }
 }

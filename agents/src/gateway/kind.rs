@@ -7,10 +7,11 @@ use serde::Deserialize;
 
 use super::pap::{EXTERNAL_CV, LOCAL_CV};
 use super::{Allocation, Dispatch, Gateway, GatewayPolicy, QueueModel, RequestStats, ServiceUnits, Statistics};
-use crate::provider::kind::KIND as PROVIDER;
+use crate::model::Service;
 use crate::registry::values::{GroupSize, NonNegative, Positive};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -21,6 +22,10 @@ pub const KIND: &str = "gateway";
 pub struct GatewayKind;
 
 impl AgentKind for GatewayKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::RunsJobs]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }
@@ -33,7 +38,7 @@ impl AgentKind for GatewayKind {
         "an InterGrid gateway: dispatches its grid's external requests and finds destinations for migrating leases"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         let source = "Amini Salehi (2012) ch4";
         vec![
             Policy::of("allocation", &[Allocation::Rr, Allocation::Lrf, Allocation::Bcf, Allocation::Pap], source),
@@ -187,7 +192,7 @@ impl RawGroup for RawGateway {
         }
         let mut providers = Vec::new();
         for (i, p) in self.providers.iter().enumerate() {
-            providers.push(cx.resolve(&format!("providers.{i}"), p, &[PROVIDER])?);
+            providers.push(cx.resolve(&format!("providers.{i}"), p, &[Service::SellsCompute])?);
         }
         let members: usize = providers.iter().map(Members::len).sum();
         let policy = self.policy(members)?;

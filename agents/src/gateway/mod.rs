@@ -28,8 +28,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::model::LeaseType;
+use crate::model::ProviderInfo;
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, Migration, Msg};
-use crate::provider::ProviderInfo;
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 use dispatch::Billiard;

@@ -10,7 +10,8 @@ use crate::exchange::traders::{Limits, Strategy};
 use crate::registry::limits::{MAX_TIME, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, SummaryRows, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Registry,
+    SummaryRows, Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -44,7 +45,7 @@ impl AgentKind for MarketKind {
         "an induced-value continuous double auction of traders with unit valuations and costs (Gode and Sunder 1993)"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         use Strategy::*;
         vec![
             Policy::of("strategy", &[Truthful, Shaded, ZiU, ZiC, Zip], "Gode and Sunder (1993); Cliff (1997)"),

@@ -1,32 +1,7 @@
 //! Market measures, pure functions of the induced values and the trades: the competitive equilibrium of a demand
 //! and supply schedule, allocative efficiency, Smith's α, price volatility and the Gini coefficient.
 
-use serde::Serialize;
-
-/// The competitive equilibrium of unit valuations and costs.
-///
-/// With valuations ranked v₁ ≥ v₂ ≥ … and costs c₁ ≤ c₂ ≤ …, the quantity Q is the largest q with v_q ≥ c_q; every
-/// price in [max(c_Q, v_{Q+1}), min(v_Q, c_{Q+1})] clears the market (demand and supply are both Q there; a missing
-/// v_{Q+1} or c_{Q+1} leaves that end open: 0 below, +∞ above). The most surplus any allocation can give is Σ_{q ≤ Q}
-/// (v_q − c_q).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Equilibrium {
-    /// Q, the units traded.
-    pub quantity: u32,
-    /// The lowest equilibrium price (NaN when Q = 0).
-    pub low: f64,
-    /// The highest (NaN when Q = 0).
-    pub high: f64,
-    /// The midpoint P* of the band, the price Smith's α measures from (the finite end if one end is open).
-    pub price: f64,
-    /// The most total surplus, the denominator of allocative efficiency.
-    pub surplus: f64,
-    /// v_Q, the lowest valuation that trades at the equilibrium (+∞ when Q = 0): a unit valued below it is
-    /// extra-marginal.
-    pub marginal_value: f64,
-    /// c_Q, the highest cost that trades at the equilibrium (−∞ when Q = 0): a unit costing more is extra-marginal.
-    pub marginal_cost: f64,
-}
+pub use crate::report::Equilibrium;
 
 impl Equilibrium {
     /// The equilibrium of `values` (buyers' units) and `costs` (sellers' units), in any order.

@@ -18,12 +18,11 @@ pub mod kind;
 pub mod measures;
 pub mod schedules;
 
-use serde::Serialize;
-
 use crate::exchange::mechanism::{Order, OrderBook, Side};
 use crate::exchange::traders::{Limits, Shout, Strategy, TraderStrategy, Unit};
 use crate::protocol::{Msg, TimerMsg};
 use crate::report::Report;
+pub use crate::report::{MarketRecord, PeriodRecord, TradeRecord};
 use crate::sim::{Agent, Ctx, Envelope, GridMarket, SimTime};
 use measures::{Equilibrium, gini, smiths_alpha, volatility};
 
@@ -55,64 +54,6 @@ impl MarketConfig {
         let costs: Vec<f64> = self.sellers.iter().flatten().copied().collect();
         Equilibrium::of(&values, &costs)
     }
-}
-
-/// One unit traded.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct TradeRecord {
-    /// When \[s\].
-    pub t: f64,
-    /// The period, from 0.
-    pub period: u32,
-    /// The price.
-    pub price: f64,
-    /// The buyer, numbered from 0 in the order listed.
-    pub buyer: u32,
-    /// The seller, likewise.
-    pub seller: u32,
-    /// The buyer's valuation of the unit.
-    pub value: f64,
-    /// The seller's cost of the unit.
-    pub cost: f64,
-}
-
-/// What one period gave.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct PeriodRecord {
-    /// The period, from 0.
-    pub period: u32,
-    /// When it began and ended \[s\].
-    pub start: f64,
-    /// When it ended \[s\].
-    pub end: f64,
-    /// Units traded.
-    pub trades: u32,
-    /// Realised surplus Σ (v − c) over the trades over the equilibrium surplus.
-    pub efficiency: f64,
-    /// Mean transaction price.
-    pub mean_price: f64,
-    /// Smith's α of its trades [%].
-    pub alpha: f64,
-    /// Price volatility of its trades.
-    pub volatility: f64,
-    /// Buyers' surplus Σ (v − p).
-    pub buyer_surplus: f64,
-    /// Sellers' surplus Σ (p − c).
-    pub seller_surplus: f64,
-    /// Trades of a unit that does not trade at the equilibrium (a valuation below the Q-th highest, or a cost above
-    /// the Q-th lowest).
-    pub extramarginal: u32,
-}
-
-/// Everything an induced-value market reports beyond its metrics: the equilibrium, every period, every trade.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MarketRecord {
-    /// The competitive equilibrium of a period's units.
-    pub equilibrium: Equilibrium,
-    /// Each period, in order.
-    pub periods: Vec<PeriodRecord>,
-    /// Each trade, in order.
-    pub trades: Vec<TradeRecord>,
 }
 
 /// A trader inside the market.

@@ -5,11 +5,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Matchmaker, Test};
-use crate::cpu_resource::kind::Pool;
-use crate::directory::kind::KIND as DIRECTORY;
-use crate::matchmaking::{Allocation, resolve_one, single};
+use crate::matchmaking::{Allocation, Pool};
+use crate::model::Service;
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -35,6 +35,10 @@ pub struct AsBrokerKind;
 pub struct TransparentBrokerKind;
 
 impl AgentKind for AsBrokerKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::MatchesByAnySchedulability]
+    }
+
     fn name(&self) -> &'static str {
         AS_BROKER
     }
@@ -47,7 +51,7 @@ impl AgentKind for AsBrokerKind {
         "an AS-based matchmaker: places reservations on opaque single-CPU resources by the Any Schedulability criterion (Melendez 2010)"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![
             Policy::of("allocation", &[Allocation::FirstFit, Allocation::NextFit], "Melendez (2010) §3.5"),
             Policy {
@@ -73,6 +77,10 @@ impl AgentKind for AsBrokerKind {
 }
 
 impl AgentKind for TransparentBrokerKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::MatchesOnTimetables]
+    }
+
     fn name(&self) -> &'static str {
         TRANSPARENT_BROKER
     }
@@ -85,7 +93,7 @@ impl AgentKind for TransparentBrokerKind {
         "a transparent matchmaker: places reservations on transparent single-CPU resources by simulating their EDF or ESF timetable (Melendez 2010)"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![Policy::of("allocation", &[Allocation::FirstFit, Allocation::NextFit], "Melendez (2010) §3.5")]
     }
 
@@ -153,10 +161,12 @@ fn references(
     directory: &str,
     forward: Option<&String>,
 ) -> Result<(Members, Option<Members>), Invalid> {
-    let directory = resolve_one(cx, "directory", directory, &[DIRECTORY])?;
+    let directory = cx.resolve_one("directory", directory, &[Service::ListsResources])?;
     let forward = match forward {
         Some(f) if f == cx.group => return Err(Invalid::at("forward", "a broker cannot forward to itself")),
-        Some(f) => Some(resolve_one(cx, "forward", f, &[AS_BROKER, TRANSPARENT_BROKER])?),
+        Some(f) => {
+            Some(cx.resolve_one("forward", f, &[Service::MatchesByAnySchedulability, Service::MatchesOnTimetables])?)
+        }
         None => None,
     };
     Ok((directory, forward))
@@ -199,8 +209,8 @@ pub struct BrokerSpec {
 
 impl GroupSpec for BrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        let directory = single(&self.directory, cx)?;
-        let forward = self.forward.as_ref().map(|f| single(f, cx)).transpose()?;
+        let directory = cx.single(&self.directory)?;
+        let forward = self.forward.as_ref().map(|f| cx.single(f)).transpose()?;
         Ok(Box::new(Matchmaker::new(self.test, self.allocation, (directory, self.transparent_pool), forward)))
     }
 

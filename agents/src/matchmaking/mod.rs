@@ -14,26 +14,16 @@ pub mod timetable;
 
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{BuildCx, CheckCx, Invalid, Members};
-use crate::sim::AgentId;
+use gridmarket_kernel::AgentId;
 
-/// The one agent `reference` (at `key`) names, among groups of `kinds`: a group of one or one member.
-pub(crate) fn resolve_one(cx: &CheckCx<'_>, key: &str, reference: &str, kinds: &[&str]) -> Result<Members, Invalid> {
-    let members = cx.resolve(key, reference, kinds)?;
-    if members.len() != 1 {
-        return Err(Invalid::at(
-            key,
-            format!("expected one agent, found the group `{reference}` of {}", members.len()),
-        )
-        .hint(format!("name one member, e.g. `{reference}-0`")));
-    }
-    Ok(members)
-}
-
-/// The id of the one agent `members` names (checked by [`resolve_one`]).
-pub(crate) fn single(members: &Members, cx: &BuildCx) -> Result<AgentId, String> {
-    let name = members.names().next().ok_or("no agent")?;
-    cx.id(&name)
+/// Which brokers may use a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pool {
+    /// Its policy is known: a transparent broker simulates it.
+    Transparent,
+    /// Its policy is unknown: an AS-based broker uses it.
+    Opaque,
 }
 
 /// Slack for comparing instants computed as sums of durations \[s\].

@@ -10,14 +10,13 @@ use super::dam::{AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairS
 use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
 use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
-use super::{GreedyRank, MgnSolver, RoundPolicy, SchedulingPolicy};
+use super::{GreedyRank, MetaPolicy, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::model::Service;
-use crate::provider::kind::KIND as PROVIDER;
 use crate::registry::limits::short;
 use crate::registry::values::{Fraction, Interval, NonNegative, Positive, Seconds};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
-    serde_name, unknown_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit, serde_name, unknown_name,
 };
 use crate::sim::BoxedAgent;
 
@@ -44,9 +43,11 @@ impl AgentKind for MetaBrokerKind {
         "a market-oriented meta-broker: batches users' requests and reserves slots for them every interval"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, registry: &Registry) -> Vec<Policy> {
         let solvers = [MgnSolver::Transportation, MgnSolver::Microlp];
-        vec![
+        let registered =
+            Policy::registered::<dyn MetaPolicy>("policy", &[], "registered, one application at a time", registry);
+        let mut policies = vec![
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
             Policy::of("policy", &Heuristic::ALL, "Garg (2010) ch5, time/cost trade-off"),
@@ -58,7 +59,11 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("payment", &[Payment::Posted, Payment::KDoubleAuction], "queue-matching policies"),
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
-        ]
+        ];
+        if !registered.values.is_empty() {
+            policies.push(registered);
+        }
+        policies
     }
 
     fn metrics(&self) -> &'static [Metric] {
@@ -264,12 +269,13 @@ impl RawMetaBroker {
         if let Some(&heuristic) = Heuristic::ALL.iter().find(|p| serde_name(*p) == name) {
             return Ok(Scheduler::Tradeoff { heuristic, params: self.tradeoff_params()? });
         }
-        if let Some(policy) = cx.registry.meta_policy(name) {
+        if let Some(policy) = cx.registry.policy::<dyn MetaPolicy>(name) {
             return batch(RoundPolicy::Each(policy));
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
         let thesis = thesis.chain(Heuristic::ALL.iter().map(serde_name));
-        let known: Vec<String> = thesis.chain(cx.registry.meta_policies().iter().map(|p| p.name().into())).collect();
+        let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name.to_string());
+        let known: Vec<String> = thesis.chain(registered).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
     }
 
@@ -401,7 +407,7 @@ impl RawGroup for RawMetaBroker {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let providers = cx.resolve_all("providers", &self.providers, &[PROVIDER])?;
+        let providers = cx.resolve_all("providers", &self.providers, &[Service::SellsCompute])?;
         if providers.is_empty() {
             return Err(Invalid::at("providers", "expected at least one provider"));
         }

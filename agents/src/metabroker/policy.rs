@@ -1,6 +1,6 @@
 //! Meta-broker policies beyond the thesis's: a [`MetaPolicy`] places one application at a time.
 //!
-//! The thesis's policies ([`SchedulingPolicy`](super::SchedulingPolicy)) each compute a joint schedule of the round.
+//! The thesis's policies ([`SchedulingPolicy`]) each compute a joint schedule of the round.
 //! A [`MetaPolicy`] is simpler to write: [`place_each`] takes the applications first come, first served (the order of
 //! greedy), lists for each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the
 //! site's window, within its budget, with enough CPUs left this round), and asks the policy to choose one or none.
@@ -9,8 +9,12 @@
 
 use std::fmt;
 
+use super::SchedulingPolicy;
+use super::dam::AuctionPolicy;
 use super::greedy::arrival_order;
 use super::model::{App, Problem, Schedule};
+use super::tradeoff::heuristics::Heuristic;
+use crate::registry::{Registry, serde_name};
 
 /// A meta-broker policy that places one application at a time: where it goes among the sites that can take it.
 ///
@@ -36,6 +40,22 @@ impl fmt::Debug for dyn MetaPolicy {
 impl PartialEq for dyn MetaPolicy {
     fn eq(&self, other: &Self) -> bool {
         self.name() == other.name()
+    }
+}
+
+impl Registry {
+    /// Adds `policy`, which scenarios then name in a meta-broker's `policy`.
+    ///
+    /// # Panics
+    /// If its name is one of the thesis's policies (Garg 2010, ch 3–5 and 7) or another registered policy's.
+    pub fn with_meta_policy(self, policy: &'static dyn MetaPolicy) -> Registry {
+        let name = policy.name();
+        let thesis = SchedulingPolicy::ALL.iter().map(serde_name);
+        let thesis =
+            thesis.chain(AuctionPolicy::ALL.iter().map(serde_name)).chain(Heuristic::ALL.iter().map(serde_name));
+        let taken = thesis.into_iter().any(|t| t == name) || self.policy::<dyn MetaPolicy>(name).is_some();
+        assert!(!taken, "the meta-broker policy name `{name}` is taken");
+        self.with_policy(name, policy.about(), policy)
     }
 }
 

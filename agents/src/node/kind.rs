@@ -6,13 +6,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Availability, Node, NodeConfig};
+use crate::model::Service;
 use crate::registry::limits::SPEEDS;
 use crate::registry::values::{Delay, GroupSize, NonNegative, Positive, Seconds, Speed};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, Unit,
 };
 use crate::sim::{BoxedAgent, rng};
-use crate::utility::kind::KIND as UTILITY;
 
 /// The kind's name in the directory.
 pub const KIND: &str = "node";
@@ -99,7 +99,7 @@ impl RawGroup for RawNode {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let utility = cx.resolve("utility", &self.utility, &[UTILITY])?;
+        let utility = cx.resolve("utility", &self.utility, &[Service::ManagesNodes])?;
         if utility.len() != 1 {
             return Err(Invalid::at(
                 "utility",

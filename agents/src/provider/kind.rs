@@ -20,15 +20,15 @@ use super::{
     CancelledLeases, EnergyConfig, ExchangeTrading, MoldedDeadline, Provider, ProviderConfig, ProviderInfo, Sell,
     SlaRule,
 };
-use crate::exchange::kind::KIND as EXCHANGE;
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
 use crate::metabroker::tradeoff::prices::WeibullPrice;
+use crate::model::Service;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, Positive, PositiveInt, Price, Seconds, Speed};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, SummaryRows, Unit,
-    serde_name, unknown_name,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Registry,
+    SummaryRows, Unit, serde_name, unknown_name,
 };
 use crate::sim::{BoxedAgent, rng};
 
@@ -39,8 +39,8 @@ pub const KIND: &str = "provider";
 pub struct ProviderKind;
 
 impl AgentKind for ProviderKind {
-    fn sells_compute(&self) -> bool {
-        true
+    fn services(&self) -> &'static [Service] {
+        &[Service::SellsCompute, Service::RunsJobs]
     }
 
     fn summary_rows(&self) -> SummaryRows {
@@ -63,7 +63,7 @@ impl AgentKind for ProviderKind {
         "a cluster of PEs with a local scheduler, a price, and preemption of external leases"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, registry: &Registry) -> Vec<Policy> {
         use PreemptionPolicy::*;
         use SchedulerPolicy::*;
         vec![
@@ -100,6 +100,7 @@ impl AgentKind for ProviderKind {
                 &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
                 "asks in an exchange's call markets; Gode and Sunder (1993), Cliff (1997)",
             ),
+            Policy::registered::<dyn QueueOrder>("queue-order", &[ARRIVAL], "of the FCFS and EASY queues", registry),
         ]
     }
 
@@ -610,7 +611,8 @@ impl RawGroup for RawProvider {
                 None => None,
             },
             Some(name) => {
-                let exchange = cx.resolve("exchange", name, &[EXCHANGE])?.names().next().unwrap_or_default();
+                let exchange =
+                    cx.resolve("exchange", name, &[Service::ClearsAuctions])?.names().next().unwrap_or_default();
                 let market_keys = [("ask-cpus", self.ask_cpus.is_some()), ("asking", self.asking.is_some())];
                 if let Some((key, _)) = market_keys.iter().find(|k| k.1)
                     && self.sell != Some(RawSell::Market)
@@ -661,11 +663,11 @@ impl RawProvider {
     /// The queue order named by `queue-order`: `None` for arrival order.
     fn queue_order(&self, cx: &CheckCx<'_>) -> Result<Option<&'static dyn QueueOrder>, Invalid> {
         let Some(name) = self.queue_order.as_deref() else { return Ok(None) };
-        let order = match cx.registry.queue_order(name) {
+        let order = match cx.registry.policy::<dyn QueueOrder>(name) {
             Some(order) => Some(order),
             None if name == ARRIVAL => None,
             None => {
-                let orders = cx.registry.queue_orders().iter().map(|o| o.name());
+                let orders = cx.registry.policies::<dyn QueueOrder>().map(|(name, ..)| name);
                 return Err(unknown_name("queue-order", name, std::iter::once(ARRIVAL).chain(orders)));
             }
         };

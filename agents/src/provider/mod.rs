@@ -41,6 +41,8 @@ mod trading;
 pub use energy::{EnergyConfig, RawEnergy, SwitchOff};
 pub use trading::{ExchangeTrading, Sell};
 
+pub use crate::model::ProviderInfo;
+
 mod energy;
 mod lifecycle;
 mod migration;
@@ -497,17 +499,4 @@ impl Agent<GridMarket> for Provider {
         self.report_pricing(now, out);
         self.report_energy(now, out);
     }
-}
-
-/// The PEs a provider has, for brokers and gateways that choose among providers.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProviderInfo {
-    /// The provider -- peer.
-    pub id: AgentId,
-    /// PEs.
-    pub pes: u32,
-    /// Speed relative to the reference PE.
-    pub speed: f64,
-    /// Price [G$ per PE-second].
-    pub price: f64,
 }

@@ -2,13 +2,15 @@
 //! group, validation into a spec, how members are built, its policies and the metrics it sums over a run.
 //!
 //! The application iterates a [`Registry`] to read scenario files, print `gridmarket list` and `schema`, build
-//! simulations and name metrics, so a new kind is its own folder plus one line in [`Registry::standard`].
+//! simulations and name metrics, so a new kind is its own folder plus one line in [`Registry::standard`] (in the
+//! crate's top module, `standard`, the one that names every kind). This module names none: every
+//! kind uses its types, and finds the groups a scenario refers it to by the [`Service`] it needs of them.
 //!
-//! A registry also holds the policies that scenarios name but the kinds do not list themselves: providers' queue
-//! orders ([`QueueOrder`], `queue-order = "<name>"`) and meta-brokers' one-application-at-a-time policies
-//! ([`MetaPolicy`], `policy = "<name>"`). A new one is a type implementing the trait plus one line,
-//! [`Registry::with_queue_order`] or [`Registry::with_meta_policy`], in [`Registry::standard`] or in a program of
-//! its own.
+//! A registry also holds the policies that scenarios name but the kinds do not list themselves
+//! ([`Registry::with_policy`]): providers' queue orders (`queue-order = "<name>"`,
+//! [`Registry::with_queue_order`]) and meta-brokers' one-application-at-a-time policies (`policy = "<name>"`,
+//! [`Registry::with_meta_policy`]). A new one is a type implementing the family's trait plus one line, in
+//! [`Registry::standard`] or in a program of its own.
 //!
 //! A group is one table under the kind's table (`[providers.fast]`): [`AgentKind::parse`] reads it as written,
 //! [`RawGroup::check`] resolves its references to other groups into a [`GroupSpec`], and the spec builds each member
@@ -17,18 +19,16 @@
 pub mod limits;
 pub mod values;
 
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::broker::UserJob;
-use crate::metabroker::{MetaPolicy, SchedulingPolicy};
-use crate::model::Service;
-use crate::provider::ProviderInfo;
-use crate::provider::scheduler::QueueOrder;
-use crate::provider::scheduler::order::{ARRIVAL, ShortestJobFirst};
+use crate::model::{ProviderInfo, Service};
+use crate::protocol::UserJob;
 use crate::sim::{AgentId, BoxedAgent};
 
 /// One kind of agent, as scenarios, the command line and the runner know it.
@@ -40,8 +40,9 @@ pub trait AgentKind: Send + Sync {
     fn table(&self) -> &'static str;
     /// One line for `gridmarket list`.
     fn about(&self) -> &'static str;
-    /// Its policy keys and their choices, for `gridmarket list`.
-    fn policies(&self) -> Vec<Policy> {
+    /// Its policy keys and their choices, for `gridmarket list`: its own, and those `registry` adds (a provider's
+    /// registered queue orders).
+    fn policies(&self, _registry: &Registry) -> Vec<Policy> {
         Vec::new()
     }
     /// The JSON schema of one group's table, for `gridmarket schema`.
@@ -73,11 +74,6 @@ pub trait AgentKind: Send + Sync {
     fn clears(&self) -> bool {
         false
     }
-    /// Whether its members sell compute at posted prices: their prices feed the run's `market.*` metrics and their
-    /// receipts the providers' revenue.
-    fn sells_compute(&self) -> bool {
-        false
-    }
     /// Whether its members bill in US dollars (Garg 2010 ch6's electricity prices) rather than G$: a study with one
     /// reports its money in dollars.
     fn bills_in_dollars(&self) -> bool {
@@ -87,9 +83,14 @@ pub trait AgentKind: Send + Sync {
     fn summary_rows(&self) -> SummaryRows {
         SummaryRows { metrics: &[], members: 0, only_if_all: false }
     }
-    /// The services its members offer their peers, who find them by these in the directory.
+    /// The services its members offer their peers: scenarios' references to its groups, and agents looking for
+    /// peers in the directory, ask for these.
     fn services(&self) -> &'static [Service] {
         &[]
+    }
+    /// Whether its members offer `service`.
+    fn offers(&self, service: Service) -> bool {
+        self.services().contains(&service)
     }
 }
 
@@ -248,6 +249,23 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The policies of family `P` that `registry` holds, as choices of `key` after the kind's `built_in` ones.
+    pub fn registered<P: ?Sized + 'static>(
+        key: &'static str,
+        built_in: &[&str],
+        source: &'static str,
+        registry: &Registry,
+    ) -> Policy {
+        let registered: Vec<_> = registry.policies::<P>().collect();
+        let names = registered.iter().map(|&(name, ..)| name);
+        Policy {
+            key,
+            values: built_in.iter().copied().chain(names).map(String::from).collect(),
+            source,
+            about: registered.iter().map(|&(name, about, _)| (name.to_string(), about.to_string())).collect(),
+        }
+    }
+
     /// The policy `key` with the serde names of `values`.
     pub fn of<T: Serialize>(key: &'static str, values: &[T], source: &'static str) -> Policy {
         Policy { key, values: values.iter().map(serde_name).collect(), source, about: Vec::new() }
@@ -444,9 +462,16 @@ pub struct CheckCx<'a> {
 }
 
 impl CheckCx<'_> {
-    /// The members named by `reference` (a group of one of `kinds`, or one member of such a group), for the
-    /// value at `key`.
-    pub fn resolve(&self, key: &str, reference: &str, kinds: &[&str]) -> Result<Members, Invalid> {
+    /// The kinds of the registry whose members offer one of `services`, in registry order.
+    pub fn kinds_offering(&self, services: &[Service]) -> Vec<&'static str> {
+        let kinds = self.registry.kinds().iter();
+        kinds.filter(|k| services.iter().any(|&s| k.offers(s))).map(|k| k.name()).collect()
+    }
+
+    /// The members named by `reference` (a group of a kind offering one of `services`, or one member of such a
+    /// group), for the value at `key`.
+    pub fn resolve(&self, key: &str, reference: &str, services: &[Service]) -> Result<Members, Invalid> {
+        let kinds = self.kinds_offering(services);
         let of_kinds = || self.groups.iter().filter(|g| kinds.contains(&g.kind));
         if let Some(g) = of_kinds().find(|g| g.group == reference) {
             return Ok(g.all());
@@ -466,9 +491,25 @@ impl CheckCx<'_> {
         })
     }
 
+    /// The one agent `reference` (at `key`) names, as [`resolve`](Self::resolve) finds it: a group of one, or one
+    /// member of a group.
+    pub fn resolve_one(&self, key: &str, reference: &str, services: &[Service]) -> Result<Members, Invalid> {
+        let members = self.resolve(key, reference, services)?;
+        if members.len() != 1 {
+            return Err(Invalid::at(
+                key,
+                format!("expected one agent, found the group `{reference}` of {}", members.len()),
+            )
+            .hint(format!("name one member, e.g. `{reference}-0`")));
+        }
+        Ok(members)
+    }
+
     /// Like [`resolve`](Self::resolve) for each of `references` (at `key.0`, `key.1`...), where `"*"` stands for
-    /// every member of every group of `kinds`, a kind's groups in the order the file lists them.
-    pub fn resolve_all(&self, key: &str, references: &[String], kinds: &[&str]) -> Result<Vec<Members>, Invalid> {
+    /// every member of every group of a kind offering one of `services`: kinds in registry order, a kind's groups in
+    /// the order the file lists them.
+    pub fn resolve_all(&self, key: &str, references: &[String], services: &[Service]) -> Result<Vec<Members>, Invalid> {
+        let kinds = self.kinds_offering(services);
         let mut out = Vec::new();
         for (i, r) in references.iter().enumerate() {
             if r == "*" {
@@ -476,7 +517,7 @@ impl CheckCx<'_> {
                 every.sort_by_key(|g| (kinds.iter().position(|&k| k == g.kind), g.listed));
                 out.extend(every.into_iter().map(GroupMembers::all));
             } else {
-                out.push(self.resolve(&format!("{key}.{i}"), r, kinds)?);
+                out.push(self.resolve(&format!("{key}.{i}"), r, services)?);
             }
         }
         Ok(out)
@@ -528,6 +569,12 @@ impl BuildCx {
         self.ids.get(name).copied().ok_or_else(|| format!("no agent named `{name}`"))
     }
 
+    /// The id of the one agent `members` names (checked by [`CheckCx::resolve_one`]).
+    pub fn single(&self, members: &Members) -> Result<AgentId, String> {
+        let name = members.names().next().ok_or("no agent")?;
+        self.id(&name)
+    }
+
     /// The provider called `name`, as built.
     pub fn provider(&self, name: &str) -> Result<ProviderInfo, String> {
         self.providers.get(name).copied().ok_or_else(|| format!("no provider named `{name}` was built"))
@@ -535,108 +582,60 @@ impl BuildCx {
 }
 
 /// The kinds of a simulation, in build order, and the policies scenarios may name besides the kinds' own.
+///
+/// gridmarket's own are [`Registry::standard`], which the top module of this crate defines: the registry names no
+/// kind, so that every kind may use its types.
 #[derive(Clone)]
 pub struct Registry {
     kinds: Vec<&'static dyn AgentKind>,
-    queue_orders: Vec<&'static dyn QueueOrder>,
-    meta_policies: Vec<&'static dyn MetaPolicy>,
+    policies: Vec<Registered>,
 }
 
-/// The services the standard kind called `kind` offers (none for a kind that is not standard: a test's probe).
-pub fn standard_services(kind: &str) -> &'static [Service] {
-    static STANDARD: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-    STANDARD.get_or_init(Registry::standard).kind(kind).map_or(&[], |k| k.services())
+/// A policy registered by name: a `&'static P` of its family `P` (a trait object type, such as a provider's
+/// `dyn QueueOrder`), which the kind using that family looks up by the name a scenario gives.
+#[derive(Clone)]
+struct Registered {
+    family: TypeId,
+    name: &'static str,
+    about: &'static str,
+    policy: Arc<dyn Any + Send + Sync>,
 }
 
 impl Registry {
-    /// gridmarket's own kinds and policies. Providers come first: the others refer to them.
-    pub fn standard() -> Registry {
-        Registry { kinds: Vec::new(), queue_orders: Vec::new(), meta_policies: Vec::new() }
-            .with(&crate::provider::kind::ProviderKind)
-            .with(&crate::datacenter::kind::DataCentreKind)
-            .with(&crate::gateway::kind::GatewayKind)
-            .with(&crate::metabroker::kind::MetaBrokerKind)
-            .with(&crate::metabroker::energy::kind::EnergyMetaBrokerKind)
-            .with(&crate::exchange::kind::ExchangeKind)
-            .with(&crate::broker::kind::BrokerKind)
-            .with(&crate::market::kind::MarketKind)
-            .with(&crate::directory::kind::DirectoryKind)
-            .with(&crate::cpu_resource::kind::CpuResourceKind)
-            .with(&crate::matchmaker::kind::AsBrokerKind)
-            .with(&crate::matchmaker::kind::TransparentBrokerKind)
-            .with(&crate::splitter::kind::SplitterKind)
-            .with(&crate::request_source::kind::SourceKind)
-            .with(&crate::utility::kind::UtilityKind)
-            .with(&crate::node::kind::NodeKind)
-            .with_queue_order(&ShortestJobFirst)
+    /// A registry of no kind and no policy, to add to ([`with`](Self::with), [`with_policy`](Self::with_policy)).
+    pub fn empty() -> Registry {
+        Registry { kinds: Vec::new(), policies: Vec::new() }
     }
 
-    /// Adds a queue order that providers may name (`queue-order = "<name>"`).
+    /// Registers `policy` of family `P` (a trait object type) under `name`, with one line for `gridmarket list`.
+    /// The family's own `with_…` (e.g. `with_queue_order`) calls it after checking the name is not a built-in one.
     ///
     /// # Panics
-    /// If its name is taken (`arrival`, or an order added before): a mistake in the program, not in a scenario.
-    pub fn with_queue_order(mut self, order: &'static dyn QueueOrder) -> Registry {
-        let name = order.name();
-        assert!(name != ARRIVAL && self.queue_order(name).is_none(), "the queue order name `{name}` is taken");
-        self.queue_orders.push(order);
+    /// If `name` is taken in the family: a program registering two policies under one name is wrong.
+    pub fn with_policy<P: ?Sized + Sync + 'static>(
+        mut self,
+        name: &'static str,
+        about: &'static str,
+        policy: &'static P,
+    ) -> Registry {
+        assert!(self.policy::<P>(name).is_none(), "the policy name `{name}` is taken");
+        self.policies.push(Registered { family: TypeId::of::<P>(), name, about, policy: Arc::new(policy) });
         self
     }
 
-    /// Adds a policy that meta-brokers may name (`policy = "<name>"`).
-    ///
-    /// # Panics
-    /// If its name is taken (by a policy of the thesis, or one added before): a mistake in the program.
-    pub fn with_meta_policy(mut self, policy: &'static dyn MetaPolicy) -> Registry {
-        let name = policy.name();
-        let thesis = SchedulingPolicy::ALL.iter().any(|p| serde_name(p) == name);
-        assert!(!thesis && self.meta_policy(name).is_none(), "the meta-broker policy name `{name}` is taken");
-        self.meta_policies.push(policy);
-        self
+    /// The policies of family `P`, in registration order: (name, line for `gridmarket list`, policy).
+    pub fn policies<P: ?Sized + 'static>(
+        &self,
+    ) -> impl Iterator<Item = (&'static str, &'static str, &'static P)> + Clone {
+        self.policies.iter().filter(|r| r.family == TypeId::of::<P>()).filter_map(|r| {
+            let policy = r.policy.downcast_ref::<&'static P>()?;
+            Some((r.name, r.about, *policy))
+        })
     }
 
-    /// The queue orders added, in order.
-    pub fn queue_orders(&self) -> &[&'static dyn QueueOrder] {
-        &self.queue_orders
-    }
-
-    /// The queue order called `name` (`None` for `arrival`, which is no [`QueueOrder`], and for unknown names).
-    pub fn queue_order(&self, name: &str) -> Option<&'static dyn QueueOrder> {
-        self.queue_orders.iter().copied().find(|o| o.name() == name)
-    }
-
-    /// The meta-broker policies added, in order.
-    pub fn meta_policies(&self) -> &[&'static dyn MetaPolicy] {
-        &self.meta_policies
-    }
-
-    /// The meta-broker policy called `name`.
-    pub fn meta_policy(&self, name: &str) -> Option<&'static dyn MetaPolicy> {
-        self.meta_policies.iter().copied().find(|p| p.name() == name)
-    }
-
-    /// `kind`'s policy keys and their values, for `gridmarket list`: its own ([`AgentKind::policies`]) and, for
-    /// providers and meta-brokers, the queue orders and meta-broker policies of this registry.
-    pub fn policies(&self, kind: &dyn AgentKind) -> Vec<Policy> {
-        let mut policies = kind.policies();
-        let about = |name: &str, about: &str| (name.to_string(), about.to_string());
-        if kind.name() == crate::provider::kind::KIND {
-            let names = self.queue_orders.iter().map(|o| o.name().to_string());
-            policies.push(Policy {
-                key: "queue-order",
-                values: std::iter::once(ARRIVAL.to_string()).chain(names).collect(),
-                source: "of the FCFS and EASY queues",
-                about: self.queue_orders.iter().map(|o| about(o.name(), o.about())).collect(),
-            });
-        }
-        if kind.name() == crate::metabroker::kind::KIND && !self.meta_policies.is_empty() {
-            policies.push(Policy {
-                key: "policy",
-                values: self.meta_policies.iter().map(|p| p.name().to_string()).collect(),
-                source: "registered, one application at a time",
-                about: self.meta_policies.iter().map(|p| about(p.name(), p.about())).collect(),
-            });
-        }
-        policies
+    /// The policy of family `P` called `name`.
+    pub fn policy<P: ?Sized + 'static>(&self, name: &str) -> Option<&'static P> {
+        self.policies::<P>().find(|&(n, ..)| n == name).map(|(.., p)| p)
     }
 
     /// Adds `kind`, built after the kinds before it.
@@ -661,19 +660,10 @@ impl Registry {
     }
 }
 
-impl Default for Registry {
-    fn default() -> Registry {
-        Registry::standard()
-    }
-}
-
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Registry")
-            .field("kinds", &self.kinds)
-            .field("queue_orders", &self.queue_orders)
-            .field("meta_policies", &self.meta_policies)
-            .finish()
+        let policies: Vec<&str> = self.policies.iter().map(|r| r.name).collect();
+        f.debug_struct("Registry").field("kinds", &self.kinds).field("policies", &policies).finish()
     }
 }
 

@@ -4,18 +4,19 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{RequestSource, Service, SourceConfig};
-use crate::cpu_resource::kind::KIND as RESOURCE;
-use crate::matchmaker::kind::{AS_BROKER, TRANSPARENT_BROKER};
-use crate::matchmaking::{resolve_one, single};
+use crate::model;
 use crate::registry::values::{Delay, Fraction, JobCount, Positive};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, SummaryRows, Unit,
 };
 use crate::sim::BoxedAgent;
-use crate::splitter::kind::KIND as SPLITTER;
 
 /// The kind's name in the directory.
 pub const KIND: &str = "source";
+
+/// What a source's `target` may be: an opaque or a transparent broker, or a splitter between them.
+const TARGETS: &[model::Service] =
+    &[model::Service::MatchesByAnySchedulability, model::Service::MatchesOnTimetables, model::Service::SplitsRequests];
 
 /// The request source kind.
 pub struct SourceKind;
@@ -150,7 +151,7 @@ impl RawGroup for RawSource {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let target = resolve_one(cx, "target", &self.target, &[AS_BROKER, TRANSPARENT_BROKER, SPLITTER])?;
+        let target = cx.resolve_one("target", &self.target, TARGETS)?;
         let service = match self.service {
             None => Service::Uniform(600.0, 5400.0),
             Some(RawService::Uniform([lo, hi])) if lo.0 > hi.0 => {
@@ -169,7 +170,8 @@ impl RawGroup for RawSource {
         if on_demand > 0.0 && self.on_demand_resources.is_empty() {
             return Err(Invalid::at("on-demand-resources", "on-demand > 0 needs the resources that take them"));
         }
-        let on_demand_resources = cx.resolve_all("on-demand-resources", &self.on_demand_resources, &[RESOURCE])?;
+        let on_demand_resources =
+            cx.resolve_all("on-demand-resources", &self.on_demand_resources, &[model::Service::RunsRequests])?;
         let mean = service.mean();
         Ok(Box::new(SourceSpec {
             target,
@@ -206,7 +208,7 @@ impl GroupSpec for SourceSpec {
         let on_demand_resources =
             self.on_demand_resources.iter().flat_map(Members::names).map(|n| cx.id(&n)).collect::<Result<_, _>>()?;
         let config = SourceConfig {
-            target: single(&self.target, cx)?,
+            target: cx.single(&self.target)?,
             rate: self.rate,
             requests: self.requests,
             service: self.service,

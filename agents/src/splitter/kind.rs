@@ -4,8 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Splitter;
-use crate::matchmaker::kind::{AS_BROKER, TRANSPARENT_BROKER};
-use crate::matchmaking::{resolve_one, single};
+use crate::model::Service;
 use crate::registry::values::Fraction;
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, RawGroup, Unit,
@@ -19,6 +18,10 @@ pub const KIND: &str = "splitter";
 pub struct SplitterKind;
 
 impl AgentKind for SplitterKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::SplitsRequests]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }
@@ -66,8 +69,8 @@ impl RawGroup for RawSplitter {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let transparent = resolve_one(cx, "transparent", &self.transparent, &[TRANSPARENT_BROKER])?;
-        let opaque = resolve_one(cx, "opaque", &self.opaque, &[AS_BROKER])?;
+        let transparent = cx.resolve_one("transparent", &self.transparent, &[Service::MatchesOnTimetables])?;
+        let opaque = cx.resolve_one("opaque", &self.opaque, &[Service::MatchesByAnySchedulability])?;
         Ok(Box::new(SplitterSpec { transparent, opaque, x: self.x.0 }))
     }
 }
@@ -82,6 +85,6 @@ pub struct SplitterSpec {
 
 impl GroupSpec for SplitterSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
-        Ok(Box::new(Splitter::new(single(&self.transparent, cx)?, single(&self.opaque, cx)?, self.x)))
+        Ok(Box::new(Splitter::new(cx.single(&self.transparent)?, cx.single(&self.opaque)?, self.x)))
     }
 }

@@ -5,9 +5,10 @@ use serde::Deserialize;
 
 use super::sla::SlaTerms;
 use super::{Utility, UtilityConfig, UtilityPolicy};
+use crate::model::Service;
 use crate::registry::values::{Delay, Fraction, GroupSize, Interval, NonNegative, Positive, PositiveInt, Seconds};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Metric, ParseError, Policy, RawGroup, Registry, Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -20,6 +21,10 @@ pub struct UtilityKind;
 const SOURCE: &str = "Asaduzzaman & Maheswaran";
 
 impl AgentKind for UtilityKind {
+    fn services(&self) -> &'static [Service] {
+        &[Service::RunsJobs, Service::ManagesNodes]
+    }
+
     fn name(&self) -> &'static str {
         KIND
     }
@@ -32,7 +37,7 @@ impl AgentKind for UtilityKind {
         "the resource manager of a public computing utility: dedicated nodes plus replicas on opportunistic public nodes"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         let policies =
             [UtilityPolicy::Dynamic, UtilityPolicy::Static, UtilityPolicy::Greedy, UtilityPolicy::RoundRobin];
         vec![Policy::of("policy", &policies, SOURCE)]

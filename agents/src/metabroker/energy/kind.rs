@@ -8,11 +8,11 @@ use serde::Deserialize;
 
 use super::EnergyMetaBroker;
 use super::mapping::MappingPolicy;
-use crate::datacenter::kind::KIND as DATACENTRE;
 use crate::model::Service;
 use crate::registry::values::Interval;
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Unit,
+    AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
+    Unit,
 };
 use crate::sim::BoxedAgent;
 
@@ -73,7 +73,7 @@ impl AgentKind for EnergyMetaBrokerKind {
         "an energy-aware meta-broker: maps applications to data centres every interval for less carbon or more profit"
     }
 
-    fn policies(&self) -> Vec<Policy> {
+    fn policies(&self, _: &Registry) -> Vec<Policy> {
         vec![Policy::of("policy", &MappingPolicy::ALL, "Garg (2010) §6.3.1")]
     }
 
@@ -139,7 +139,7 @@ impl RawGroup for RawEnergyMetaBroker {
     }
 
     fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
-        let datacentres = cx.resolve_all("datacentres", &self.datacentres, &[DATACENTRE])?;
+        let datacentres = cx.resolve_all("datacentres", &self.datacentres, &[Service::HostsApplications])?;
         if datacentres.is_empty() {
             return Err(Invalid::at("datacentres", "expected at least one data centre"));
         }

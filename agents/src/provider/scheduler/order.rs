@@ -11,6 +11,7 @@
 use std::fmt;
 
 use super::QueuedJob;
+use crate::registry::Registry;
 use crate::sim::SimTime;
 
 /// The name of the default order in scenarios: by arrival, which needs no [`QueueOrder`].
@@ -41,6 +42,19 @@ impl fmt::Debug for dyn QueueOrder {
 impl PartialEq for dyn QueueOrder {
     fn eq(&self, other: &Self) -> bool {
         self.name() == other.name()
+    }
+}
+
+impl Registry {
+    /// Adds `order`, which scenarios then name in `queue-order`.
+    ///
+    /// # Panics
+    /// If its name is [`ARRIVAL`] or another order's.
+    pub fn with_queue_order(self, order: &'static dyn QueueOrder) -> Registry {
+        let name = order.name();
+        let taken = name == ARRIVAL || self.policy::<dyn QueueOrder>(name).is_some();
+        assert!(!taken, "the queue order name `{name}` is taken");
+        self.with_policy(name, order.about(), order)
     }
 }
 
