@@ -35,6 +35,14 @@ impl KDouble {
     pub fn k(&self) -> f64 {
         self.k
     }
+
+    /// The price of one bid and one ask, a + k·(b − a) within [a, b], or `None` when the bid is below the ask (no
+    /// trade): the bilateral auction of Satterthwaite & Williams, which [`clear`](Mechanism::clear) applies to the
+    /// marginal pair.
+    pub fn bilateral(&self, bid: f64, ask: f64) -> Option<f64> {
+        // a + k(b − a) cannot overflow for non-negative prices; the clamp keeps rounding inside [a, b].
+        (bid >= ask).then(|| (ask + self.k * (bid - ask)).clamp(ask, bid))
+    }
 }
 
 impl Default for KDouble {
@@ -52,8 +60,8 @@ impl Mechanism for KDouble {
         let r = Ranked::new(bids, asks);
         let Some(last) = r.q.checked_sub(1) else { return Clearing::default() };
         let (b, a) = (r.bids[last].price, r.asks[last].price);
-        // a + k(b − a) cannot overflow for non-negative prices; the clamp keeps rounding inside [a, b].
-        let price = (a + self.k * (b - a)).clamp(a, b);
+        // The q-th bid is at least the q-th ask: q efficient pairs trade.
+        let price = self.bilateral(b, a).unwrap_or(a);
         r.pairs(r.q, |_| (price, price))
     }
 }
@@ -95,6 +103,16 @@ mod tests {
 
     fn orders(first_id: u64, prices: &[f64]) -> Vec<Order> {
         prices.iter().zip(first_id..).map(|(&price, id)| Order::new(id, price)).collect()
+    }
+
+    #[test]
+    fn the_bilateral_k_price_is_the_clearing_price_of_one_bid_and_one_ask() {
+        let m = KDouble::new(0.25).unwrap();
+        assert_eq!(m.bilateral(10.0, 2.0), Some(4.0));
+        assert_eq!(m.bilateral(2.0, 2.0), Some(2.0));
+        assert_eq!(m.bilateral(1.0, 2.0), None);
+        let cleared = m.clear(&orders(0, &[10.0]), &orders(100, &[2.0]));
+        assert_eq!(cleared.trades.iter().map(|t| t.buyer_pays).collect::<Vec<_>>(), [4.0]);
     }
 
     #[test]

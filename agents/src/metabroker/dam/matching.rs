@@ -6,6 +6,7 @@ use super::valuation::{ask, asks, bids, demand_supply};
 use super::{
     Application, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Market, Payment, SlotGeneration,
 };
+use crate::exchange::mechanism::KDouble;
 
 /// A match: application `app` runs in queue `queue` over `[start, end)` \[s\] at `price`.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,8 +107,10 @@ impl<'a> Book<'a> {
         match self.params.payment {
             Payment::Posted => posted,
             Payment::KDoubleAuction => {
+                // The user bids its value per PE-second, the provider asks its posted price; a bid below the ask
+                // still pays the posted price.
                 let value = app.valuation.max(0.0) / (f64::from(app.pes) * exec).max(f64::MIN_POSITIVE);
-                posted + self.params.k * (value - posted).max(0.0)
+                KDouble::new(self.params.k).ok().and_then(|m| m.bilateral(value, posted)).unwrap_or(posted)
             }
         }
     }

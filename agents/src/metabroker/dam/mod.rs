@@ -154,7 +154,9 @@ pub enum Payment {
     #[default]
     Posted,
     /// c_k + k·max(0, u_i − c_k), u_i the user's valuation per processor-second on the queue, v_i / (pes × runtime
-    /// there): the k-double-auction price of the two, never below the provider's posted price.
+    /// there): the price of the bilateral k-double auction of the user's bid u_i and the provider's ask c_k
+    /// ([`KDouble::bilateral`](crate::exchange::mechanism::KDouble::bilateral), the exchange's mechanism), never
+    /// below the provider's posted price.
     KDoubleAuction,
 }
 
