@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use agents::ledger::{Account, External, Transfer};
 use agents::registry::values::GroupSize;
 use agents::registry::{AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, ParseError, RawGroup, Registry};
-use agents::report::{Capacity, Report, Series};
+use agents::report::{Capacity, Holds, Report, Series};
 use agents::sim::{Agent, AgentId, BoxedAgent, Ctx, Envelope, GridMarket, SimTime};
 use gridmarket::runner::{RunOptions, run_study};
 use gridmarket::scenario::{LoadOptions, Study};
@@ -112,9 +112,9 @@ impl Agent<GridMarket> for Faulty {
                 busy.set(at, 5.0);
                 out.metrics.push(("pes", 4.0));
                 out.series.push(("busy_pes", busy));
-                out.capacity = Some(Capacity { units: 4.0, in_use: "busy_pes" });
+                out.capacity = Some(Capacity { units: 4.0, in_use: "busy_pes", holds: Holds::Pes { wasted: 0.0 } });
             }
-            Fault::Hides => out.capacity = Some(Capacity { units: 1.0, in_use: "busy" }),
+            Fault::Hides => out.capacity = Some(Capacity { units: 1.0, in_use: "busy", holds: Holds::Other }),
             Fault::TimeTravels => {
                 let mut queued = Series::default();
                 queued.set(at, 1.0);

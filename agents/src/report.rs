@@ -161,19 +161,59 @@ pub struct Report {
 }
 
 /// What an agent holds: so many units (PEs, CPUs), and the series of `Report::series` that counts those in use,
-/// which must stay within [0, units] at all times.
+/// which must stay within [0, units] at all times (the runner's capacity invariant).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Capacity {
     /// The units it has.
     pub units: f64,
     /// The name of its series of units in use.
     pub in_use: &'static str,
+    /// What the units are.
+    pub holds: Holds,
+}
+
+/// What the units of a [`Capacity`] are, and so what the runner makes of them besides the capacity invariant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Holds {
+    /// Processing elements running users' jobs (a provider's cluster, a data centre's CPUs): they make the run's
+    /// utilisation (per member, group and run), its time series, the PE-weighted response times and the market's
+    /// per-site measures.
+    Pes {
+        /// PE-seconds the PEs were busy without computing: preemption overhead and runs of leases later cancelled
+        /// (Amini Salehi 2012, Eq 3.10–3.11), left out of utilisation.
+        wasted: f64,
+    },
+    /// Anything else (the single CPU of a matchmaking resource, a utility's node): held, not counted as PEs.
+    Other,
+}
+
+/// The PEs an agent runs users' jobs on, as the runner reads them ([`Report::pes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Pes<'a> {
+    /// How many (drawn for the run, perhaps).
+    pub count: f64,
+    /// How many were busy, over time.
+    pub busy: &'a Series,
+    /// PE-seconds busy without computing ([`Holds::Pes`]).
+    pub wasted: f64,
 }
 
 impl Report {
     /// The value of metric `name`, if this agent reports it.
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.iter().find(|m| m.0 == name).map(|m| m.1)
+    }
+
+    /// Its series called `name`, if it reports one.
+    pub fn series_named(&self, name: &str) -> Option<&Series> {
+        self.series.iter().find(|(k, _)| *k == name).map(|(_, s)| s)
+    }
+
+    /// The PEs it runs users' jobs on, if it holds any ([`Holds::Pes`]).
+    pub fn pes(&self) -> Option<Pes<'_>> {
+        let c = self.capacity?;
+        let Holds::Pes { wasted } = c.holds else { return None };
+        Some(Pes { count: c.units, busy: self.series_named(c.in_use)?, wasted })
     }
 }
 

@@ -85,12 +85,11 @@ pub struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
-    /// The provider of `report`, if it is one (it reports a `busy_pes` series).
+    /// The site of `report`, if it has PEs ([`Report::pes`]).
     pub fn of(report: &'a Report) -> Option<Site<'a>> {
-        let series = |k: &str| report.series.iter().find(|(n, _)| *n == k).map(|(_, s)| s);
-        let metric = |k: &str| report.metrics.iter().find(|(n, _)| *n == k).map_or(0.0, |m| m.1);
-        let (pes, refused) = (metric("pes"), metric("refused"));
-        Some(Site { pes, busy: series("busy_pes")?, price: series("price"), requests: series("requests"), refused })
+        let pes = report.pes()?;
+        let (price, requests) = (report.series_named("price"), report.series_named("requests"));
+        Some(Site { pes: pes.count, busy: pes.busy, price, requests, refused: report.metric("refused").unwrap_or(0.0) })
     }
 
     /// Requests received in (a, b].

@@ -17,7 +17,7 @@ use agents::model::Service;
 use agents::protocol::{JobId, LeaseType};
 use agents::registry::limits::MAX_TIMESERIES_ROWS;
 use agents::registry::{Metric, Registry, Unit, member_index, member_name};
-use agents::report::{JobOutcome, JobRecord, Report};
+use agents::report::{JobOutcome, JobRecord, Pes, Report};
 use agents::sim::{AgentId, Outcome};
 
 use super::market::{MARKET_METRICS, Site, market_metrics};
@@ -438,8 +438,7 @@ pub fn measure(
         m.metrics.insert("events_per_job".into(), outcome.delivered as f64 / m.jobs.len() as f64);
     }
     // The PEs of each agent (0 without), by agent index, for the weighted response times.
-    let site_pes: Vec<f64> =
-        reports.iter().map(|r| r.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1)).collect();
+    let site_pes: Vec<f64> = reports.iter().map(|r| r.pes().map_or(0.0, |p| p.count)).collect();
     lease_metrics(&measured, &site_pes, &mut m.metrics);
     group_metrics(&measured, &mut m.metrics);
     if measured.iter().any(|j| j.priority > 0) {
@@ -458,7 +457,7 @@ pub fn measure(
     let mut capacity_total = 0.0;
     let mut groups: BTreeMap<(&str, &str), (f64, f64, usize)> = BTreeMap::new();
     let mut loads: Vec<(&agents::report::Series, f64)> = Vec::new();
-    let sampled = reports.iter().filter(|r| r.series.iter().any(|(k, _)| *k == "busy_pes")).count();
+    let sampled = reports.iter().filter(|r| r.pes().is_some()).count();
     let period = sample_period(plan.sample_period, end, sampled);
     let mut sites = Vec::new();
     for (agent, report) in plan.agents().zip(&reports) {
@@ -469,23 +468,15 @@ pub fn measure(
         if let Some(market) = &report.market {
             m.markets.push((agent.name.clone(), (**market).clone()));
         }
-        // Agents with PEs (what reports a `busy_pes` series) count towards utilisation and the time series.
-        let Some(busy) = report.series.iter().find(|(k, _)| *k == "busy_pes").map(|(_, s)| s) else { continue };
+        // Agents with PEs count towards utilisation and the time series.
+        let Some(Pes { count: pes, busy, wasted }) = report.pes() else { continue };
         let site = Site::of(report);
-        // What the provider reports: its PEs may have been drawn for this run.
-        let pes = report.metrics.iter().find(|(k, _)| *k == "pes").map_or(0.0, |m| m.1);
         m.sites.push((agent.name.clone(), pes));
         if pes > 0.0 {
             loads.push((busy, pes));
         }
-        let queued = report.series.iter().find(|(k, _)| *k == "queued").map(|(_, s)| s);
+        let queued = report.series_named("queued");
         // Overhead and lost runs keep PEs busy but are not computation (Eq 3.10-3.11).
-        let wasted: f64 = report
-            .metrics
-            .iter()
-            .filter(|(k, _)| matches!(*k, "overhead_pe_seconds" | "lost_pe_seconds"))
-            .map(|m| m.1)
-            .sum();
         let busy_secs = (busy.integral(end) - wasted).max(0.0);
         busy_total += busy_secs;
         capacity_total += pes * end;

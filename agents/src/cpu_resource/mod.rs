@@ -11,7 +11,7 @@ pub mod kind;
 use crate::matchmaking::timetable::Timetable;
 use crate::matchmaking::{EPSILON, EdfPlacement, LocalPolicy};
 use crate::protocol::{MatchMsg, Msg, TimerMsg};
-use crate::report::{Capacity, Report, Series};
+use crate::report::{Capacity, Holds, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 
 /// How many of `windows` [start, end) hold the CPU over time: ends before starts at one instant.
@@ -157,7 +157,7 @@ impl Agent<GridMarket> for CpuResource {
         out.violations.extend(self.violations.iter().cloned());
         let running = self.timetable.running().map(|s| (s.start, s.end().min(now)));
         out.series.push(("running", in_use(self.ran.iter().copied().chain(running))));
-        out.capacity = Some(Capacity { units: 1.0, in_use: "running" });
+        out.capacity = Some(Capacity { units: 1.0, in_use: "running", holds: Holds::Other });
     }
 }
 

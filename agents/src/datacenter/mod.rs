@@ -33,7 +33,7 @@ use crate::model::JobId;
 use crate::model::Service;
 use crate::protocol::{Assigned, Assignment, DataCentreAdvert, EnergyMsg, JobMsg, JobSpec, LeaseMsg, Msg, TimerMsg};
 use crate::provider::scheduler::{LocalScheduler, ReservationId, ReservationRequest, SchedulerPolicy};
-use crate::report::{Capacity, Metered, Report, Series};
+use crate::report::{Capacity, Holds, Metered, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 pub use dvs::{DvsPolicy, Placement};
 pub use meter::{EnergyMeter, IdlePower};
@@ -470,6 +470,7 @@ impl Agent<GridMarket> for DataCentre {
         out.metered.extend_from_slice(&self.metered);
         out.violations.extend(self.energy_check(now).map(|what| (span, what)));
         out.series.push(("busy_pes", self.busy.clone()));
-        out.capacity = Some(Capacity { units: f64::from(c.cpus), in_use: "busy_pes" });
+        out.capacity =
+            Some(Capacity { units: f64::from(c.cpus), in_use: "busy_pes", holds: Holds::Pes { wasted: 0.0 } });
     }
 }

@@ -12,7 +12,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::protocol::{JobId, Msg, Run, TimerMsg, UtilityMsg};
-use crate::report::{Capacity, Report, Series};
+use crate::report::{Capacity, Holds, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 
 /// How long a public node's owner leaves it idle and keeps it, on average (exponential times).
@@ -210,7 +210,7 @@ impl Agent<GridMarket> for Node {
         }
         out.violations.extend(self.violations.iter().cloned());
         out.series.push(("busy", self.busy.clone()));
-        out.capacity = Some(Capacity { units: 1.0, in_use: "busy" });
+        out.capacity = Some(Capacity { units: 1.0, in_use: "busy", holds: Holds::Other });
     }
 }
 
@@ -265,7 +265,7 @@ mod tests {
         let id = bed.sim().directory().lookup("n").unwrap();
         let report = bed.sim().report(id).unwrap();
         assert_eq!(report.violations, [(15.0, "asked to run job 8 while running job 7, which it dropped".to_string())]);
-        assert_eq!(report.capacity, Some(Capacity { units: 1.0, in_use: "busy" }));
+        assert_eq!(report.capacity, Some(Capacity { units: 1.0, in_use: "busy", holds: Holds::Other }));
         let busy = &report.series.iter().find(|(k, _)| *k == "busy").unwrap().1;
         assert_eq!(busy.points(), &[(0.0, 1.0), (15.0, 1.0), (20.0, 0.0)], "one job at a time, the second from 15 s");
     }

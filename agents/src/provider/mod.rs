@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 use crate::ledger::{Book, Transfer};
 use crate::model::{JobId, LeaseType, Service};
 use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
-use crate::report::{Capacity, Report, Series};
+use crate::report::{Capacity, Holds, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use admission::{Admission, AdmissionConfig};
 use overhead::OverheadModel;
@@ -494,7 +494,9 @@ impl Agent<GridMarket> for Provider {
         out.transfers.extend_from_slice(self.book.transfers());
         out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));
         out.series.push(("busy_pes", self.busy.clone()));
-        out.capacity = Some(Capacity { units: f64::from(self.config.pes), in_use: "busy_pes" });
+        let wasted = c.overhead_pe_seconds + c.lost_pe_seconds;
+        out.capacity =
+            Some(Capacity { units: f64::from(self.config.pes), in_use: "busy_pes", holds: Holds::Pes { wasted } });
         out.series.push(("queued", self.queued.clone()));
         self.report_pricing(now, out);
         self.report_energy(now, out);
