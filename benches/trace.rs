@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gridmarket::runner::{RunOptions, run_study};
-use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan};
+use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan, WorkloadRegistry};
 use gridmarket::scenario::{LoadOptions, Study};
 use gridmarket::workload::swf;
 
@@ -21,7 +21,8 @@ const SEED: u64 = 1;
 /// Writes the trace and a scenario replaying it into `dir`; returns the scenario's path.
 fn setup(dir: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    let raw: RawWorkload = toml::from_str(&format!("model = \"lublin\"\njobs = {JOBS}\nmax-nodes = 128")).unwrap();
+    let table = toml::from_str(&format!("model = \"lublin\"\njobs = {JOBS}\nmax-nodes = 128")).unwrap();
+    let raw = RawWorkload::parse(&WorkloadRegistry::standard(), toml::Value::Table(table)).unwrap();
     let plan = WorkloadPlan::check(&raw, dir, &mut TraceCache::default()).unwrap();
     let w = plan.generate(&mut agents::sim::rng::stream(SEED, "trace-bench", 0)).unwrap();
     swf::write_swf(&w, std::fs::File::create(dir.join("lublin.swf")).unwrap()).unwrap();

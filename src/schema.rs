@@ -1,6 +1,6 @@
 //! `gridmarket schema`: every scenario key with its type, default and meaning, generated from the documented
-//! `RawScenario` and the raw group schemas of the registered agent kinds, so that the reference can never drift from
-//! what the loader accepts.
+//! `RawScenario`, the raw group schemas of the registered agent kinds and the keys of the standard workload models,
+//! so that the reference can never drift from what the loader accepts.
 
 use std::fmt::Write as _;
 
@@ -16,6 +16,7 @@ use crate::runner::metrics::{
 };
 use crate::runner::outputs::FILES;
 use crate::scenario::raw::RawScenario;
+use crate::scenario::workload::WorkloadRegistry;
 
 /// The scenario reference as a Markdown table (what `docs/scenario.md` holds), with the agent kinds of `registry`.
 pub fn markdown(registry: &Registry) -> String {
@@ -25,10 +26,12 @@ pub fn markdown(registry: &Registry) -> String {
         .iter()
         .map(|k| (*k, serde_json::to_value(k.schema(&mut generator)).unwrap_or(Value::Null)))
         .collect();
+    let workloads = WorkloadRegistry::standard().schema(&mut generator);
     let schema = serde_json::to_value(generator.into_root_schema_for::<RawScenario>()).unwrap_or(Value::Null);
     let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
     let mut rows = Vec::new();
     walk(&schema, "", &defs, &mut rows, 0);
+    walk(&workloads, "workloads.<name>", &defs, &mut rows, 2);
     for (kind, group) in &kinds {
         let (table, name) = (kind.table(), kind.name());
         let about = format!("Groups of {name}s by name: {}.", kind.about());

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 
 use gridmarket::output::write_atomic;
-use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan};
+use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan, WorkloadRegistry};
 use gridmarket::workload::stats::WorkloadStats;
 use gridmarket::workload::{Workload, csv, gwf, swf};
 
@@ -77,7 +77,7 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
                 let (k, v) = p.split_once('=').context("--param takes KEY=VALUE")?;
                 table.insert(k.trim().into(), gridmarket::scenario::parse_value(v.trim()));
             }
-            let raw: RawWorkload = agents::registry::parse(toml::Value::Table(table))
+            let raw = RawWorkload::parse(&WorkloadRegistry::standard(), toml::Value::Table(table))
                 .map_err(|e| anyhow::anyhow!("{}: {}", e.path.join("."), e.message))?;
             let plan = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default())
                 .map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;

@@ -12,7 +12,7 @@ use toml::Value;
 
 use super::error::{ScenarioError, Spans, did_you_mean};
 use super::raw::{RawChart, RawExpect, RawOutputs, RawRuntime, RawScenario};
-use super::workload::{TraceCache, WorkloadPlan};
+use super::workload::{RawWorkload, TraceCache, WorkloadPlan, WorkloadRegistry};
 use super::{Document, parse_value};
 use crate::runner::metrics;
 
@@ -208,11 +208,13 @@ pub enum Test {
     Versus { scenario: String, min: Option<f64>, max: Option<f64> },
 }
 
-/// How to load: the agent kinds, `--quick` and `--set` overrides.
+/// How to load: the agent kinds, the workload models, `--quick` and `--set` overrides.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// The agent kinds scenarios may use (default: gridmarket's own).
     pub registry: Registry,
+    /// The workload models scenarios may use (default: gridmarket's own).
+    pub workloads: WorkloadRegistry,
     /// Apply the scenario's `[quick]` overrides.
     pub quick: bool,
     /// `--set key=value` overrides, in order.
@@ -255,7 +257,7 @@ impl Study {
             overrides.push(("replications".into(), Override::Arg(format!("--replications {r}"))));
         }
         // Check the base document first: its errors point at the file.
-        let (base, _) = read(&doc, registry).map_err(|e| relocate(e, &overrides, &spans))?;
+        let (base, ..) = read(&doc, registry, &opts.workloads).map_err(|e| relocate(e, &overrides, &spans))?;
         // In the order written (the tree keeps file order): the first key varies slowest.
         let sweep: Vec<(String, Vec<Value>)> = match doc.table.get("sweep") {
             Some(Value::Table(t)) => {
@@ -347,8 +349,8 @@ impl Study {
                 }
                 e
             };
-            let (raw, groups) = read(&point_doc, registry).map_err(at_point)?;
-            let mut plan = Plan::build(&raw, groups, registry, &spans, &mut traces).map_err(at_point)?;
+            let (raw, workloads, groups) = read(&point_doc, registry, &opts.workloads).map_err(at_point)?;
+            let mut plan = Plan::build(&raw, &workloads, groups, registry, &spans, &mut traces).map_err(at_point)?;
             if let Some(seed) = opts.seed {
                 plan.seed = seed;
             }
@@ -938,8 +940,16 @@ pub struct Group {
     pub raw: Box<dyn RawGroup>,
 }
 
-/// Reads the scenario's own keys and, for each kind of `registry`, its groups (in name order).
-fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>), ScenarioError> {
+/// A scenario's workloads as read, by name.
+pub type RawWorkloads = BTreeMap<String, RawWorkload>;
+
+/// Reads the scenario's own keys, its workloads with the models of `models` (by name), and, for each kind of
+/// `registry`, its groups (in name order).
+fn read(
+    doc: &Document,
+    registry: &Registry,
+    models: &WorkloadRegistry,
+) -> Result<(RawScenario, RawWorkloads, Vec<Group>), ScenarioError> {
     let mut own = doc.table.clone();
     let mut groups = Vec::new();
     for &kind in registry.kinds() {
@@ -962,7 +972,7 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
             groups.push(Group { kind, name, listed, raw });
         }
     }
-    let raw = doc.deserialize_table(own).map_err(|mut e| {
+    let raw: RawScenario = doc.deserialize_table(own).map_err(|mut e| {
         // The kinds' tables are keys of the scenario too.
         if e.key.as_ref().is_some_and(|k| !k.contains('.')) && e.message.starts_with("unknown key") {
             for kind in registry.kinds() {
@@ -981,7 +991,15 @@ fn read(doc: &Document, registry: &Registry) -> Result<(RawScenario, Vec<Group>)
         }
         e
     })?;
-    Ok((raw, groups))
+    let mut workloads = BTreeMap::new();
+    for (name, table) in &raw.workloads {
+        let w = RawWorkload::parse(models, table.clone()).map_err(|e| {
+            let path = ["workloads".to_string(), name.clone()].into_iter().chain(e.path).collect();
+            doc.error_at(path, e.message)
+        })?;
+        workloads.insert(name.clone(), w);
+    }
+    Ok((raw, workloads, groups))
 }
 
 /// The key and message of the first cycle among the groups' `forwards_to` links (each such group is one agent), in
@@ -1011,10 +1029,11 @@ fn forwarding_cycle(plans: &[GroupPlan]) -> Option<(String, String)> {
 }
 
 impl Plan {
-    /// Fills defaults and resolves names; `spans` locates errors in the scenario file, `traces` holds the trace files
-    /// read so far (each is read once per study).
+    /// Fills defaults and resolves names, checking `workloads` (the scenario's, as read); `spans` locates errors in
+    /// the scenario file, `traces` holds the trace files read so far (each is read once per study).
     pub fn build(
         raw: &RawScenario,
+        workloads: &RawWorkloads,
         groups: Vec<Group>,
         registry: &Registry,
         spans: &Spans,
@@ -1032,12 +1051,13 @@ impl Plan {
         }
         let base = spans.file().parent().unwrap_or(Path::new(".")).to_path_buf();
 
-        let mut workloads = BTreeMap::new();
-        for (name, w) in &raw.workloads {
-            let plan =
-                WorkloadPlan::check(w, &base, traces).map_err(|(k, m)| err(&format!("workloads.{name}.{k}"), m))?;
-            workloads.insert(name.clone(), plan);
-        }
+        let workloads = workloads
+            .iter()
+            .map(|(name, w)| {
+                let plan = WorkloadPlan::check(w, &base, traces);
+                Ok((name.clone(), plan.map_err(|(k, m)| err(&format!("workloads.{name}.{k}"), m))?))
+            })
+            .collect::<Result<BTreeMap<String, WorkloadPlan>, ScenarioError>>()?;
 
         // Groups are named and counted, their members never listed: a group of one is named after the group,
         // larger groups' members `<group>-0`, `<group>-1`...

@@ -1,13 +1,13 @@
 //! The scenario file, key by key, exactly as written (`RawScenario`), but for the agent groups, whose tables belong
-//! to their kinds (`agents::registry`). Every field's doc is what `gridmarket schema` prints; defaults are filled in
-//! and names resolved by [`super::Plan::build`].
+//! to their kinds (`agents::registry`), and the workloads, whose keys belong to their models
+//! ([`super::workload::WorkloadRegistry`]). Every field's doc is what `gridmarket schema` prints; defaults are filled
+//! in and names resolved by [`super::Plan::build`].
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::workload::RawWorkload;
 use agents::registry::values::{Delay, JobCount, NonNegative, PositiveInt, Replications, Seconds};
 
 /// A scenario: who is in the market, what they run, for how long, what to measure and what to expect.
@@ -51,7 +51,8 @@ pub struct RawScenario {
     pub runtime: RawRuntime,
     /// Workloads by name; broker groups refer to them.
     #[serde(default)]
-    pub workloads: BTreeMap<String, RawWorkload>,
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub workloads: BTreeMap<String, toml::Value>,
     /// Message latencies (zero unless set).
     #[serde(default)]
     pub latency: RawLatency,

@@ -1,54 +1,45 @@
 //! The `[workloads.<name>]` sections: which model or trace, how many jobs, and the QoS each study attaches.
+//!
+//! A workload's table is flat: `model = "<name>"` picks a model of the [`WorkloadRegistry`], whose own keys (each
+//! model's file beside this one) sit beside the keys every model takes ([`RawShared`]): how many jobs, how they are
+//! transformed, and the deadlines, budgets, classes and lease types attached to them.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+pub mod bot;
+pub mod das2;
+pub mod local_requests;
+pub mod lublin;
+pub mod metabroker;
+pub mod poisson;
+pub mod registry;
+pub mod trace;
 
+use std::path::Path;
+use std::sync::Arc;
+
+use agents::registry::ParseError;
+use agents::registry::limits::{MAX_JOBS, MAX_TIME, TIME_SCALES, approx, short};
+use agents::registry::values::{Delay, Fraction, JobCount, NonNegative, Positive, PositiveInt, Price, Seconds};
+use agents::sim::rng::SimRng;
 use rand::distr::Distribution;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::workload::dist::Dist;
-use crate::workload::lublin::LublinParams;
-use crate::workload::models::{BotModel, Das2Model, InterGridCluster, InterarrivalUnit, MetaBrokerJobModel};
 use crate::workload::qos::{self, DeadlineSlack, UrgencyMix};
-use crate::workload::{Limit, OversizePolicy, Skipped, Workload, WorkloadError, WorkloadJob, csv, gwf, swf};
-use agents::registry::limits::{MAX_JOBS, MAX_TIME, MIN_MEAN_RUNTIME, RATES, TIME_SCALES, approx, short};
-use agents::registry::values::{Delay, Fraction, JobCount, NonNegative, Positive, PositiveInt, Price, Seconds};
+use crate::workload::{Limit, OversizePolicy, Workload, WorkloadError};
+pub use registry::{Arrivals, CheckCx, Extent, ModelSpec, RawModel, WorkloadModel, WorkloadRegistry};
+pub use trace::TraceCache;
 
-/// Where a workload's jobs come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Model {
-    /// Lublin & Feitelson (2003) rigid parallel jobs (`preset`: typed, typeless, garg-ch5, salehi-ch3, thunder,
-    /// thunder-table).
-    Lublin,
-    /// DAS-2 model of Amini Salehi (2012) Table 4.2 (`cluster` absent: the external "Grid" rows; else that cluster's
-    /// rows).
-    Das2,
-    /// GWA bag-of-tasks model of Amini Salehi (2012) ch5 / Amini Salehi, Javadi & Buyya.
-    Bot,
-    /// Garg (2010) ch3–4 jobs: tasks of 1 CPU, runtimes 400 s ± 20%, submitted in the first 20 s, deadlines by `slack`.
-    Metabroker,
-    /// Poisson arrivals (`rate` per second) with `runtime` drawn from a distribution: queueing validation.
-    Poisson,
-    /// The local requests Amini Salehi (2012) ch6 interleaves with a trace (`rho`, `delta`, `theta`, `rp-nodes` over
-    /// `until`), each a local lease.
-    LocalRequests,
-    /// A Standard Workload Format trace (`file`).
-    Swf,
-    /// A Grid Workloads Format trace (`file`).
-    Gwf,
-    /// A job list in CSV (`file`), for hand-made cases.
-    Csv,
-}
+/// Largest factor of `dc-deadline-factor` and of `deadline = [low, high]`.
+const MAX_DEADLINE_FACTOR: f64 = 1e6;
 
-/// A workload: a model with its parameters, or a trace file, plus transformations and QoS.
+/// Largest job a model draws [PEs]: the Lublin model's size distribution is tabulated up to 2^20.
+const MAX_NODES: u32 = 1 << 20;
+
+/// The keys every model takes: how many jobs, how they are transformed, and the QoS attached to them.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawWorkload {
-    /// The model or trace format.
-    pub model: Model,
+pub struct RawShared {
     /// Number of jobs (requests; bags for `bot`) to generate, or use `until`, or both (generation stops at whichever
     /// comes first): at most 10 million jobs per workload, which models that would exceed on average are refused.
     /// Not for traces.
@@ -56,71 +47,6 @@ pub struct RawWorkload {
     /// Generate arrivals until this time [s; at most 1e12] (not for traces or `metabroker`); with `jobs`, stop at
     /// whichever comes first.
     pub until: Option<Seconds>,
-    /// Lublin: "typed" (batch and interactive streams; default), "typeless", "garg-ch5", "salehi-ch3", "thunder" (the
-    /// LLNL Thunder log's jobs as Garg (2010) Table 7.1 gives them: mean 44 CPUs, runtimes of mean 2328.911 s and
-    /// standard deviation 7790.11 s; arriving so that they keep Thunder's 4,096 CPUs 88% busy, a mean gap of 124.8 s
-    /// before any `time-scale`) or "thunder-table" (the same jobs every 16.176 s on average, as the table states,
-    /// which is 7.7 weeks of that machine's work per week: see docs/workloads.md).
-    pub preset: Option<String>,
-    /// Lublin: largest job \[PEs\] (default: the preset's; at most 2^20).
-    pub max_nodes: Option<PositiveInt>,
-    /// Lublin: UHI, log2 of the largest size (Garg (2010) ch5: log2(p); at most 20); applied after `max-nodes`.
-    pub u_hi: Option<f64>,
-    /// Lublin: UMED, the split of the two-stage uniform (Garg 2010, ch5: UHI − 2.5); applied after `max-nodes`.
-    pub u_med: Option<f64>,
-    /// Lublin: scale sizes to this mean \[PEs\] (Amini Salehi 2012, ch3 uses 4 VMs). DAS-2: move the split m of the
-    /// two-stage log-uniform size so that the mean is this (ch4's external sweep of the number of VMs).
-    pub mean_nodes: Option<Positive>,
-    /// Lublin: scale runtimes to this mean \[s\] (Amini Salehi 2012, ch3 uses 2 h); the longest runtime, about 50 times
-    /// the mean, must stay within 1e12 s. DAS-2: the log-normal's location a for this mean, b kept.
-    pub mean_runtime: Option<Seconds>,
-    /// Lublin: scale inter-arrival times to this mean \[s\]; the last arrival must stay within 1e12 s on average.
-    /// DAS-2: the Weibull scale for this mean, the shape kept.
-    pub mean_interarrival: Option<Seconds>,
-    /// DAS-2 and bag-of-tasks: the local rows of cluster "C64", "C128" or "C256" instead of the external ones.
-    pub cluster: Option<String>,
-    /// DAS-2: the time unit of Table 4.2's Weibull inter-arrival scales, which the table leaves unstated: "seconds"
-    /// (default; the DAS-2 model's unit, each cluster's local requests alone offering 3–7 times its capacity) or
-    /// "minutes" (gaps 60 times longer: local loads of 5–11%, external requests 1% of the grid). `mean-interarrival`
-    /// is in seconds either way.
-    pub interarrival_unit: Option<InterarrivalUnit>,
-    /// Bag-of-tasks: the Weibull scale of the gaps between bags, α_e or α_l \[s\] (default 1.7 external, 4 local; shape
-    /// 7.86). With `cluster`, the value for C128: C64 uses α_l + 1 and C256 α_l − 1.
-    pub scale: Option<Positive>,
-    /// Bag-of-tasks: the mean task duration M_e or M_l \[s\] (default 90; normal, standard deviation 6.1). With
-    /// `cluster`, the value for C128: C64 uses M_l − 1 and C256 M_l + 1.
-    pub task_duration: Option<Positive>,
-    /// Bag-of-tasks: each bag is one request of as many PEs as it has tasks, for the mean of their durations (its
-    /// work the sum of theirs), rather than one single-PE job per task; with `urgency-ratios`, its deadline is submit
-    /// + ratio × that duration (a moldable provider rescales it to the duration it runs for).
-    #[serde(default)]
-    pub bags: bool,
-    /// Bag-of-tasks: the urgency classes of external bags (Amini Salehi, Javadi & Buyya): half of high urgency with a
-    /// deadline ratio N(2, 1), half of low urgency with N(4, 1), the ratio truncated at 1, when true; with `bags`.
-    #[serde(default)]
-    pub urgency_ratios: bool,
-    /// Poisson: arrival rate [1/s; from 1e-9 to 1e6].
-    pub rate: Option<Positive>,
-    /// Poisson: one arrival rate per priority class [1/s], class 0 (the highest) first, instead of `rate` and
-    /// `priority-fraction`: `class-rates = [0.3, 0.3]` is `rate = 0.6` with `priority-fraction = 0.5`. At most 256
-    /// classes; their total from 1e-9 to 1e6.
-    pub class_rates: Option<Vec<Positive>>,
-    /// Poisson: runtime distribution, e.g. `{ kind = "exponential", mean = 1.0 }`; kinds: constant, uniform,
-    /// exponential, truncated_normal (with `low` >= 0), log_normal, weibull, gamma, hyper_exponential (a plain normal
-    /// would draw negative runtimes). Its mean is at least 1e-6 s and at most 1e12 s. A hyper_exponential takes its
-    /// `phases = [{ prob, mean }, …]`, or `mean` and `scv` (squared coefficient of variation, at least 1) for the
-    /// two-phase fit with balanced means.
-    #[schemars(with = "Option<serde_json::Value>")]
-    pub runtime: Option<Dist>,
-    /// Poisson: PEs per job (default 1).
-    pub pes: Option<PositiveInt>,
-    /// Poisson: PEs per job drawn uniformly from the integers in [low, high] (at most 2^20), instead of `pes`.
-    pub pes_range: Option<[u32; 2]>,
-    /// Swf/gwf/csv: the trace or job list, relative to the scenario file; a gzip-compressed file (`.swf.gz`) is read
-    /// as it is. A CSV job list has a header row naming its columns, in any order: `submit` \[s\], `cpus` and `runtime`
-    /// \[s\] are required; `estimate` \[s\], `deadline` [s, absolute] and `budget` [G$] are optional, an empty cell
-    /// leaving the job without. Its jobs are numbered 1, 2, … in row order.
-    pub file: Option<String>,
     /// Swf/gwf: keep jobs submitted in [from, to) seconds, re-based to 0.
     pub window: Option<[f64; 2]>,
     /// Keep the first N jobs (at most 10 million): in file order, or in the order drawn, after `window` and before
@@ -169,11 +95,6 @@ pub struct RawWorkload {
     /// budget); kinds as `runtime`'s, of positive values. Not with `budget-price`.
     #[schemars(with = "Option<serde_json::Value>")]
     pub budget: Option<Dist>,
-    /// Metabroker: the variation of the number of tasks, its standard deviation over its mean 5: a fraction in
-    /// (0, 1], or `[low, high]` to draw each job's own uniformly from that range (Garg 2010 §3.5 and §4.3.1: "10-50%
-    /// variations in the number of tasks (using Gaussian distribution)", i.e. `[0.1, 0.5]`). Default 0.3.
-    #[schemars(with = "Option<serde_json::Value>")]
-    pub task_variation: Option<toml::Value>,
     /// Lease types (Amini Salehi 2012, ch3), drawn per job: the fraction of local requests; the others are external.
     pub local_fraction: Option<Fraction>,
     /// Lease types: the fraction of external requests that are best effort (cancellable or suspendable, half
@@ -195,17 +116,6 @@ pub struct RawWorkload {
     /// "non-preemptable". Not with `local-fraction`.
     #[schemars(with = "Option<String>")]
     pub lease_type: Option<agents::protocol::LeaseType>,
-    /// Local requests: ρ, the share of the provider's node-time they take (Amini Salehi 2012, ch6: 5% to 30%).
-    pub rho: Option<Fraction>,
-    /// Local requests: δ, their mean duration \[s\] (each drawn in δ ± 30 min; at least 1,800 s).
-    pub delta: Option<Seconds>,
-    /// Local requests: θ, their size range, "small" (1–24 nodes), "medium" (25–48) or "large" (49–72).
-    pub theta: Option<String>,
-    /// Local requests: the provider's nodes, which ρ is a share of.
-    pub rp_nodes: Option<PositiveInt>,
-    /// Local requests: how long before its start each is made \[s\] (an advance reservation; the injection files
-    /// Haizea distributes for the thesis's setting make them 86,400 s, a day, ahead). Absent: when it starts.
-    pub notice: Option<Delay>,
 }
 
 /// The urgency classes of `urgency`: the share of high urgency and each class's deadline ratio.
@@ -241,507 +151,132 @@ impl RawUrgency {
     }
 }
 
-/// The trace files of a study, by path: each is checked once, whatever the number of sweep points naming it.
-#[derive(Debug, Default)]
-pub struct TraceCache(BTreeMap<PathBuf, Arc<Trace>>);
-
-/// A trace file: checked record by record when the scenario is loaded, keeping none of them (validating builds no
-/// workload), then read by the first run that needs its jobs and shared by every run dealing them at the same time;
-/// once no run holds them they are freed (a run keeps its jobs only until it has dealt them to its brokers), and the
-/// next run reads the file again.
+/// A workload as written: its model, the keys every model takes and the model's own.
 #[derive(Debug)]
-struct Trace {
-    path: PathBuf,
-    /// Swf, gwf or csv.
-    model: Model,
-    /// The latest submit time [s].
-    last_submit: f64,
-    /// The longest runtime [s].
-    longest: f64,
-    /// The records left out.
-    skipped: Skipped,
-    jobs: Mutex<Weak<Workload>>,
+pub struct RawWorkload {
+    /// The model (`model = "<name>"`).
+    pub model: &'static dyn WorkloadModel,
+    /// The keys every model takes.
+    pub shared: RawShared,
+    /// The model's own keys.
+    pub own: Box<dyn RawModel>,
 }
 
-impl Trace {
-    /// Reads every record of the file at `path` (in the format of `model`), keeping what the checks of a workload
-    /// need.
-    fn check(path: PathBuf, model: Model) -> Result<Trace, WorkloadError> {
-        let name = path.display().to_string();
-        let reader = crate::workload::open(&path)?;
-        let (mut last_submit, mut longest, mut jobs) = (0.0f64, 0.0f64, 0u64);
-        let mut see = |job: WorkloadJob| {
-            last_submit = last_submit.max(job.submit);
-            longest = longest.max(job.runtime);
-            jobs += 1;
-        };
-        let skipped = match model {
-            Model::Gwf => {
-                let mut records = gwf::GwfReader::new(reader, name);
-                for job in records.by_ref() {
-                    see(job?);
-                }
-                records.skipped()
-            }
-            Model::Csv => {
-                let w = csv::read_csv(reader, &name)?;
-                let skipped = w.skipped;
-                w.jobs.into_iter().for_each(see);
-                skipped
-            }
-            _ => {
-                let mut records = swf::SwfReader::new(reader, name);
-                for job in records.by_ref() {
-                    see(job?);
-                }
-                records.skipped()
+impl RawWorkload {
+    /// Reads a `[workloads.<name>]` table with the models of `registry`: `model`, then the shared keys and the
+    /// model's own. A key of other models only is refused as such, naming them; an unknown key lists the model's.
+    pub fn parse(registry: &WorkloadRegistry, table: toml::Value) -> Result<RawWorkload, ParseError> {
+        let table = match table {
+            toml::Value::Table(t) => t,
+            other => {
+                let message = "invalid type: not a table, expected struct RawShared".to_string();
+                return Err(agents::registry::parse::<RawShared>(other)
+                    .err()
+                    .unwrap_or(ParseError { path: vec![], message }));
             }
         };
-        if jobs == 0 {
-            let left = skipped.note().map_or(String::new(), |n| format!(" ({n})"));
-            let message = format!("no job to simulate{left}");
-            return Err(WorkloadError::Line {
-                file: path.display().to_string(),
-                line: skipped.first_line.unwrap_or(1),
-                message,
-            });
+        let at = |key: &str, message: String| ParseError { path: vec![key.to_string()], message };
+        let Some(name) = table.get("model") else {
+            return Err(ParseError { path: vec![], message: "missing field `model`".into() });
+        };
+        let name = agents::registry::parse::<String>(name.clone()).map_err(|e| at("model", e.message))?;
+        let Some(model) = registry.model(&name) else {
+            let names: Vec<&str> = registry.models().iter().map(|m| m.name()).collect();
+            return Err(at("model", format!("unknown variant `{name}`, expected {}", one_of(&names))));
+        };
+        let shared_keys = registry::key_names::<RawShared>();
+        let order: Vec<String> = table.keys().cloned().collect();
+        let (mut shared, mut own) = (toml::Table::new(), toml::Table::new());
+        for (key, value) in table {
+            if model.keys().contains(&key.as_str()) {
+                own.insert(key, value);
+            } else if shared_keys.contains(&key.as_str()) && model.extent().reads(&key) {
+                shared.insert(key, value);
+            } else if key != "model" {
+                return Err(at(&key, not_a_key(registry, model, &key)));
+            }
         }
-        Ok(Trace { path, model, last_submit, longest, skipped, jobs: Mutex::new(Weak::new()) })
+        match (agents::registry::parse::<RawShared>(toml::Value::Table(shared)), model.parse(toml::Value::Table(own))) {
+            (Ok(shared), Ok(own)) => Ok(RawWorkload { model, shared, own }),
+            // The first faulty key in the table, as one struct would report it.
+            (Err(a), Err(b)) => {
+                let place = |e: &ParseError| e.path.first().and_then(|k| order.iter().position(|o| o == k));
+                Err(if place(&b).unwrap_or(usize::MAX) < place(&a).unwrap_or(usize::MAX) { b } else { a })
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
     }
+}
 
-    /// Its jobs: those another run holds, or else read from the file.
-    fn jobs(&self) -> Result<Arc<Workload>, String> {
-        // A run that panicked while reading leaves nothing half-done behind the lock.
-        let mut shared = self.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(w) = shared.upgrade() {
-            return Ok(w);
-        }
-        let mut w = match self.model {
-            Model::Gwf => gwf::read_gwf_file(&self.path),
-            Model::Csv => csv::read_csv_file(&self.path),
-            _ => swf::read_swf_file(&self.path),
-        }
-        .map_err(|e| e.to_string())?;
-        // Read again after the runs before freed it: the file must still hold the jobs that were checked.
-        let last_submit = w.jobs.iter().map(|j| j.submit).fold(0.0, f64::max);
-        let longest = w.jobs.iter().map(|j| j.runtime).fold(0.0, f64::max);
-        if (last_submit, longest) != (self.last_submit, self.longest) {
-            return Err(format!("{}: the file changed while the study ran", self.path.display()));
-        }
-        w.jobs.shrink_to_fit();
-        let w = Arc::new(w);
-        *shared = Arc::downgrade(&w);
-        Ok(w)
+/// Why `key` is not a key of `model`: it is a key of other models only (named), or of none (the model's are listed,
+/// in serde's words, so that the loader words it as any unknown key).
+fn not_a_key(registry: &WorkloadRegistry, model: &dyn WorkloadModel, key: &str) -> String {
+    let shared = registry::key_names::<RawShared>();
+    let reads = |m: &dyn WorkloadModel, k: &str| m.keys().contains(&k) || (shared.contains(&k) && m.extent().reads(k));
+    let of: Vec<String> =
+        registry.models().iter().filter(|m| reads(**m, key)).map(|m| format!("\"{}\"", m.name())).collect();
+    if of.is_empty() {
+        let keys: Vec<&str> = std::iter::once("model")
+            .chain(model.keys().iter().copied())
+            .chain(shared.iter().copied().filter(|k| model.extent().reads(k)))
+            .collect();
+        return format!("unknown field `{key}`, expected {}", one_of(&keys));
+    }
+    format!("not a key of the \"{}\" model (only of {})", model.name(), of.join(", "))
+}
+
+/// `names` as serde lists what it expected: "`a`", "`a` or `b`", "one of `a`, `b`, `c`".
+fn one_of(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.as_slice() {
+        [] => "nothing".into(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} or {b}"),
+        all => format!("one of {}", all.join(", ")),
     }
 }
 
 /// A checked workload description: trace files are read once, models are drawn per run.
 #[derive(Clone, Debug)]
 pub struct WorkloadPlan {
-    raw: RawWorkload,
-    trace: Option<Arc<Trace>>,
+    model: &'static dyn WorkloadModel,
+    shared: RawShared,
+    spec: Arc<dyn ModelSpec>,
 }
-
-/// Keys that only some models read, with those models: given to another model, a key would be silently ignored.
-const MODEL_KEYS: [(&str, &[Model]); 27] = [
-    ("jobs", &[Model::Lublin, Model::Das2, Model::Bot, Model::Metabroker, Model::Poisson]),
-    ("until", &[Model::Lublin, Model::Das2, Model::Bot, Model::Poisson, Model::LocalRequests]),
-    ("rho", &[Model::LocalRequests]),
-    ("delta", &[Model::LocalRequests]),
-    ("theta", &[Model::LocalRequests]),
-    ("rp-nodes", &[Model::LocalRequests]),
-    ("notice", &[Model::LocalRequests]),
-    ("preset", &[Model::Lublin]),
-    ("max-nodes", &[Model::Lublin]),
-    ("u-hi", &[Model::Lublin]),
-    ("u-med", &[Model::Lublin]),
-    ("mean-nodes", &[Model::Lublin, Model::Das2]),
-    ("mean-runtime", &[Model::Lublin, Model::Das2]),
-    ("mean-interarrival", &[Model::Lublin, Model::Das2]),
-    ("cluster", &[Model::Das2, Model::Bot]),
-    ("interarrival-unit", &[Model::Das2]),
-    ("scale", &[Model::Bot]),
-    ("task-duration", &[Model::Bot]),
-    ("bags", &[Model::Bot]),
-    ("urgency-ratios", &[Model::Bot]),
-    ("rate", &[Model::Poisson]),
-    ("class-rates", &[Model::Poisson]),
-    ("runtime", &[Model::Poisson]),
-    ("pes", &[Model::Poisson]),
-    ("pes-range", &[Model::Poisson]),
-    ("file", &[Model::Swf, Model::Gwf, Model::Csv]),
-    ("task-variation", &[Model::Metabroker]),
-];
-
-/// Most priority classes `class-rates` may give: classes are numbered by a byte.
-const MAX_CLASSES: usize = 256;
-
-/// Largest factor of `dc-deadline-factor` and of `deadline = [low, high]`.
-const MAX_DEADLINE_FACTOR: f64 = 1e6;
-
-/// Largest job of the Lublin model [PEs]: its size distribution is tabulated up to 2^20.
-const MAX_NODES: u32 = 1 << 20;
 
 impl WorkloadPlan {
     /// Checks the description and its trace, if any (once per `traces`). Errors name the offending key
     /// (relative to the workload's table).
     pub fn check(raw: &RawWorkload, base: &Path, traces: &mut TraceCache) -> Result<WorkloadPlan, (String, String)> {
-        let bad = |key: &str, m: String| (key.to_string(), m);
-        let model = agents::registry::serde_name(&raw.model);
-        for (key, models) in MODEL_KEYS {
-            if given(raw, key) && !models.contains(&raw.model) {
-                let of: Vec<String> =
-                    models.iter().map(|m| format!("\"{}\"", agents::registry::serde_name(m))).collect();
-                return Err(bad(key, format!("not a key of the \"{model}\" model (only of {})", of.join(", "))));
-            }
+        let shared = &raw.shared;
+        shared.check_combinations(raw.model)?;
+        shared.check_values()?;
+        let spec = raw.own.check(&mut CheckCx { shared, base, traces })?;
+        if let Some(arrivals) = spec.arrivals() {
+            shared.check_arrivals(arrivals)?;
         }
-        for (key, needs) in
-            [("clamp", "max-pes"), ("best-effort-fraction", "local-fraction"), ("dc-deadline-factor", "local-fraction")]
-        {
-            if given(raw, key) && !given(raw, needs) {
-                return Err(bad(key, format!("applies with `{needs}` only, which is not given")));
-            }
-        }
-        if given(raw, "lease-type") && given(raw, "local-fraction") {
-            return Err(bad("lease-type", "gives every job's type: leave out `local-fraction`".into()));
-        }
-        if raw.model == Model::LocalRequests {
-            for key in ["until", "rho", "delta", "theta", "rp-nodes"] {
-                if !given(raw, key) {
-                    return Err(bad(key, "required by the \"local-requests\" model".into()));
-                }
-            }
-            let model = local_requests(raw).map_err(|m| ("theta".to_string(), m))?;
-            if model.mean_duration < 1800.0 {
-                return Err(bad("delta", format!("expected at least 1800 s, found {}", short(model.mean_duration))));
-            }
-            if model.count() as u64 > MAX_JOBS {
-                let m = format!("makes {} requests, more than the limit of {MAX_JOBS}", model.count());
-                return Err(bad("rho", m));
-            }
-        }
-        for other in ["rate", "priority-fraction"] {
-            if given(raw, "class-rates") && given(raw, other) {
-                return Err(bad("class-rates", format!("sets the rates and the classes: leave out `{other}`")));
-            }
-        }
-        if let Some([lo, hi]) = raw.pes_range {
-            if raw.pes.is_some() {
-                return Err(bad("pes-range", "draws what `pes` sets: give one of them".into()));
-            }
-            if !(1 <= lo && lo <= hi && hi <= MAX_NODES) {
-                let m = format!("expected [low, high] with 1 <= low <= high <= {MAX_NODES}, found [{lo}, {hi}]");
-                return Err(bad("pes-range", m));
-            }
-        }
-        if let Some(rates) = &raw.class_rates
-            && !(1..=MAX_CLASSES).contains(&rates.len())
-        {
-            let m = format!("expected from 1 to {MAX_CLASSES} rates, one per class, found {}", rates.len());
-            return Err(bad("class-rates", m));
-        }
-        let need = |key: &str, present: bool| if present { Ok(()) } else { Err(bad(key, "required".into())) };
-        let generated = !matches!(raw.model, Model::Swf | Model::Gwf | Model::Csv);
-        if generated && raw.jobs.is_none() && raw.until.is_none() && raw.model != Model::Metabroker {
-            return Err(bad("jobs", "a generated workload needs `jobs` or `until`".into()));
-        }
-        match raw.model {
-            Model::Poisson => {
-                need("rate", raw.rate.is_some() || raw.class_rates.is_some())?;
-                need("runtime", raw.runtime.is_some())?;
-            }
-            Model::Swf | Model::Gwf | Model::Csv => need("file", raw.file.is_some())?,
-            _ => {}
-        }
-        if let Some(e) = &raw.estimate
-            && !matches!(e.as_str(), "exact" | "requested")
-        {
-            return Err(bad("estimate", format!("expected \"exact\" or \"requested\", found \"{e}\"")));
-        }
-        if let Some(d) = &raw.deadline {
-            deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
-        }
-        if raw.urgency_ratios && !raw.bags {
-            return Err(bad("urgency-ratios", "gives each bag's deadline: a key of `bags = true` only".into()));
-        }
-        if let Some(u) = &raw.urgency {
-            if raw.deadline.is_some() {
-                return Err(bad("urgency", "gives the deadlines: leave out `deadline`".into()));
-            }
-            u.mix().sampler().map_err(|e| ("urgency".to_string(), e.to_string()))?;
-        }
-        if let Some(d) = &raw.data_size {
-            d.sampler().map_err(|e| ("data-size".to_string(), e.to_string()))?;
-            if !d.non_negative() {
-                return Err(bad(
-                    "data-size",
-                    "may draw negative sizes: use a distribution of non-negative values, e.g. `uniform` from 0".into(),
-                ));
-            }
-        }
-        if let Some(v) = &raw.task_variation {
-            task_variation(v).map_err(|m| ("task-variation".to_string(), m))?;
-        }
-        if let Some(d) = &raw.budget_per_pe_second {
-            let key = "budget-per-pe-second";
-            if raw.budget_price.is_some() || raw.budget.is_some() {
-                return Err(bad(key, "sets the budgets `budget-price` or `budget` sets: give one of them".into()));
-            }
-            d.sampler().map_err(|e| (key.to_string(), e.to_string()))?;
-            if !d.non_negative() {
-                return Err(bad(key, "may draw negative prices: use a distribution of non-negative values".into()));
-            }
-        }
-        if let Some(d) = &raw.budget {
-            if raw.budget_price.is_some() {
-                return Err(bad("budget", "draws the budgets `budget-price` sets: give one of them".into()));
-            }
-            d.sampler().map_err(|e| ("budget".to_string(), e.to_string()))?;
-            if !d.non_negative() {
-                return Err(bad(
-                    "budget",
-                    "may draw negative budgets: use a distribution of non-negative values".into(),
-                ));
-            }
-        }
-        if let Some(f) = raw.dc_deadline_factor
-            && f.0 > MAX_DEADLINE_FACTOR
-        {
-            return Err(bad(
-                "dc-deadline-factor",
-                format!("expected at most {}, found {}", short(MAX_DEADLINE_FACTOR), short(f.0)),
-            ));
-        }
-        for (key, factor) in [("time-scale", raw.time_scale), ("runtime-scale", raw.runtime_scale)] {
-            if let Some(f) = factor
-                && !(TIME_SCALES.0..=TIME_SCALES.1).contains(&f.0)
-            {
-                let (lo, hi) = (short(TIME_SCALES.0), short(TIME_SCALES.1));
-                return Err(bad(key, format!("expected a factor from {lo} to {hi}, found {}", short(f.0))));
-            }
-        }
-        if let Some([from, to]) = raw.window
-            && !(0.0 <= from && from < to && to <= MAX_TIME)
-        {
-            let m = format!(
-                "expected [from, to] with 0 <= from < to <= {}, found [{}, {}]",
-                short(MAX_TIME),
-                short(from),
-                short(to)
-            );
-            return Err(bad("window", m));
-        }
-        // Build everything that does not depend on the seed now, so a bad parameter fails before any run, and see
-        // how many jobs arrive how far apart.
-        let scale = raw.time_scale.map_or(1.0, |f| f.0);
-        let arrivals = match raw.model {
-            Model::Lublin => {
-                let p = lublin_params(raw)?;
-                let longest = p.runtime_scale * crate::workload::lublin::TOO_MUCH_TIME.exp();
-                if longest > MAX_TIME {
-                    let m = format!("makes the longest runtime {} s, more than {} s", approx(longest), short(MAX_TIME));
-                    return Err(bad("mean-runtime", m));
-                }
-                let gap = p.mean_interarrival().map_err(|e| ("mean-interarrival".to_string(), e.to_string()))?;
-                Some((gap, 1.0, "mean-interarrival"))
-            }
-            Model::Das2 => Some((das2(raw)?.interarrival.mean(), 1.0, "jobs")),
-            Model::Bot => {
-                let m = bot(raw).map_err(|m| ("cluster".to_string(), m))?;
-                Some((m.interarrival.mean(), m.tasks.mean(), "jobs"))
-            }
-            Model::Poisson => {
-                let rate = poisson_rate(raw);
-                let (key, what) =
-                    if raw.class_rates.is_some() { ("class-rates", "a total rate") } else { ("rate", "a rate") };
-                if !(RATES.0..=RATES.1).contains(&rate) {
-                    let (lo, hi) = (short(RATES.0), short(RATES.1));
-                    return Err(bad(
-                        key,
-                        format!("expected {what} from {lo} to {hi} per second, found {}", short(rate)),
-                    ));
-                }
-                if let Some(d) = &raw.runtime {
-                    runtime_dist(d).map_err(|m| ("runtime".to_string(), m))?;
-                }
-                Some((1.0 / rate, 1.0, key))
-            }
-            Model::Metabroker | Model::Swf | Model::Gwf | Model::Csv | Model::LocalRequests => None,
-        };
-        if let Some((gap, per_arrival, gap_key)) = arrivals {
-            check_arrivals(raw, gap, per_arrival, gap_key, scale)?;
-        }
-        let trace = match (raw.model, &raw.file) {
-            (Model::Swf | Model::Gwf | Model::Csv, Some(f)) => {
-                let path = base.join(f);
-                let trace = match traces.0.get(&path) {
-                    Some(t) => t.clone(),
-                    None => {
-                        let t = Trace::check(path.clone(), raw.model);
-                        let t = Arc::new(t.map_err(|e| ("file".to_string(), e.to_string()))?);
-                        traces.0.insert(path, t.clone());
-                        t
-                    }
-                };
-                // At most the latest submit time of the window, re-based to its start.
-                let [from, to] = raw.window.unwrap_or([0.0, f64::INFINITY]);
-                let last = (trace.last_submit.min(to) - from).max(0.0);
-                if last * scale > MAX_TIME {
-                    let m = format!(
-                        "makes the last submit time {} s, more than {} s",
-                        approx(last * scale),
-                        short(MAX_TIME)
-                    );
-                    return Err(bad("time-scale", m));
-                }
-                let longest =
-                    trace.longest * raw.runtime_scale.map_or(1.0, |f| f.0) + raw.runtime_offset.map_or(0.0, |d| d.0);
-                if longest > MAX_TIME {
-                    let key = if raw.runtime_offset.is_some_and(|d| d.0 > MAX_TIME / 2.0) {
-                        "runtime-offset"
-                    } else {
-                        "runtime-scale"
-                    };
-                    let m = format!("makes the longest runtime {} s, more than {} s", approx(longest), short(MAX_TIME));
-                    return Err(bad(key, m));
-                }
-                Some(trace)
-            }
-            _ => None,
-        };
-        Ok(WorkloadPlan { raw: raw.clone(), trace })
+        Ok(WorkloadPlan { model: raw.model, shared: shared.clone(), spec })
     }
 
     /// What the user should know about the workload although it is valid: records of its trace left out.
     pub fn note(&self) -> Option<String> {
-        let note = self.trace.as_deref()?.skipped.note()?;
-        Some(format!("{}: {note}", self.raw.file.as_deref().unwrap_or_default()))
+        self.spec.note()
     }
 
     /// The jobs of one run, drawn with `rng` (the workload's own stream). A trace replayed as it is comes back
     /// shared, not copied: every run of a study reads the one copy in memory; a transformation copies it first.
-    pub fn generate(&self, rng: &mut agents::sim::rng::SimRng) -> Result<Arc<Workload>, String> {
-        let raw = &self.raw;
+    pub fn generate(&self, rng: &mut SimRng) -> Result<Arc<Workload>, String> {
+        let raw = &self.shared;
         let limit = match (raw.jobs, raw.until) {
             (Some(n), Some(t)) => Limit::JobsUntil(n.0 as usize, t.0),
             (Some(n), None) => Limit::Jobs(n.0 as usize),
             (None, Some(t)) => Limit::Until(t.0),
             (None, None) => Limit::Jobs(50),
         };
-        let err = |e: crate::workload::WorkloadError| e.to_string();
-        let mut w: Arc<Workload> = match raw.model {
-            Model::Lublin => Arc::new({
-                lublin_params(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?
-            }),
-            Model::Das2 => {
-                Arc::new(das2(raw).map_err(|(k, m)| format!("{k}: {m}"))?.generate(limit, rng).map_err(err)?)
-            }
-            Model::Bot => Arc::new(bot(raw)?.generate(limit, rng).map_err(err)?),
-            Model::Metabroker => {
-                let slack = match raw.deadline.as_ref().and_then(toml::Value::as_str) {
-                    Some("medium") => DeadlineSlack::Medium,
-                    Some("relaxed") => DeadlineSlack::Relaxed,
-                    _ => DeadlineSlack::Tight,
-                };
-                let variation = raw.task_variation.as_ref().map_or(Ok([0.3, 0.3]), task_variation)?;
-                let mut model = MetaBrokerJobModel::new(slack, variation);
-                if let Limit::Jobs(n) | Limit::JobsUntil(n, _) = limit {
-                    model.jobs = n;
-                }
-                Arc::new(model.generate(rng).map_err(err)?)
-            }
-            Model::Poisson => Arc::new(poisson(raw, limit, rng)?),
-            Model::LocalRequests => {
-                let mut w = local_requests(raw)?.generate(rng).map_err(err)?;
-                w.jobs.iter_mut().for_each(|j| j.lease = Some(agents::protocol::LeaseType::Local));
-                Arc::new(w)
-            }
-            Model::Swf | Model::Gwf | Model::Csv => match &self.trace {
-                Some(trace) => trace.jobs()?,
-                None => Arc::default(),
-            },
-        };
+        let mut w = self.spec.generate(limit, rng)?;
         limit.check(w.jobs.len()).map_err(err)?;
-        if let Some([from, to]) = raw.window {
-            w = Arc::new(w.window(from, to).map_err(err)?);
-        }
-        if let Some(n) = raw.first
-            && n.0 < w.jobs.len() as u64
-        {
-            Arc::make_mut(&mut w).truncate(n.0 as usize);
-        }
-        if let Some(f) = raw.time_scale {
-            Arc::make_mut(&mut w).scale_submit(f.0).map_err(err)?;
-        }
-        if raw.runtime_scale.is_some() || raw.runtime_offset.is_some() {
-            Arc::make_mut(&mut w)
-                .transform_runtimes(raw.runtime_scale.map_or(1.0, |f| f.0), raw.runtime_offset.map_or(0.0, |d| d.0))
-                .map_err(err)?;
-        }
-        if let Some(max) = raw.max_pes {
-            let policy = if raw.clamp { OversizePolicy::Clamp } else { OversizePolicy::Drop };
-            Arc::make_mut(&mut w).fit_to_cluster(max.0, policy);
-        }
-        if raw.per_pe {
-            Arc::make_mut(&mut w).split_per_pe().map_err(err)?;
-        }
-        if raw.estimate.as_deref() == Some("exact") {
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.requested_time = None;
-            }
-        }
-        match raw.deadline.as_ref().map(deadline_rule).transpose()? {
-            Some(DeadlineRule::Slack(s)) if raw.model != Model::Metabroker => {
-                let sampler = s.dist().sampler().map_err(err)?;
-                for j in &mut Arc::make_mut(&mut w).jobs {
-                    j.deadline = Some(j.submit + j.runtime + sampler.sample(rng));
-                }
-            }
-            Some(DeadlineRule::Factor(lo, hi)) => {
-                qos::assign_uniform_deadlines(Arc::make_mut(&mut w), lo, hi, rng).map_err(err)?
-            }
-            _ => {}
-        }
-        if let Some(u) = &raw.urgency {
-            assign_urgency(Arc::make_mut(&mut w), &u.mix(), rng).map_err(err)?;
-        }
-        if let Some(high) = raw.priority_fraction {
-            use rand::RngExt;
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.priority = u8::from(rng.random::<f64>() >= high.0);
-            }
-        }
-        if let Some(local) = raw.local_fraction {
-            assign_lease_types(Arc::make_mut(&mut w), local.0, raw, rng);
-        }
-        if let Some(t) = raw.lease_type {
-            Arc::make_mut(&mut w).jobs.iter_mut().for_each(|j| j.lease = Some(t));
-        }
-        if let Some(price) = raw.budget_price {
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
-            }
-        }
-        if let Some(d) = &raw.budget {
-            let sampler = d.sampler().map_err(err)?;
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.budget = Some(sampler.sample(rng));
-            }
-        }
-        // Drawn last, so that the other draws stay as they were.
-        if let Some(d) = &raw.budget_per_pe_second {
-            let sampler = d.sampler().map_err(err)?;
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
-            }
-        }
-        // Drawn after every other draw, so that adding it leaves them as they were.
-        if let Some(d) = &raw.data_size {
-            let sampler = d.sampler().map_err(err)?;
-            for j in &mut Arc::make_mut(&mut w).jobs {
-                j.data = Some(sampler.sample(rng).max(0.0));
-            }
-        }
+        raw.reshape(&mut w)?;
+        raw.attach_qos(&mut w, self.model.own_slack_deadlines(), rng)?;
         // Whatever the draws, the simulation gets times it can hold (the means were checked when loading).
         let out_of_range = |t: f64| !(0.0..=MAX_TIME).contains(&t);
         if let Some(j) = w.jobs.iter().find(|j| out_of_range(j.submit) || out_of_range(j.runtime)) {
@@ -754,6 +289,247 @@ impl WorkloadPlan {
             ));
         }
         Ok(w)
+    }
+}
+
+/// A generator's or transformation's error, as a run reports it.
+fn err(e: WorkloadError) -> String {
+    e.to_string()
+}
+
+impl RawShared {
+    /// Refuses keys that apply only with another, or not with another, and a model of arrivals without `jobs` or
+    /// `until`.
+    fn check_combinations(&self, model: &dyn WorkloadModel) -> Result<(), (String, String)> {
+        let bad = |key: &str, m: String| Err((key.to_string(), m));
+        for (key, given, needs, present) in [
+            ("clamp", self.clamp, "max-pes", self.max_pes.is_some()),
+            (
+                "best-effort-fraction",
+                self.best_effort_fraction.is_some(),
+                "local-fraction",
+                self.local_fraction.is_some(),
+            ),
+            ("dc-deadline-factor", self.dc_deadline_factor.is_some(), "local-fraction", self.local_fraction.is_some()),
+        ] {
+            if given && !present {
+                return bad(key, format!("applies with `{needs}` only, which is not given"));
+            }
+        }
+        if self.lease_type.is_some() && self.local_fraction.is_some() {
+            return bad("lease-type", "gives every job's type: leave out `local-fraction`".into());
+        }
+        if model.extent() == Extent::JobsOrUntil && self.jobs.is_none() && self.until.is_none() {
+            return bad("jobs", "a generated workload needs `jobs` or `until`".into());
+        }
+        Ok(())
+    }
+
+    /// Checks each key's value against the limits and the others it must agree with.
+    fn check_values(&self) -> Result<(), (String, String)> {
+        let bad = |key: &str, m: String| Err((key.to_string(), m));
+        if let Some(e) = &self.estimate
+            && !matches!(e.as_str(), "exact" | "requested")
+        {
+            return bad("estimate", format!("expected \"exact\" or \"requested\", found \"{e}\""));
+        }
+        if let Some(d) = &self.deadline {
+            deadline_rule(d).map_err(|m| ("deadline".to_string(), m))?;
+        }
+        if let Some(u) = &self.urgency {
+            if self.deadline.is_some() {
+                return bad("urgency", "gives the deadlines: leave out `deadline`".into());
+            }
+            u.mix().sampler().map_err(|e| ("urgency".to_string(), e.to_string()))?;
+        }
+        if let Some(d) = &self.data_size {
+            d.sampler().map_err(|e| ("data-size".to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                let m = "may draw negative sizes: use a distribution of non-negative values, e.g. `uniform` from 0";
+                return bad("data-size", m.into());
+            }
+        }
+        self.check_budgets()?;
+        if let Some(f) = self.dc_deadline_factor
+            && f.0 > MAX_DEADLINE_FACTOR
+        {
+            let m = format!("expected at most {}, found {}", short(MAX_DEADLINE_FACTOR), short(f.0));
+            return bad("dc-deadline-factor", m);
+        }
+        for (key, factor) in [("time-scale", self.time_scale), ("runtime-scale", self.runtime_scale)] {
+            if let Some(f) = factor
+                && !(TIME_SCALES.0..=TIME_SCALES.1).contains(&f.0)
+            {
+                let (lo, hi) = (short(TIME_SCALES.0), short(TIME_SCALES.1));
+                return bad(key, format!("expected a factor from {lo} to {hi}, found {}", short(f.0)));
+            }
+        }
+        if let Some([from, to]) = self.window
+            && !(0.0 <= from && from < to && to <= MAX_TIME)
+        {
+            let (max, from, to) = (short(MAX_TIME), short(from), short(to));
+            return bad("window", format!("expected [from, to] with 0 <= from < to <= {max}, found [{from}, {to}]"));
+        }
+        Ok(())
+    }
+
+    /// At most one of `budget-price`, `budget` and `budget-per-pe-second`, the distributions of non-negative values.
+    fn check_budgets(&self) -> Result<(), (String, String)> {
+        let bad = |key: &str, m: &str| Err((key.to_string(), m.to_string()));
+        if let Some(d) = &self.budget_per_pe_second {
+            let key = "budget-per-pe-second";
+            if self.budget_price.is_some() || self.budget.is_some() {
+                return bad(key, "sets the budgets `budget-price` or `budget` sets: give one of them");
+            }
+            d.sampler().map_err(|e| (key.to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return bad(key, "may draw negative prices: use a distribution of non-negative values");
+            }
+        }
+        if let Some(d) = &self.budget {
+            if self.budget_price.is_some() {
+                return bad("budget", "draws the budgets `budget-price` sets: give one of them");
+            }
+            d.sampler().map_err(|e| ("budget".to_string(), e.to_string()))?;
+            if !d.non_negative() {
+                return bad("budget", "may draw negative budgets: use a distribution of non-negative values");
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a model's arrivals that would on average make more than [`MAX_JOBS`] jobs, or go on beyond
+    /// [`MAX_TIME`] (before or after `time-scale`).
+    fn check_arrivals(&self, arrivals: Arrivals) -> Result<(), (String, String)> {
+        let Arrivals { gap, per_arrival, key: gap_key } = arrivals;
+        let (key, arrivals) = match (self.jobs, self.until) {
+            (Some(n), _) => ("jobs", n.0 as f64),
+            (None, Some(t)) => ("until", t.0 / gap),
+            (None, None) => return Ok(()),
+        };
+        let jobs = arrivals * per_arrival;
+        if jobs > MAX_JOBS as f64 {
+            let each =
+                if per_arrival == 1.0 { String::new() } else { format!(" of {} jobs each", approx(per_arrival)) };
+            let m = format!(
+                "about {} arrivals{each} ({} s apart on average) make about {} jobs, more than the limit of \
+                 {MAX_JOBS} per workload",
+                approx(arrivals),
+                approx(gap),
+                approx(jobs)
+            );
+            return Err((key.into(), m));
+        }
+        // The last arrival, on average, before and after `time-scale`: whichever passes the limit is at fault.
+        let last = self.until.map_or(arrivals * gap, |t| t.0);
+        let limit = short(MAX_TIME);
+        if last > MAX_TIME {
+            let m = format!(
+                "{} arrivals {} s apart on average end near {} s, beyond {limit} s",
+                approx(arrivals),
+                approx(gap),
+                approx(last)
+            );
+            return Err((gap_key.into(), m));
+        }
+        let scale = self.time_scale.map_or(1.0, |f| f.0);
+        if last * scale > MAX_TIME {
+            let m = format!("puts the last arrival near {} s, beyond {limit} s", approx(last * scale));
+            return Err(("time-scale".into(), m));
+        }
+        Ok(())
+    }
+
+    /// Applies the transformations, in order: `window`, `first`, `time-scale`, `runtime-scale` and
+    /// `runtime-offset`, `max-pes`, `per-pe`, `estimate`.
+    fn reshape(&self, w: &mut Arc<Workload>) -> Result<(), String> {
+        if let Some([from, to]) = self.window {
+            *w = Arc::new(w.window(from, to).map_err(err)?);
+        }
+        if let Some(n) = self.first
+            && n.0 < w.jobs.len() as u64
+        {
+            Arc::make_mut(w).truncate(n.0 as usize);
+        }
+        if let Some(f) = self.time_scale {
+            Arc::make_mut(w).scale_submit(f.0).map_err(err)?;
+        }
+        if self.runtime_scale.is_some() || self.runtime_offset.is_some() {
+            Arc::make_mut(w)
+                .transform_runtimes(self.runtime_scale.map_or(1.0, |f| f.0), self.runtime_offset.map_or(0.0, |d| d.0))
+                .map_err(err)?;
+        }
+        if let Some(max) = self.max_pes {
+            let policy = if self.clamp { OversizePolicy::Clamp } else { OversizePolicy::Drop };
+            Arc::make_mut(w).fit_to_cluster(max.0, policy);
+        }
+        if self.per_pe {
+            Arc::make_mut(w).split_per_pe().map_err(err)?;
+        }
+        if self.estimate.as_deref() == Some("exact") {
+            for j in &mut Arc::make_mut(w).jobs {
+                j.requested_time = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws the deadlines, urgency classes, priority classes, lease types, budgets and data sizes, in that order
+    /// (slack deadlines only when the model has not given them, `own_slack`).
+    fn attach_qos(&self, w: &mut Arc<Workload>, own_slack: bool, rng: &mut SimRng) -> Result<(), String> {
+        match self.deadline.as_ref().map(deadline_rule).transpose()? {
+            Some(DeadlineRule::Slack(s)) if !own_slack => {
+                let sampler = s.dist().sampler().map_err(err)?;
+                for j in &mut Arc::make_mut(w).jobs {
+                    j.deadline = Some(j.submit + j.runtime + sampler.sample(rng));
+                }
+            }
+            Some(DeadlineRule::Factor(lo, hi)) => {
+                qos::assign_uniform_deadlines(Arc::make_mut(w), lo, hi, rng).map_err(err)?
+            }
+            _ => {}
+        }
+        if let Some(u) = &self.urgency {
+            assign_urgency(Arc::make_mut(w), &u.mix(), rng).map_err(err)?;
+        }
+        if let Some(high) = self.priority_fraction {
+            use rand::RngExt;
+            for j in &mut Arc::make_mut(w).jobs {
+                j.priority = u8::from(rng.random::<f64>() >= high.0);
+            }
+        }
+        if let Some(local) = self.local_fraction {
+            assign_lease_types(Arc::make_mut(w), local.0, self, rng);
+        }
+        if let Some(t) = self.lease_type {
+            Arc::make_mut(w).jobs.iter_mut().for_each(|j| j.lease = Some(t));
+        }
+        if let Some(price) = self.budget_price {
+            for j in &mut Arc::make_mut(w).jobs {
+                j.budget = Some(qos::relaxed_budget(j.runtime, j.pes, price.0));
+            }
+        }
+        if let Some(d) = &self.budget {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut Arc::make_mut(w).jobs {
+                j.budget = Some(sampler.sample(rng));
+            }
+        }
+        // Drawn last, so that the other draws stay as they were.
+        if let Some(d) = &self.budget_per_pe_second {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut Arc::make_mut(w).jobs {
+                j.budget = Some(sampler.sample(rng) * f64::from(j.pes) * j.runtime);
+            }
+        }
+        // Drawn after every other draw, so that adding it leaves them as they were.
+        if let Some(d) = &self.data_size {
+            let sampler = d.sampler().map_err(err)?;
+            for j in &mut Arc::make_mut(w).jobs {
+                j.data = Some(sampler.sample(rng).max(0.0));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -783,290 +559,10 @@ fn deadline_rule(v: &toml::Value) -> Result<DeadlineRule, String> {
     }
 }
 
-/// The range of task-count variations `task-variation` gives: a fraction, or `[low, high]`, within (0, 1].
-fn task_variation(v: &toml::Value) -> Result<[f64; 2], String> {
-    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-    let fraction = |x: f64| 0.0 < x && x <= 1.0;
-    let range = match v {
-        toml::Value::Array(a) if a.len() == 2 => number(&a[0]).zip(number(&a[1])).map(|(lo, hi)| [lo, hi]),
-        other => number(other).map(|x| [x, x]),
-    };
-    match range {
-        Some([lo, hi]) if fraction(lo) && fraction(hi) && lo <= hi => Ok([lo, hi]),
-        _ => Err(format!("expected a fraction in (0, 1] or [low, high] with 0 < low <= high <= 1, found {v}")),
-    }
-}
-
-/// The Lublin parameters the keys give; an error is (the key at fault, why).
-fn lublin_params(raw: &RawWorkload) -> Result<LublinParams, (String, String)> {
-    fn at(key: &'static str) -> impl Fn(crate::workload::WorkloadError) -> (String, String) {
-        move |e| (key.to_string(), e.to_string())
-    }
-    let mut p = match raw.preset.as_deref().unwrap_or("typed") {
-        "typed" => LublinParams::typed(),
-        "typeless" => LublinParams::typeless(),
-        "garg-ch5" => LublinParams::garg_ch5(),
-        "salehi-ch3" => LublinParams::amini_salehi_ch3().map_err(at("preset"))?,
-        "thunder" => LublinParams::thunder().map_err(at("preset"))?,
-        "thunder-table" => LublinParams::thunder_table().map_err(at("preset"))?,
-        other => {
-            let m = format!(
-                "expected \"typed\", \"typeless\", \"garg-ch5\", \"salehi-ch3\", \"thunder\" or \"thunder-table\", \
-                 found \"{other}\""
-            );
-            return Err(("preset".into(), m));
-        }
-    };
-    if let Some(n) = raw.max_nodes {
-        if n.0 > MAX_NODES {
-            return Err((
-                "max-nodes".into(),
-                format!("expected a positive integer up to {MAX_NODES} (2^20), found {}", n.0),
-            ));
-        }
-        p = p.with_max_nodes(n.0);
-    }
-    for (key, value) in [("u-hi", raw.u_hi), ("u-med", raw.u_med)] {
-        if let Some(v) = value
-            && !(0.0..=20.0).contains(&v)
-        {
-            return Err((key.into(), format!("expected a number from 0 to 20 (log2 of 2^20 PEs), found {}", short(v))));
-        }
-    }
-    for s in &mut p.streams {
-        if let Some(h) = raw.u_hi {
-            s.class.size.u_hi = h;
-        }
-        if let Some(m) = raw.u_med {
-            s.class.size.u_med = m;
-        }
-        // What was set last is at fault: `u-hi` or `u-med` against each other or the preset's ULOW.
-        let key = if raw.u_med.is_some() {
-            "u-med"
-        } else if raw.u_hi.is_some() {
-            "u-hi"
-        } else {
-            "preset"
-        };
-        s.class.size.validate().map_err(at(key))?;
-    }
-    if let Some(m) = raw.mean_nodes {
-        p = p.fit_mean_nodes(m.0).map_err(at("mean-nodes"))?;
-    }
-    if let Some(m) = raw.mean_runtime {
-        p = p.scale_runtime_to_mean(m.0).map_err(at("mean-runtime"))?;
-    }
-    if let Some(m) = raw.mean_interarrival {
-        p = p.scale_interarrival_to_mean(m.0).map_err(at("mean-interarrival"))?;
-    }
-    p.validate().map_err(at("preset"))?;
-    Ok(p)
-}
-
-/// Whether `key` (kebab-case) of the workload's table is given.
-fn given(raw: &RawWorkload, key: &str) -> bool {
-    match key {
-        "jobs" => raw.jobs.is_some(),
-        "until" => raw.until.is_some(),
-        "preset" => raw.preset.is_some(),
-        "max-nodes" => raw.max_nodes.is_some(),
-        "u-hi" => raw.u_hi.is_some(),
-        "u-med" => raw.u_med.is_some(),
-        "mean-nodes" => raw.mean_nodes.is_some(),
-        "mean-runtime" => raw.mean_runtime.is_some(),
-        "mean-interarrival" => raw.mean_interarrival.is_some(),
-        "cluster" => raw.cluster.is_some(),
-        "interarrival-unit" => raw.interarrival_unit.is_some(),
-        "scale" => raw.scale.is_some(),
-        "task-duration" => raw.task_duration.is_some(),
-        "bags" => raw.bags,
-        "urgency-ratios" => raw.urgency_ratios,
-        "rate" => raw.rate.is_some(),
-        "class-rates" => raw.class_rates.is_some(),
-        "priority-fraction" => raw.priority_fraction.is_some(),
-        "runtime" => raw.runtime.is_some(),
-        "pes" => raw.pes.is_some(),
-        "pes-range" => raw.pes_range.is_some(),
-        "file" => raw.file.is_some(),
-        "task-variation" => raw.task_variation.is_some(),
-        "clamp" => raw.clamp,
-        "max-pes" => raw.max_pes.is_some(),
-        "local-fraction" => raw.local_fraction.is_some(),
-        "best-effort-fraction" => raw.best_effort_fraction.is_some(),
-        "dc-deadline-factor" => raw.dc_deadline_factor.is_some(),
-        "urgency" => raw.urgency.is_some(),
-        "data-size" => raw.data_size.is_some(),
-        "lease-type" => raw.lease_type.is_some(),
-        "rho" => raw.rho.is_some(),
-        "delta" => raw.delta.is_some(),
-        "theta" => raw.theta.is_some(),
-        "rp-nodes" => raw.rp_nodes.is_some(),
-        "notice" => raw.notice.is_some(),
-        _ => false,
-    }
-}
-
-/// Refuses a generated workload that would on average hold more than [`MAX_JOBS`] jobs, or whose arrivals (`gap`
-/// apart on average, of `per_arrival` jobs each, submit times multiplied by `scale`) would go on beyond [`MAX_TIME`].
-fn check_arrivals(
-    raw: &RawWorkload,
-    gap: f64,
-    per_arrival: f64,
-    gap_key: &str,
-    scale: f64,
-) -> Result<(), (String, String)> {
-    let (key, arrivals) = match (raw.jobs, raw.until) {
-        (Some(n), _) => ("jobs", n.0 as f64),
-        (None, Some(t)) => ("until", t.0 / gap),
-        (None, None) => return Ok(()),
-    };
-    let jobs = arrivals * per_arrival;
-    if jobs > MAX_JOBS as f64 {
-        let each = if per_arrival == 1.0 { String::new() } else { format!(" of {} jobs each", approx(per_arrival)) };
-        let m = format!(
-            "about {} arrivals{each} ({} s apart on average) make about {} jobs, more than the limit of {MAX_JOBS} \
-             per workload",
-            approx(arrivals),
-            approx(gap),
-            approx(jobs)
-        );
-        return Err((key.into(), m));
-    }
-    // The last arrival, on average, before and after `time-scale`: whichever passes the limit is at fault.
-    let last = raw.until.map_or(arrivals * gap, |t| t.0);
-    let limit = short(MAX_TIME);
-    if last > MAX_TIME {
-        let m = format!(
-            "{} arrivals {} s apart on average end near {} s, beyond {limit} s",
-            approx(arrivals),
-            approx(gap),
-            approx(last)
-        );
-        return Err((gap_key.into(), m));
-    }
-    if last * scale > MAX_TIME {
-        let m = format!("puts the last arrival near {} s, beyond {limit} s", approx(last * scale));
-        return Err(("time-scale".into(), m));
-    }
-    Ok(())
-}
-
-/// A Poisson workload's runtime distribution: no negative runtimes, a mean within
-/// [[`MIN_MEAN_RUNTIME`], [`MAX_TIME`]].
-fn runtime_dist(d: &Dist) -> Result<(), String> {
-    d.sampler().map_err(|e| e.to_string())?;
-    if !d.non_negative() {
-        return Err("may draw negative runtimes: use a distribution of non-negative values, e.g. \
-                    `truncated_normal` with `low = 0`"
-            .into());
-    }
-    let mean = d.mean();
-    if !(MIN_MEAN_RUNTIME..=MAX_TIME).contains(&mean) {
-        let (lo, hi) = (short(MIN_MEAN_RUNTIME), short(MAX_TIME));
-        return Err(format!("expected a mean runtime from {lo} to {hi} s, found {}", short(mean)));
-    }
-    Ok(())
-}
-
-fn cluster(raw: &RawWorkload) -> Result<Option<InterGridCluster>, String> {
-    match raw.cluster.as_deref() {
-        None => Ok(None),
-        Some("C64") => Ok(Some(InterGridCluster::C64)),
-        Some("C128") => Ok(Some(InterGridCluster::C128)),
-        Some("C256") => Ok(Some(InterGridCluster::C256)),
-        Some(other) => Err(format!("expected \"C64\", \"C128\" or \"C256\", found \"{other}\"")),
-    }
-}
-
-/// The DAS-2 model of `cluster` (the external rows without one), with the means of `mean-nodes`, `mean-runtime` and
-/// `mean-interarrival`; errors name the key.
-fn das2(raw: &RawWorkload) -> Result<Das2Model, (String, String)> {
-    let mut model = match cluster(raw).map_err(|m| ("cluster".to_string(), m))? {
-        Some(c) => Das2Model::local_default(c),
-        None => Das2Model::external_default().map_err(|e| ("cluster".to_string(), e.to_string()))?,
-    }
-    .in_unit(raw.interarrival_unit.unwrap_or_default());
-    if let Some(m) = raw.mean_nodes {
-        model.size = model.size.with_mean(m.0).map_err(|e| ("mean-nodes".to_string(), e.to_string()))?;
-    }
-    if let Some(m) = raw.mean_runtime {
-        model.duration = Dist::lognormal_with_mean(m.0, Das2Model::DURATION_SIGMA);
-    }
-    if let Some(m) = raw.mean_interarrival
-        && let Dist::Weibull { shape, .. } = model.interarrival
-    {
-        model.interarrival = Dist::weibull_with_mean(m.0, shape);
-    }
-    Ok(model)
-}
-
-/// The bag-of-tasks model of `cluster`, with the tables' defaults (Amini Salehi 2012, Table 5.2): α_e 1.7, α_l 4, M 90
-/// s.
-fn bot(raw: &RawWorkload) -> Result<BotModel, String> {
-    let m = raw.task_duration.map_or(90.0, |m| m.0);
-    let mut model = match cluster(raw)? {
-        Some(c) => BotModel::local(raw.scale.map_or(4.0, |a| a.0), m, c),
-        None => BotModel::external(raw.scale.map_or(1.7, |a| a.0), m),
-    };
-    model.whole_bags = raw.bags;
-    if raw.bags && !raw.urgency_ratios {
-        model.urgency = None;
-    }
-    Ok(model)
-}
-
-/// Poisson arrivals with i.i.d. runtimes: the M/G/c input of the analytic validation.
-fn poisson(raw: &RawWorkload, limit: Limit, rng: &mut agents::sim::rng::SimRng) -> Result<Workload, String> {
-    use rand::RngExt;
-    let rate = poisson_rate(raw);
-    let class_rates: Vec<f64> = raw.class_rates.iter().flatten().map(|r| r.0).collect();
-    let gaps = Dist::poisson_arrivals(rate).sampler().map_err(|e| e.to_string())?;
-    let runtimes = raw.runtime.as_ref().ok_or("`runtime` is required")?.sampler().map_err(|e| e.to_string())?;
-    let pes = raw.pes.map_or(1, |p| p.0);
-    let mut jobs = Vec::new();
-    let mut t = 0.0;
-    loop {
-        t += gaps.sample(rng);
-        let n = jobs.len();
-        if limit.reached(n, t) {
-            break;
-        }
-        let mut job = WorkloadJob::new(n as u64 + 1, t, runtimes.sample(rng), pes);
-        if let Some([lo, hi]) = raw.pes_range {
-            job.pes = rng.random_range(lo..=hi);
-        }
-        // Independent Poisson streams, one per class, merged: each arrival is of class i with probability λi / λ.
-        if class_rates.len() > 1 {
-            let mut u = rng.random::<f64>() * rate;
-            let class = class_rates.iter().position(|&r| {
-                u -= r;
-                u < 0.0
-            });
-            // Rounding can leave u just above 0 after the last class: it is the last.
-            job.priority = class.unwrap_or(class_rates.len() - 1) as u8;
-        }
-        jobs.push(job);
-    }
-    Ok(Workload::new(jobs))
-}
-
-/// A Poisson workload's arrival rate [1/s]: `rate`, or the sum of `class-rates`.
-fn poisson_rate(raw: &RawWorkload) -> f64 {
-    match (&raw.rate, &raw.class_rates) {
-        (Some(r), _) => r.0,
-        (None, Some(rates)) => rates.iter().map(|r| r.0).sum(),
-        (None, None) => 1.0,
-    }
-}
-
 /// Garg (2010) §6.5: each job's urgency class and deadline. Every job draws a uniform number, which makes it of high
 /// urgency below the mix's fraction, and a seed for its ratio, whatever its class: so the points of a sweep over the
 /// fraction share their draws (a job of high urgency at one fraction is so at every larger one, with the same ratio).
-fn assign_urgency(
-    w: &mut Workload,
-    mix: &UrgencyMix,
-    rng: &mut agents::sim::rng::SimRng,
-) -> Result<(), crate::workload::WorkloadError> {
+fn assign_urgency(w: &mut Workload, mix: &UrgencyMix, rng: &mut SimRng) -> Result<(), crate::workload::WorkloadError> {
     use crate::workload::{Urgency, UrgencyClass};
     use rand::{RngExt, SeedableRng};
     let (high, low) = (mix.high_ratio.sampler()?, mix.low_ratio.sampler()?);
@@ -1090,27 +586,7 @@ fn assign_urgency(
 /// share their random numbers: the same jobs are local at every best-effort share, a job best effort at one share
 /// stays so at every larger one, and a job local at one local share stays so at every larger one (otherwise the
 /// draws a type consumes would shift every later job's, and each point would draw other local requests).
-/// The local-request interleaver of Amini Salehi (2012) ch6 the keys give (checked: all present); an error says
-/// what is wrong with `theta`.
-fn local_requests(raw: &RawWorkload) -> Result<crate::workload::models::LocalRequestModel, String> {
-    use crate::workload::models::{LocalRequestModel, LocalSize};
-    let theta = match raw.theta.as_deref() {
-        Some("small") => LocalSize::Small,
-        Some("medium") | None => LocalSize::Medium,
-        Some("large") => LocalSize::Large,
-        Some(other) => return Err(format!("expected \"small\", \"medium\" or \"large\", found \"{other}\"")),
-    };
-    Ok(LocalRequestModel {
-        rho: raw.rho.map_or(0.0, |r| r.0),
-        mean_duration: raw.delta.map_or(0.0, |d| d.0),
-        nodes: theta.range(),
-        rp_nodes: raw.rp_nodes.map_or(1, |n| n.0),
-        horizon: raw.until.map_or(0.0, |u| u.0),
-        notice: raw.notice.map_or(0.0, |n| n.0),
-    })
-}
-
-fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawWorkload, rng: &mut agents::sim::rng::SimRng) {
+fn assign_lease_types(w: &mut Workload, local: f64, raw: &RawShared, rng: &mut SimRng) {
     use agents::protocol::LeaseType;
     use rand::RngExt;
     let best_effort = raw.best_effort_fraction.map_or(0.5, |f| f.0);
@@ -1141,54 +617,64 @@ mod tests {
     fn types(local: f64, best_effort: f64) -> Vec<LeaseType> {
         let jobs = (0..2000).map(|i| WorkloadJob::new(i + 1, i as f64, 100.0, 1)).collect();
         let mut w = Workload::new(jobs);
-        let raw: RawWorkload = toml::from_str(&format!(
-            "model = \"lublin\"\nlocal-fraction = {local}\nbest-effort-fraction = {best_effort}"
-        ))
-        .expect("a valid workload table");
+        let raw: RawShared = toml::from_str(&format!("local-fraction = {local}\nbest-effort-fraction = {best_effort}"))
+            .expect("valid shared keys");
         assign_lease_types(&mut w, local, &raw, &mut agents::sim::rng::stream(7, "types", 0));
         w.jobs.iter().map(|j| j.lease.expect("typed")).collect()
     }
 
-    /// The jobs of a workload table whose files are in `tests/fixtures`, drawn with seed 5.
-    fn generate(table: &str) -> Workload {
-        let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
+    /// A workload table read with the standard models; an error is (the key path, serde's message).
+    pub(super) fn parse(table: &str) -> Result<RawWorkload, (String, String)> {
+        let table: toml::Table = toml::from_str(table).expect("a TOML table");
+        RawWorkload::parse(&WorkloadRegistry::standard(), toml::Value::Table(table))
+            .map_err(|e| (e.path.join("."), e.message))
+    }
+
+    /// A workload table read and checked, with its files in `tests/fixtures`; an error is (the key, why), whether
+    /// the table could not be read or did not pass the checks.
+    pub(super) fn check(table: &str) -> Result<WorkloadPlan, (String, String)> {
         let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"));
-        let plan = WorkloadPlan::check(&raw, base, &mut TraceCache::default()).expect("a valid workload");
+        WorkloadPlan::check(&parse(table)?, base, &mut TraceCache::default())
+    }
+
+    /// The jobs of a workload table whose files are in `tests/fixtures`, drawn with seed 5.
+    pub(super) fn generate(table: &str) -> Workload {
+        let plan = check(table).expect("a valid workload");
         Arc::unwrap_or_clone(plan.generate(&mut agents::sim::rng::stream(5, "workload", 0)).expect("jobs"))
     }
 
-    fn ids(w: &Workload) -> Vec<u64> {
+    /// The ids of a workload's jobs, in order.
+    pub(super) fn ids(w: &Workload) -> Vec<u64> {
         w.jobs.iter().map(|j| j.id).collect()
     }
 
     #[test]
-    fn the_das2_replay_offers_the_utilisation_it_is_calibrated_to() {
-        // scenarios/pcu/das2.toml calibrates its arrival rate to 15% of DAS-2's 400 CPUs, at full and quick size.
-        let doc: toml::Table = toml::from_str(include_str!("../../scenarios/pcu/das2.toml")).unwrap();
-        let full = doc["workloads"]["jobs"].as_table().unwrap().clone();
-        let mut quick = full.clone();
-        for (key, value) in doc["quick"].as_table().unwrap() {
-            if let Some(key) = key.strip_prefix("workloads.jobs.") {
-                quick.insert(key.to_string(), value.clone());
-            }
-        }
-        for table in [&full, &quick] {
-            let raw: RawWorkload = table.clone().try_into().unwrap();
-            let model = das2(&raw).unwrap();
-            let scale = raw.runtime_scale.map_or(1.0, |s| s.0);
-            // Arrival rate × mean CPUs × mean runtime over the CPUs.
-            let offered = model.offered_load(model.size.mean(), 400.0, 1.0) * scale;
-            assert!((offered - 0.15).abs() < 0.001, "{offered}");
-        }
-        // On draws, split per CPU: every job has one PE and the work offered is 15% of the CPUs' time.
-        let mut drawn = full.clone();
-        drawn.remove("until");
-        drawn.insert("jobs".into(), toml::Value::Integer(200_000));
-        let w = generate(&toml::to_string(&drawn).unwrap());
-        assert!(w.jobs.iter().all(|j| j.pes == 1));
-        let span = w.jobs.iter().map(|j| j.submit).fold(0.0, f64::max);
-        let offered = w.jobs.iter().map(|j| j.runtime).sum::<f64>() / (400.0 * span);
-        assert!((offered - 0.15).abs() < 0.15 * 0.05, "{offered}");
+    fn a_key_of_another_model_names_the_models_it_belongs_to() {
+        let (key, m) = parse("model = \"lublin\"\njobs = 5\nrate = 1").unwrap_err();
+        assert_eq!((key.as_str(), m.as_str()), ("rate", "not a key of the \"lublin\" model (only of \"poisson\")"));
+        let (key, m) = parse("model = \"lublin\"\njobs = 5\ncluster = \"C64\"").unwrap_err();
+        assert_eq!(
+            (key.as_str(), m.as_str()),
+            ("cluster", "not a key of the \"lublin\" model (only of \"das2\", \"bot\")")
+        );
+        // A shared key a model does not read.
+        let (key, m) = parse("model = \"swf\"\nfile = \"small.swf\"\njobs = 5").unwrap_err();
+        let of = "\"lublin\", \"das2\", \"bot\", \"metabroker\", \"poisson\"";
+        assert_eq!((key.as_str(), m), ("jobs", format!("not a key of the \"swf\" model (only of {of})")));
+        // A key of no model lists the model's own keys and the shared ones it reads, as serde would.
+        let (key, m) = parse("model = \"swf\"\nfiel = \"small.swf\"").unwrap_err();
+        assert_eq!(key, "fiel");
+        assert!(m.starts_with("unknown field `fiel`, expected one of `model`, `file`, `window`, "), "{m}");
+        assert!(!m.contains("`jobs`") && !m.contains("`rate`"), "{m}");
+    }
+
+    #[test]
+    fn the_first_faulty_key_in_the_table_is_reported() {
+        // `rate` (Poisson's) comes before `first` (shared) and after `time-scale` (shared).
+        let table = |a: &str, b: &str| format!("model = \"poisson\"\njobs = 5\n{a}\n{b}");
+        assert_eq!(parse(&table("rate = -1", "first = 0")).unwrap_err().0, "rate");
+        assert_eq!(parse(&table("first = 0", "rate = -1")).unwrap_err().0, "first");
+        assert_eq!(parse("jobs = 5").unwrap_err(), (String::new(), "missing field `model`".into()));
     }
 
     #[test]
@@ -1201,79 +687,6 @@ mod tests {
         assert!(split.jobs.iter().all(|j| j.pes == 1));
         let work = |w: &Workload| w.jobs.iter().map(|j| f64::from(j.pes) * j.runtime).sum::<f64>();
         assert!((work(&whole) - work(&split)).abs() < 1e-6 * work(&whole));
-    }
-
-    #[test]
-    fn das2_gaps_in_minutes_are_sixty_times_those_in_seconds() {
-        let table =
-            |unit: &str| format!("model = \"das2\"\ncluster = \"C64\"\njobs = 20\ninterarrival-unit = \"{unit}\"");
-        let (s, min) = (generate(&table("seconds")), generate(&table("minutes")));
-        assert_eq!(s, generate("model = \"das2\"\ncluster = \"C64\"\njobs = 20"), "seconds is the default");
-        for (a, b) in s.jobs.iter().zip(&min.jobs) {
-            assert!((b.submit - 60.0 * a.submit).abs() < 1e-6 * b.submit, "{} vs {}", b.submit, a.submit);
-            assert_eq!((a.pes, a.runtime), (b.pes, b.runtime));
-        }
-        // `mean-interarrival` stays in seconds.
-        let fixed = |unit: &str| generate(&format!("{}\nmean-interarrival = 30", table(unit)));
-        assert_eq!(fixed("seconds"), fixed("minutes"));
-        let raw: RawWorkload = toml::from_str("model = \"lublin\"\ninterarrival-unit = \"minutes\"").unwrap();
-        let (key, _) = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).unwrap_err();
-        assert_eq!(key, "interarrival-unit");
-        assert!(toml::from_str::<RawWorkload>("model = \"das2\"\ninterarrival-unit = \"hours\"").is_err());
-    }
-
-    #[test]
-    fn local_requests_are_local_leases_and_lease_type_types_every_job() {
-        // n = ρ·nodes·horizon / (δ·θ̄) = 0.15 × 512 × 30 days / (3 h × 36.5) = 505 (Amini Salehi 2012, ch6).
-        let w = generate(
-            "model = \"local-requests\"\nuntil = 2592000.0\nrho = 0.15\ndelta = 10800.0\ntheta = \"medium\"\nrp-nodes = 512",
-        );
-        assert_eq!(w.jobs.len(), 505);
-        assert!(w.jobs.iter().all(|j| j.lease == Some(LeaseType::Local) && (25..=48).contains(&j.pes)));
-        // `notice`: the same requests, each made that long before its start.
-        let ahead = generate(
-            "model = \"local-requests\"\nuntil = 2592000.0\nrho = 0.15\ndelta = 10800.0\ntheta = \"medium\"\nrp-nodes = 512\nnotice = 86400.0",
-        );
-        assert_eq!(ahead.jobs.len(), w.jobs.len());
-        for (a, s) in ahead.jobs.iter().zip(&w.jobs) {
-            assert_eq!((a.earliest_start, a.submit), (Some(s.submit), (s.submit - 86_400.0).max(0.0)));
-        }
-        let w = generate("model = \"swf\"\nfile = \"small.swf\"\nlease-type = \"suspendable\"");
-        assert!(!w.jobs.is_empty() && w.jobs.iter().all(|j| j.lease == Some(LeaseType::Suspendable)));
-        let bad = |table: &str| {
-            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
-            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).unwrap_err()
-        };
-        let e = bad(
-            "model = \"local-requests\"\nuntil = 1000.0\nrho = 0.1\ndelta = 3600.0\ntheta = \"huge\"\nrp-nodes = 8",
-        );
-        assert_eq!(e.0, "theta");
-        assert_eq!(bad("model = \"local-requests\"\nuntil = 1000.0").0, "rho");
-        assert_eq!(bad("model = \"lublin\"\nnotice = 60.0").0, "notice", "a key only local requests read");
-        assert!(toml::from_str::<RawWorkload>("model = \"local-requests\"\nnotice = -1.0").is_err());
-    }
-
-    #[test]
-    fn a_trace_read_again_after_it_changed_is_an_error() {
-        let path = std::env::temp_dir().join(format!("gridmarket-changed-{}.swf", std::process::id()));
-        let record = |runtime: u32| format!("1 0 10 {runtime} 4 -1 -1 4 7200 -1 1 1 1 -1 1 -1 -1 -1\n");
-        std::fs::write(&path, record(3600)).unwrap();
-        let trace = Trace::check(path.clone(), Model::Swf).unwrap();
-        assert_eq!(trace.jobs().unwrap().jobs.len(), 1, "read as checked");
-        // Freed (no run holds it), then the file changes before the next run reads it.
-        std::fs::write(&path, record(60)).unwrap();
-        let changed = trace.jobs();
-        std::fs::remove_file(&path).unwrap();
-        assert!(changed.unwrap_err().ends_with(": the file changed while the study ran"));
-    }
-
-    #[test]
-    fn a_gzip_trace_gives_the_jobs_of_the_plain_one() {
-        let gz = generate("model = \"swf\"\nfile = \"small.swf.gz\"");
-        assert_eq!(gz, generate("model = \"swf\"\nfile = \"small.swf\""));
-        assert_eq!(ids(&gz), [1, 2, 4, 5]);
-        let gwf = generate("model = \"gwf\"\nfile = \"small.gwf.gz\"");
-        assert_eq!(gwf.jobs, generate("model = \"gwf\"\nfile = \"small.gwf\"").jobs);
     }
 
     #[test]
@@ -1348,27 +761,11 @@ mod tests {
         assert!(w.jobs.iter().all(|j| j.budget.is_some_and(|b| (90_000.0..160_000.0).contains(&b))));
         let deadlines = |j: &WorkloadJob| j.deadline.map(|d| (d - j.submit) / j.runtime);
         assert!(w.jobs.iter().all(|j| deadlines(j).is_some_and(|f| (1.0..=3.0 + 1e-9).contains(&f))));
-        let check = |table: &str| {
-            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
-            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).map(drop).unwrap_err().0
-        };
+        let fault = |table: &str| check(table).map(drop).unwrap_err().0;
         let both = "model = \"lublin\"\njobs = 5\nbudget-price = 4.5\nbudget = { kind = \"constant\", value = 1.0 }";
-        assert_eq!(check(both), "budget");
+        assert_eq!(fault(both), "budget");
         let negative = "model = \"lublin\"\njobs = 5\nbudget = { kind = \"uniform\", low = -1.0, high = 1.0 }";
-        assert_eq!(check(negative), "budget");
-    }
-
-    #[test]
-    fn class_rates_give_each_class_its_rate() {
-        let w = generate(
-            "model = \"poisson\"\nclass-rates = [0.2, 0.6]\njobs = 40000\nruntime = { kind = \"constant\", value = 1.0 }",
-        );
-        let span = w.jobs.last().map_or(0.0, |j| j.submit);
-        let rate = |class: u8| w.jobs.iter().filter(|j| j.priority == class).count() as f64 / span;
-        // 40,000 arrivals: each class's count has a relative standard error below 1%; the bands are 4%.
-        assert!((rate(0) / 0.2 - 1.0).abs() < 0.04, "class 0: {}", rate(0));
-        assert!((rate(1) / 0.6 - 1.0).abs() < 0.04, "class 1: {}", rate(1));
-        assert!(w.jobs.iter().all(|j| j.priority <= 1));
+        assert_eq!(fault(negative), "budget");
     }
 
     #[test]
@@ -1401,15 +798,12 @@ mod tests {
         assert!(w.jobs.iter().all(|j| (2.0..6.0).contains(&per(j))));
         let mean = w.jobs.iter().map(per).sum::<f64>() / w.jobs.len() as f64;
         assert!((mean - 4.0).abs() < 0.2, "{mean}");
-        let check = |table: &str| {
-            let raw: RawWorkload = toml::from_str(table).expect("a valid workload table");
-            WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default()).map(drop).unwrap_err().0
-        };
+        let fault = |table: &str| check(table).map(drop).unwrap_err().0;
         let both = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
                     budget-price = 4.5\nbudget-per-pe-second = { kind = \"constant\", value = 1.0 }";
-        assert_eq!(check(both), "budget-per-pe-second");
+        assert_eq!(fault(both), "budget-per-pe-second");
         let negative = "model = \"poisson\"\njobs = 5\nrate = 1\nruntime = { kind = \"constant\", value = 1.0 }\n\
                         budget-per-pe-second = { kind = \"uniform\", low = -1.0, high = 1.0 }";
-        assert_eq!(check(negative), "budget-per-pe-second");
+        assert_eq!(fault(negative), "budget-per-pe-second");
     }
 }
