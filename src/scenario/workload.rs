@@ -11,6 +11,7 @@ pub mod lublin;
 pub mod metabroker;
 pub mod poisson;
 pub mod registry;
+mod standard;
 pub mod trace;
 
 use std::path::Path;

@@ -5,7 +5,8 @@
 //! every model takes ([`RawShared`]). [`RawWorkload::parse`](super::RawWorkload::parse) splits the table between
 //! them, [`RawModel::check`] turns the model's keys into a [`ModelSpec`], and the spec draws each run's jobs, which
 //! the shared keys then transform ([`WorkloadPlan`](super::WorkloadPlan)). A new model is its own file plus one line
-//! in [`WorkloadRegistry::standard`].
+//! in [`WorkloadRegistry::standard`] (`standard.rs`, the one
+//! module that names every model).
 
 use std::fmt;
 use std::path::Path;
@@ -125,12 +126,6 @@ pub struct WorkloadRegistry {
     models: Vec<&'static dyn WorkloadModel>,
 }
 
-impl Default for WorkloadRegistry {
-    fn default() -> Self {
-        WorkloadRegistry::standard()
-    }
-}
-
 impl fmt::Debug for WorkloadRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(&self.models).finish()
@@ -138,20 +133,6 @@ impl fmt::Debug for WorkloadRegistry {
 }
 
 impl WorkloadRegistry {
-    /// gridmarket's own models and trace formats.
-    pub fn standard() -> WorkloadRegistry {
-        WorkloadRegistry::empty()
-            .with(&super::lublin::Lublin)
-            .with(&super::das2::Das2)
-            .with(&super::bot::Bot)
-            .with(&super::metabroker::Metabroker)
-            .with(&super::poisson::Poisson)
-            .with(&super::local_requests::LocalRequests)
-            .with(&super::trace::SWF)
-            .with(&super::trace::GWF)
-            .with(&super::trace::CSV)
-    }
-
     /// No model at all, to add one's own to.
     pub fn empty() -> WorkloadRegistry {
         WorkloadRegistry { models: Vec::new() }
