@@ -510,3 +510,38 @@ fn test_provider_schedules_an_instant_in_one_pass() {
         ]);
     }
 }
+
+/// The round routine of every meta-broker (`metabroker::round`): a provider registering while a query is out was not
+/// asked and does not hold the round up, and a round that comes while the query is out asks nothing more.
+#[test]
+fn test_metabroker_round_waits_only_for_the_providers_it_asked() {
+    use agents::metabroker::SchedulingPolicy;
+    use agents::metabroker::agent::MetaBroker;
+    use agents::protocol::ResourceUpdate;
+    let mut tb = TestBed::new(1);
+    let (a, b, user) = (tb.probe("A"), tb.probe("B"), tb.probe("user"));
+    tb.agent("mb", "metabroker", MetaBroker::new(SchedulingPolicy::Greedy, 50.0, [a, b]));
+    let offer = |slots| Box::new(ResourceUpdate { cpus: 4, speed: 1.0, price: 1.0, slots });
+    let request = |id| Msg::Market(MarketMsg::ResourceRequest(Box::new(job(id, user, 2, 10.0))));
+    tb.inject(0.0, "A", "mb", Msg::Market(MarketMsg::RegisterProvider(offer(Vec::new()))));
+    tb.inject(0.0, "user", "mb", Msg::Market(MarketMsg::RegisterUser));
+    tb.inject(10.0, "user", "mb", request(1));
+    // The round at 50 asks A; B registers at 55, while A's answer is out.
+    tb.inject(55.0, "B", "mb", Msg::Market(MarketMsg::RegisterProvider(offer(Vec::new()))));
+    // A request at 70 arms the round at 100, which comes before A answers.
+    tb.inject(70.0, "user", "mb", request(2));
+    tb.inject(120.0, "A", "mb", Msg::Market(MarketMsg::ResourceUpdate(offer(vec![(t(120.0), t(1e5), 4)]))));
+    tb.run_until(140.0).unwrap();
+    let queries: Vec<(f64, String)> =
+        tb.deliveries().into_iter().filter(|d| d.msg.kind() == "market.slots_query").map(|d| (d.at, d.to)).collect();
+    assert_eq!(queries, [(50.0, "A".to_string())]);
+    let reserve = |request| {
+        expect("lease.reserve").from("mb").to("A").at(120.0).msg(Msg::Lease(LeaseMsg::Reserve {
+            request,
+            start: t(120.0),
+            end: t(130.0),
+            pes: 2,
+        }))
+    };
+    tb.assert_in_order(&[expect("market.registered").from("mb").to("B").at(55.0), reserve(0), reserve(1)]);
+}

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
+use super::round::Rounds;
 use super::{App, GreedyRank, MgnSolver, Params, RoundPolicy, Schedule, Site, Snapshot};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -47,27 +48,14 @@ fn placed_at(secs: f64) -> SimTime {
 pub struct MetaBroker {
     policy: RoundPolicy,
     params: Params,
-    /// Scheduling interval SI [s].
-    interval: f64,
-    /// The providers of this market, which may register.
-    members: BTreeSet<AgentId>,
-    /// The resource catalogue: each registered provider's last update, and whether it came this round.
-    catalogue: BTreeMap<AgentId, (ResourceUpdate, bool)>,
-    /// Entries of the catalogue whose update has not come this round: counted, not searched for on every update
-    /// (a thousand sites answering one by one made that quadratic).
-    awaiting: usize,
-    /// Registered users.
-    users: BTreeSet<AgentId>,
+    /// The catalogue (each registered provider's last update), the users, the interval's rounds and the
+    /// reservations asked for.
+    rounds: Rounds<ResourceUpdate, Reserving>,
     /// Requests waiting for a round, by job id.
     queue: BTreeMap<JobId, JobSpec>,
-    round_armed: bool,
-    /// Reservations asked for, by request number.
-    reserving: BTreeMap<u64, Reserving>,
-    next_request: u64,
     /// Jobs that have had a ticket (a later part of a split job needs an id of its own), and the next such id.
     ticketed: BTreeSet<JobId>,
     next_part: JobId,
-    rounds: u64,
     tickets: u64,
     dropped: u64,
     /// What the tickets quoted, summed [G$]: the users' spending as planned (the ledger has what they paid).
@@ -93,18 +81,10 @@ impl MetaBroker {
         MetaBroker {
             policy: policy.into(),
             params: Params::default(),
-            interval,
-            members: members.into_iter().collect(),
-            catalogue: BTreeMap::new(),
-            awaiting: 0,
-            users: BTreeSet::new(),
+            rounds: Rounds::new(interval, members),
             queue: BTreeMap::new(),
-            round_armed: false,
-            reserving: BTreeMap::new(),
-            next_request: 0,
             ticketed: BTreeSet::new(),
             next_part: Ticket::FIRST_PART_ID,
-            rounds: 0,
             tickets: 0,
             dropped: 0,
             quoted: 0.0,
@@ -126,62 +106,34 @@ impl MetaBroker {
         self
     }
 
-    fn on_register_provider(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
-        let answer = if self.members.contains(&from) {
-            let came = self.catalogue.insert(from, (update.clone(), false)).is_none_or(|(_, came)| came);
-            self.awaiting += usize::from(came);
-            MarketMsg::Registered
-        } else {
-            MarketMsg::RegisterRefused { reason: format!("{} does not schedule on this provider", ctx.name()) }
-        };
-        ctx.send(from, Msg::Market(answer));
-    }
-
     fn on_request(&mut self, job: &JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
-        if !self.users.contains(&from) {
+        if !self.rounds.is_user(from) {
             tracing::warn!(metabroker = ctx.name(), job = job.id, "request from an unregistered user: dropped");
             self.dropped += 1;
             let reason = "the user is not registered with the meta-broker".to_string();
             return ctx.send(job.owner, Msg::Market(MarketMsg::RequestDropped { job: job.id, reason }));
         }
         self.queue.insert(job.id, job.clone());
-        self.arm(ctx);
-    }
-
-    fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
+        self.rounds.arm(ctx);
     }
 
     /// End of an interval: ask every provider for its free slots.
     fn on_round(&mut self, ctx: &mut Ctx<'_>) {
-        self.round_armed = false;
-        self.rounds += 1;
+        self.rounds.tick();
         self.drop_infeasible(ctx);
-        if self.queue.is_empty() {
-            return;
-        }
         // No provider in the catalogue yet: the requests wait for the round after the next request.
-        if self.catalogue.is_empty() {
+        if self.queue.is_empty() || self.rounds.registered() == 0 {
             return;
         }
-        self.awaiting = self.catalogue.len();
-        let slowest = self.catalogue.values().map(|(p, _)| p.speed).fold(f64::INFINITY, f64::min);
+        let slowest = self.rounds.offers().map(|(_, p)| p.speed).fold(f64::INFINITY, f64::min);
         let longest = self.queue.values().map(|j| j.estimate.max(j.runtime)).fold(0.0, f64::max);
         // Plus a round: with latency, the question reaches a site after the round began.
-        let horizon = OFFER_HORIZON.max(longest / slowest + self.interval);
-        for (&p, entry) in &mut self.catalogue {
-            entry.1 = false;
-            ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon }));
-        }
+        let horizon = OFFER_HORIZON.max(longest / slowest + self.rounds.interval());
+        self.rounds.ask(|| Msg::Market(MarketMsg::SlotsQuery { horizon }), ctx);
     }
 
     fn on_update(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
-        let Some(entry) = self.catalogue.get_mut(&from) else { return };
-        if !entry.1 {
-            self.awaiting -= 1;
-        }
-        *entry = (update.clone(), true);
-        if self.awaiting == 0 {
+        if self.rounds.answer(from, update.clone()) {
             self.schedule_round(ctx);
         }
     }
@@ -190,12 +142,12 @@ impl MetaBroker {
     fn schedule_round(&mut self, ctx: &mut Ctx<'_>) {
         // The scheduling algorithms work in seconds (`Snapshot`); messages carry `SimTime`s.
         let now = ctx.now();
-        let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
+        let providers = self.rounds.providers();
         let sites: Vec<Site> = self
-            .catalogue
-            .values()
+            .rounds
+            .offers()
             .enumerate()
-            .map(|(i, (p, _))| {
+            .map(|(i, (_, p))| {
                 // The widest slot open now; none means no capacity this round.
                 let best =
                     p.slots.iter().filter(|s| s.0 <= now).max_by(|a, b| a.2.cmp(&b.2).then(b.1.cmp(&a.1))).copied();
@@ -204,7 +156,7 @@ impl MetaBroker {
             })
             .collect();
         // A job with a reservation still unanswered waits for the answer.
-        let answering: BTreeSet<JobId> = self.reserving.values().map(|r| r.job).collect();
+        let answering: BTreeSet<JobId> = self.rounds.held().map(|r| r.job).collect();
         let apps: Vec<App> = self
             .queue
             .values()
@@ -222,7 +174,7 @@ impl MetaBroker {
         let seed = ctx.rng().next_u64();
         let plan: Schedule = self.policy.schedule(&snapshot, seed, &self.params);
         if let Some(why) = &plan.fallback {
-            tracing::warn!(metabroker = ctx.name(), round = self.rounds, "{why}");
+            tracing::warn!(metabroker = ctx.name(), round = self.rounds.ticks(), "{why}");
             self.solver_fallbacks += 1;
         }
         if let Some(g) = plan.generations {
@@ -234,20 +186,17 @@ impl MetaBroker {
         for (app, assignment) in snapshot.apps.iter().zip(&plan.assignments) {
             for part in &assignment.parts {
                 let provider = providers[part.site];
-                let request = self.next_request;
-                self.next_request += 1;
                 let (start, end) = (placed_at(part.start), placed_at(part.finish));
-                let msg = LeaseMsg::Reserve { request, start, end, pes: part.cpus };
-                ctx.send(provider, Msg::Lease(msg));
                 let (cost, cpus) = (part.cost, part.cpus);
-                self.reserving.insert(request, Reserving { job: app.id, provider, start, cost, cpus });
+                let request = self.rounds.hold(Reserving { job: app.id, provider, start, cost, cpus });
+                ctx.send(provider, Msg::Lease(LeaseMsg::Reserve { request, start, end, pes: cpus }));
             }
         }
-        self.arm(ctx);
+        self.rounds.arm(ctx);
     }
 
     fn on_reserved(&mut self, request: u64, reservation: u64, ctx: &mut Ctx<'_>) {
-        let Some(Reserving { job, provider, start, cost, cpus }) = self.reserving.remove(&request) else { return };
+        let Some(Reserving { job, provider, start, cost, cpus }) = self.rounds.release(request) else { return };
         let Some(spec) = self.queue.get_mut(&job) else { return };
         // The tasks left wait for a later round (a split job's other parts may still be answered this one).
         spec.pes -= cpus.min(spec.pes);
@@ -272,10 +221,10 @@ impl MetaBroker {
     /// ever.
     fn drop_infeasible(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let fastest = self.catalogue.values().map(|p| p.0.speed).fold(0.0, f64::max);
+        let fastest = self.rounds.offers().map(|(_, p)| p.speed).fold(0.0, f64::max);
         // Once every member has registered: a provider yet to register may be the wide one.
-        let widest = (!self.policy.splits() && self.catalogue.len() == self.members.len())
-            .then(|| self.catalogue.values().map(|p| p.0.cpus).max().unwrap_or(0));
+        let widest = (!self.policy.splits() && self.rounds.all_registered())
+            .then(|| self.rounds.offers().map(|(_, p)| p.cpus).max().unwrap_or(0));
         let late: Vec<(JobId, String)> = self
             .queue
             .values()
@@ -308,17 +257,16 @@ impl MetaBroker {
 impl Agent<GridMarket> for MetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Market(MarketMsg::RegisterProvider(update)) => self.on_register_provider(env.from(), update, ctx),
-            Msg::Market(MarketMsg::RegisterUser) => {
-                self.users.insert(env.from());
-                ctx.send(env.from(), Msg::Market(MarketMsg::Registered));
+            Msg::Market(MarketMsg::RegisterProvider(update)) => {
+                self.rounds.register_provider(env.from(), (**update).clone(), ctx)
             }
+            Msg::Market(MarketMsg::RegisterUser) => self.rounds.register_user(env.from(), ctx),
             Msg::Market(MarketMsg::ResourceRequest(job)) => self.on_request(job, env.from(), ctx),
             Msg::Market(MarketMsg::ResourceUpdate(update)) => self.on_update(env.from(), update, ctx),
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
             // Refused: the request stays queued for the next round.
             Msg::Lease(LeaseMsg::ReserveRefused { request, .. }) => {
-                self.reserving.remove(request);
+                self.rounds.release(*request);
             }
             Msg::Timer(TimerMsg::Round { .. }) => self.on_round(ctx),
             other => crate::sim::unhandled(ctx, other.kind()),
@@ -327,12 +275,12 @@ impl Agent<GridMarket> for MetaBroker {
 
     fn report(&self, _now: SimTime, out: &mut Report) {
         out.metrics.extend([
-            ("rounds", self.rounds as f64),
+            ("rounds", self.rounds.ticks() as f64),
             ("tickets", self.tickets as f64),
             ("dropped", self.dropped as f64),
             ("spending", self.quoted),
-            ("providers", self.catalogue.len() as f64),
-            ("users", self.users.len() as f64),
+            ("providers", self.rounds.registered() as f64),
+            ("users", self.rounds.users() as f64),
             ("generations", self.generations as f64),
             ("solver_fallbacks", self.solver_fallbacks as f64),
             (

@@ -26,6 +26,11 @@
 //! their own actor. Chapter 5's time/cost trade-off heuristics (MinCTT, MaxCTT, SuffCTT and greedy on φ) place
 //! rigid applications on the providers' advance-reservation slots; they live in [`mod@tradeoff`], with their own
 //! actor.
+//!
+//! Every meta-broker actor runs the same round routine (the private `round` module): providers register into a
+//! catalogue and users into the market, each interval with work waiting asks every registered provider for its
+//! offer, the policy runs once every answer is in, and each placement is held under a request number until its
+//! provider answers.
 
 pub mod agent;
 pub mod dam;
@@ -37,18 +42,9 @@ pub mod lp;
 pub mod mincost;
 pub mod model;
 pub mod policy;
+mod round;
 pub mod tradeoff;
 mod transport;
-
-/// Wakes a meta-broker that allocates in rounds at the end of the current interval k·SI (Garg 2010's scheduling
-/// interval), unless a round is already armed.
-pub(crate) fn arm_round(armed: &mut bool, interval: f64, round: u64, ctx: &mut crate::sim::Ctx<'_>) {
-    if !*armed {
-        *armed = true;
-        let delay = crate::sim::until_next_multiple(ctx.now().secs(), interval);
-        ctx.wake_in(delay, crate::protocol::TimerMsg::Round { n: round });
-    }
-}
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -13,9 +13,10 @@
 //! user submits the job into the slot, `Job::SubmitReserved`, and the provider bills it at the matched price).
 //! Unmatched applications, and those whose window was refused, stay pending and are valued again next interval.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::{Application, AuctionPolicy, DamParams, Market, MarketQueue, SlotGeneration, match_round, screen};
+use crate::metabroker::round::Rounds;
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, QueueMatch, QueueReport, Ticket, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -42,21 +43,11 @@ struct Reserving {
 pub struct AuctionMetaBroker {
     policy: AuctionPolicy,
     params: DamParams,
-    /// Scheduling interval SI [s].
-    interval: f64,
-    /// The providers of this market, which may register.
-    members: BTreeSet<AgentId>,
-    /// Registered providers: their last queue report, and whether it came this interval.
-    catalogue: BTreeMap<AgentId, (Option<QueueReport>, bool)>,
-    /// Registered users.
-    users: BTreeSet<AgentId>,
+    /// The catalogue (each registered provider's last queue report, none before its first), the users, the
+    /// interval's rounds and the matches sent.
+    rounds: Rounds<Option<QueueReport>, Reserving>,
     /// Applications waiting for a match, by job id.
     pending: BTreeMap<JobId, Pending>,
-    round_armed: bool,
-    /// Matches sent, by request number.
-    reserving: BTreeMap<u64, Reserving>,
-    next_request: u64,
-    rounds: u64,
     tickets: u64,
     dropped: u64,
     too_wide: u64,
@@ -76,15 +67,8 @@ impl AuctionMetaBroker {
         AuctionMetaBroker {
             policy,
             params,
-            interval,
-            members: members.into_iter().collect(),
-            catalogue: BTreeMap::new(),
-            users: BTreeSet::new(),
+            rounds: Rounds::new(interval, members),
             pending: BTreeMap::new(),
-            round_armed: false,
-            reserving: BTreeMap::new(),
-            next_request: 0,
-            rounds: 0,
             tickets: 0,
             dropped: 0,
             too_wide: 0,
@@ -93,62 +77,41 @@ impl AuctionMetaBroker {
         }
     }
 
-    fn on_register_provider(&mut self, from: AgentId, ctx: &mut Ctx<'_>) {
-        let answer = if self.members.contains(&from) {
-            self.catalogue.insert(from, (None, false));
-            MarketMsg::Registered
-        } else {
-            MarketMsg::RegisterRefused { reason: format!("{} does not schedule on this provider", ctx.name()) }
-        };
-        ctx.send(from, Msg::Market(answer));
-    }
-
     /// A user's application joins the pending bids (a stranger's is dropped).
     fn on_request(&mut self, job: &JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
-        if !self.users.contains(&from) {
+        if !self.rounds.is_user(from) {
             self.dropped += 1;
             let reason = "the user is not registered with the meta-broker".to_string();
             return ctx.send(job.owner, Msg::Market(MarketMsg::RequestDropped { job: job.id, reason }));
         }
         self.pending.insert(job.id, Pending { spec: job.clone(), submit: ctx.now(), answering: false });
-        self.arm(ctx);
-    }
-
-    /// Wakes at the end of the current interval (k·SI), unless already armed.
-    fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        crate::metabroker::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
+        self.rounds.arm(ctx);
     }
 
     /// End of an interval: collection, every provider reports its queues.
     fn on_round(&mut self, ctx: &mut Ctx<'_>) {
-        self.round_armed = false;
-        self.rounds += 1;
-        if self.pending.is_empty() || self.catalogue.is_empty() {
+        self.rounds.tick();
+        if self.pending.is_empty() {
             return;
         }
         let horizon = if self.params.slots == SlotGeneration::Packaged { self.params.horizon } else { 0.0 };
-        for (&p, entry) in &mut self.catalogue {
-            entry.1 = false;
-            ctx.send(p, Msg::Market(MarketMsg::QueueQuery { horizon }));
-        }
+        self.rounds.ask(|| Msg::Market(MarketMsg::QueueQuery { horizon }), ctx);
     }
 
     fn on_queue_info(&mut self, from: AgentId, report: &QueueReport, ctx: &mut Ctx<'_>) {
-        let Some(entry) = self.catalogue.get_mut(&from) else { return };
-        *entry = (Some(report.clone()), true);
-        if self.catalogue.values().all(|e| e.1) {
+        if self.rounds.answer(from, Some(report.clone())) {
             self.match_interval(ctx);
         }
     }
 
     /// The market as the reports and the pending applications give it.
     fn market(&self, now: SimTime) -> (Market, Vec<AgentId>) {
-        let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
+        let providers = self.rounds.providers();
         let queues = self
-            .catalogue
-            .values()
+            .rounds
+            .offers()
             .enumerate()
-            .filter_map(|(site, (report, _))| Some((site, report.as_ref()?)))
+            .filter_map(|(site, (_, report))| Some((site, report.as_ref()?)))
             .flat_map(|(site, report)| {
                 report.queues.iter().map(move |q| MarketQueue {
                     site,
@@ -201,8 +164,8 @@ impl AuctionMetaBroker {
                 continue;
             };
             let provider = providers[queue.site];
-            let request = self.next_request;
-            self.next_request += 1;
+            let cost = placement.price * f64::from(app.pes) * (placement.end - placement.start);
+            let request = self.rounds.hold(Reserving { job: app.id, provider, start, cost, pes: app.pes });
             let (bid, ask) = placement.scores.unzip();
             let m = QueueMatch {
                 request,
@@ -216,20 +179,18 @@ impl AuctionMetaBroker {
                 ask,
             };
             ctx.send(provider, Msg::Market(MarketMsg::Matched(Box::new(m))));
-            let cost = placement.price * f64::from(app.pes) * (placement.end - placement.start);
-            self.reserving.insert(request, Reserving { job: app.id, provider, start, cost, pes: app.pes });
             if let Some(p) = self.pending.get_mut(&app.id) {
                 p.answering = true;
             }
         }
         if !self.pending.is_empty() {
-            self.arm(ctx);
+            self.rounds.arm(ctx);
         }
     }
 
     /// The provider holds the window: the user gets its ticket.
     fn on_reserved(&mut self, request: u64, reservation: u64, ctx: &mut Ctx<'_>) {
-        let Some(Reserving { job, provider, start, cost, pes }) = self.reserving.remove(&request) else { return };
+        let Some(Reserving { job, provider, start, cost, pes }) = self.rounds.release(request) else { return };
         let Some(p) = self.pending.remove(&job) else { return };
         self.tickets += 1;
         self.quoted += cost;
@@ -240,24 +201,21 @@ impl AuctionMetaBroker {
 
     /// The provider could not hold the window: the application waits for the next interval.
     fn on_refused(&mut self, request: u64, reason: &str, ctx: &mut Ctx<'_>) {
-        let Some(r) = self.reserving.remove(&request) else { return };
+        let Some(r) = self.rounds.release(request) else { return };
         self.refused_windows += 1;
         tracing::debug!(metabroker = ctx.name(), job = r.job, reason, "matched window refused: pending again");
         if let Some(p) = self.pending.get_mut(&r.job) {
             p.answering = false;
         }
-        self.arm(ctx);
+        self.rounds.arm(ctx);
     }
 }
 
 impl Agent<GridMarket> for AuctionMetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Market(MarketMsg::RegisterProvider(_)) => self.on_register_provider(env.from(), ctx),
-            Msg::Market(MarketMsg::RegisterUser) => {
-                self.users.insert(env.from());
-                ctx.send(env.from(), Msg::Market(MarketMsg::Registered));
-            }
+            Msg::Market(MarketMsg::RegisterProvider(_)) => self.rounds.register_provider(env.from(), None, ctx),
+            Msg::Market(MarketMsg::RegisterUser) => self.rounds.register_user(env.from(), ctx),
             Msg::Market(MarketMsg::ResourceRequest(job)) => self.on_request(job, env.from(), ctx),
             Msg::Market(MarketMsg::QueueInfo(report)) => self.on_queue_info(env.from(), report, ctx),
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
@@ -269,14 +227,14 @@ impl Agent<GridMarket> for AuctionMetaBroker {
 
     fn report(&self, _now: SimTime, out: &mut Report) {
         out.metrics.extend([
-            ("rounds", self.rounds as f64),
+            ("rounds", self.rounds.ticks() as f64),
             ("tickets", self.tickets as f64),
             ("dropped", self.dropped as f64),
             ("too_wide", self.too_wide as f64),
             ("refused_windows", self.refused_windows as f64),
             ("spending", self.quoted),
-            ("providers", self.catalogue.len() as f64),
-            ("users", self.users.len() as f64),
+            ("providers", self.rounds.registered() as f64),
+            ("users", self.rounds.users() as f64),
             ("pending", self.pending.len() as f64),
         ]);
     }

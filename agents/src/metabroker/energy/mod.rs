@@ -21,11 +21,12 @@ pub mod bounds;
 pub mod kind;
 pub mod mapping;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use bounds::{BoundApp, BoundSite, Objective};
 use mapping::{App, DcView, MappingPolicy};
 
+use super::round::Rounds;
 use crate::datacenter::dvs::Placement;
 use crate::datacenter::power::Costs;
 use crate::protocol::{
@@ -46,25 +47,19 @@ struct Pending {
 /// The energy-aware meta-broker agent.
 pub struct EnergyMetaBroker {
     policy: MappingPolicy,
-    /// Scheduling interval [s].
-    interval: f64,
     /// The data centres of its provider, which may register, in the order the scenario lists them.
     members: Vec<AgentId>,
-    /// Each registered data centre's last advertisement, and whether it answered this cycle's query.
-    catalogue: BTreeMap<AgentId, (DataCentreAdvert, bool)>,
-    users: BTreeSet<AgentId>,
+    /// The catalogue (each registered data centre's last advertisement), the users, the cycles and the
+    /// assignments sent.
+    rounds: Rounds<DataCentreAdvert, Pending>,
     /// Applications waiting for a cycle, by id.
     queue: BTreeMap<JobId, JobSpec>,
-    round_armed: bool,
     /// The cycle's query, while answers are due: until when slots were asked for, and the applications it is for
     /// (those that arrive meanwhile wait for the next cycle).
     asking: Option<(SimTime, Vec<JobSpec>)>,
-    pending: BTreeMap<u64, Pending>,
-    next_request: u64,
     /// Every application received, for the bounds, and the first arrival.
     seen: Vec<BoundApp>,
     first_arrival: Option<SimTime>,
-    rounds: u64,
     assigned: u64,
     rejected: u64,
     /// What the tickets quoted, summed [$].
@@ -75,25 +70,20 @@ pub struct EnergyMetaBroker {
 impl EnergyMetaBroker {
     /// A meta-broker over the data centres `members`, mapping by `policy` every `interval` seconds.
     pub fn new(policy: MappingPolicy, interval: f64, members: impl IntoIterator<Item = AgentId>) -> EnergyMetaBroker {
+        let members = members.into_iter().fold(Vec::new(), |mut v, id| {
+            if !v.contains(&id) {
+                v.push(id);
+            }
+            v
+        });
         EnergyMetaBroker {
             policy,
-            interval,
-            members: members.into_iter().fold(Vec::new(), |mut v, id| {
-                if !v.contains(&id) {
-                    v.push(id);
-                }
-                v
-            }),
-            catalogue: BTreeMap::new(),
-            users: BTreeSet::new(),
+            rounds: Rounds::new(interval, members.iter().copied()),
+            members,
             queue: BTreeMap::new(),
-            round_armed: false,
             asking: None,
-            pending: BTreeMap::new(),
-            next_request: 0,
             seen: Vec::new(),
             first_arrival: None,
-            rounds: 0,
             assigned: 0,
             rejected: 0,
             quoted: 0.0,
@@ -108,7 +98,7 @@ impl EnergyMetaBroker {
 
     fn on_request(&mut self, job: &JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        if !self.users.contains(&from) {
+        if !self.rounds.is_user(from) {
             return self.reject(job, "the user is not registered with the meta-broker".into(), ctx);
         }
         self.first_arrival.get_or_insert(now);
@@ -118,36 +108,31 @@ impl EnergyMetaBroker {
             return self.reject(job, format!("its deadline {d} is before its submission at {now}"), ctx);
         }
         self.queue.insert(job.id, job.clone());
-        // Cycles end at multiples of the interval.
-        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
+        self.rounds.arm(ctx);
     }
 
     fn on_advert(&mut self, from: AgentId, advert: &DataCentreAdvert, ctx: &mut Ctx<'_>) {
-        if !self.members.contains(&from) {
+        if !self.rounds.admits(from) {
             let reason = format!("{} does not schedule on this data centre", ctx.name());
             return ctx.send(from, MarketMsg::RegisterRefused { reason });
         }
-        match self.catalogue.get_mut(&from) {
-            None => {
-                // One registering during a cycle's query has no slots to give it: it is full for this cycle.
-                self.catalogue.insert(from, (advert.clone(), self.asking.is_some()));
-                ctx.send(from, MarketMsg::Registered);
-            }
-            Some(entry) => *entry = (advert.clone(), true),
-        }
-        if self.asking.is_some() && self.catalogue.values().all(|e| e.1) {
+        // The first advertisement registers (one registering during a cycle's query has no slots to give it: it is
+        // full for this cycle); a later one answers the query.
+        if self.rounds.offer(from).is_none() {
+            self.rounds.enter(from, advert.clone());
+            ctx.send(from, MarketMsg::Registered);
+        } else if self.rounds.answer(from, advert.clone()) {
             self.map_cycle(ctx);
         }
     }
 
     /// The end of an interval: ask every data centre for its slots.
     fn on_round(&mut self, ctx: &mut Ctx<'_>) {
-        self.round_armed = false;
-        self.rounds += 1;
-        if self.queue.is_empty() {
+        self.rounds.tick();
+        if self.queue.is_empty() || self.rounds.asking() {
             return;
         }
-        if self.catalogue.is_empty() {
+        if self.rounds.registered() == 0 {
             for job in std::mem::take(&mut self.queue).into_values() {
                 self.reject(&job, "no data centre is registered with the meta-broker".into(), ctx);
             }
@@ -156,10 +141,7 @@ impl EnergyMetaBroker {
         let jobs: Vec<JobSpec> = std::mem::take(&mut self.queue).into_values().collect();
         let until = jobs.iter().map(|j| j.deadline.unwrap_or(SimTime::MAX)).max().unwrap_or(ctx.now());
         self.asking = Some((until, jobs));
-        for (&dc, entry) in &mut self.catalogue {
-            entry.1 = false;
-            ctx.send(dc, EnergyMsg::Query { until });
-        }
+        self.rounds.ask(|| Msg::Energy(EnergyMsg::Query { until }), ctx);
     }
 
     /// Every data centre answered: map the cycle's applications and assign them.
@@ -167,10 +149,10 @@ impl EnergyMetaBroker {
         let Some((until, jobs)) = self.asking.take() else { return };
         let now = ctx.now();
         // In the order the scenario lists them, which breaks the mapping's ties.
-        let ids: Vec<AgentId> = self.members.iter().copied().filter(|id| self.catalogue.contains_key(id)).collect();
+        let ids: Vec<AgentId> = self.members.iter().copied().filter(|&id| self.rounds.offer(id).is_some()).collect();
         // The data centres' slots reach `now + (until − now)`, which may round differently from `until`.
         let horizon = if until > now { now + (until - now) } else { now };
-        let mut views: Vec<DcView> = ids.iter().map(|id| DcView::new(&self.catalogue[id].0, now, horizon)).collect();
+        let mut views: Vec<DcView> = ids.iter().map(|&id| DcView::new(self.advert(id), now, horizon)).collect();
         let widest = views.iter().map(|v| v.cpus).max().unwrap_or(0);
         let apps: Vec<App> = jobs
             .iter()
@@ -186,12 +168,10 @@ impl EnergyMetaBroker {
         let mut mapped = vec![false; jobs.len()];
         for c in choices {
             mapped[c.app] = true;
-            let request = self.next_request;
-            self.next_request += 1;
             let job = jobs[c.app].clone();
-            ctx.send(ids[c.dc], EnergyMsg::Assign(Box::new(Assignment { request, job: job.clone() })));
-            let pending = Pending { job, dc: ids[c.dc], placement: c.placement, costs: c.costs };
-            self.pending.insert(request, pending);
+            let pending = Pending { job: job.clone(), dc: ids[c.dc], placement: c.placement, costs: c.costs };
+            let request = self.rounds.hold(pending);
+            ctx.send(ids[c.dc], EnergyMsg::Assign(Box::new(Assignment { request, job })));
         }
         for (job, _) in jobs.iter().zip(&mapped).filter(|(_, m)| !**m) {
             let reason = if job.pes > widest {
@@ -204,7 +184,7 @@ impl EnergyMetaBroker {
     }
 
     fn on_assigned(&mut self, a: &Assigned, ctx: &mut Ctx<'_>) {
-        let Some(p) = self.pending.remove(&a.request) else { return };
+        let Some(p) = self.rounds.release(a.request) else { return };
         if a.start != p.placement.start || a.frequency != p.placement.frequency {
             let what = format!(
                 "job {}: the data centre placed it at {} and {} GHz, the meta-broker predicted {} and {} GHz",
@@ -230,19 +210,24 @@ impl EnergyMetaBroker {
     }
 
     fn on_refused(&mut self, request: u64, reason: &str, ctx: &mut Ctx<'_>) {
-        let Some(p) = self.pending.remove(&request) else { return };
+        let Some(p) = self.rounds.release(request) else { return };
         let what = format!("job {}: the data centre refused the slot the meta-broker predicted: {reason}", p.job.id);
         self.violations.push((ctx.now().secs(), what));
         self.reject(&p.job, format!("the data centre refused it: {reason}"), ctx);
+    }
+
+    /// A registered data centre's last advertisement.
+    fn advert(&self, dc: AgentId) -> &DataCentreAdvert {
+        self.rounds.offer(dc).expect("a registered data centre")
     }
 
     /// The bounds of §6.3.3 over every application received, on the data centres as they advertised themselves.
     fn bounds(&self) -> Option<(bounds::Bound, bounds::Bound)> {
         let start = self.first_arrival?.secs();
         let sites: Vec<BoundSite> = self
-            .catalogue
-            .values()
-            .map(|(a, _)| BoundSite { cpus: a.cpus, speed: a.speed, power: a.power.clone(), site: a.site })
+            .rounds
+            .offers()
+            .map(|(_, a)| BoundSite { cpus: a.cpus, speed: a.speed, power: a.power.clone(), site: a.site })
             .collect();
         let carbon = bounds::bound(Objective::Carbon, &self.seen, &sites, start);
         let profit = bounds::bound(Objective::Profit, &self.seen, &sites, start);
@@ -253,10 +238,7 @@ impl EnergyMetaBroker {
 impl Agent<GridMarket> for EnergyMetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Market(MarketMsg::RegisterUser) => {
-                self.users.insert(env.from());
-                ctx.send(env.from(), MarketMsg::Registered);
-            }
+            Msg::Market(MarketMsg::RegisterUser) => self.rounds.register_user(env.from(), ctx),
             Msg::Market(MarketMsg::ResourceRequest(job)) => self.on_request(job, env.from(), ctx),
             Msg::Energy(EnergyMsg::Advert(advert)) => self.on_advert(env.from(), advert, ctx),
             Msg::Energy(EnergyMsg::Assigned(a)) => self.on_assigned(a, ctx),
@@ -268,12 +250,12 @@ impl Agent<GridMarket> for EnergyMetaBroker {
 
     fn report(&self, _now: SimTime, out: &mut Report) {
         out.metrics.extend([
-            ("rounds", self.rounds as f64),
+            ("rounds", self.rounds.ticks() as f64),
             ("requests", self.seen.len() as f64),
             ("assigned", self.assigned as f64),
             ("rejected", self.rejected as f64),
             ("quoted", self.quoted),
-            ("datacentres", self.catalogue.len() as f64),
+            ("datacentres", self.rounds.registered() as f64),
         ]);
         if let Some((carbon, profit)) = self.bounds() {
             out.metrics.extend([

@@ -29,7 +29,7 @@ pub mod etc;
 pub mod heuristics;
 pub mod prices;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rand::RngExt;
 use schemars::JsonSchema;
@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use self::bounds::lower_bounds;
 use self::etc::EtcModel;
 use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate};
+use super::round::Rounds;
 use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -108,23 +109,13 @@ struct Reserving {
 pub struct TradeoffMetaBroker {
     heuristic: Heuristic,
     params: TradeoffParams,
-    /// Scheduling interval SI [s] -- config.
-    interval: f64,
-    /// The providers of this market, which may register -- config.
-    members: BTreeSet<AgentId>,
-    /// Registered providers: their last update, and whether it came this interval.
-    catalogue: BTreeMap<AgentId, (ResourceUpdate, bool)>,
-    users: BTreeSet<AgentId>,
+    /// The catalogue (each registered provider's last update), the users, the interval's rounds and the windows
+    /// sent to providers.
+    rounds: Rounds<ResourceUpdate, Reserving>,
     /// Applications waiting for a round, by id.
     queue: BTreeMap<JobId, Waiting>,
-    round_armed: bool,
-    /// The query of this interval is out.
-    asking: bool,
-    reserving: BTreeMap<u64, Reserving>,
-    next_request: u64,
     /// Every application that reached a round, for the bounds: arrival, CPUs, δ, ETC by provider.
     seen: Vec<(f64, u32, f64, BTreeMap<AgentId, f64>)>,
-    rounds: u64,
     tickets: u64,
     too_wide: u64,
     rolled_over: u64,
@@ -154,17 +145,9 @@ impl TradeoffMetaBroker {
         TradeoffMetaBroker {
             heuristic,
             params,
-            interval,
-            members: members.into_iter().collect(),
-            catalogue: BTreeMap::new(),
-            users: BTreeSet::new(),
+            rounds: Rounds::new(interval, members),
             queue: BTreeMap::new(),
-            round_armed: false,
-            asking: false,
-            reserving: BTreeMap::new(),
-            next_request: 0,
             seen: Vec::new(),
-            rounds: 0,
             tickets: 0,
             too_wide: 0,
             rolled_over: 0,
@@ -179,19 +162,8 @@ impl TradeoffMetaBroker {
         }
     }
 
-    fn on_register_provider(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
-        let answer = if self.members.contains(&from) {
-            // One registering while a query is out answers the next one.
-            self.catalogue.insert(from, (update.clone(), !self.asking));
-            MarketMsg::Registered
-        } else {
-            MarketMsg::RegisterRefused { reason: format!("{} does not schedule on this provider", ctx.name()) }
-        };
-        ctx.send(from, Msg::Market(answer));
-    }
-
     fn on_request(&mut self, job: &JobSpec, from: AgentId, ctx: &mut Ctx<'_>) {
-        if !self.users.contains(&from) {
+        if !self.rounds.is_user(from) {
             let reason = "the user is not registered with the meta-broker".to_string();
             return ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason }));
         }
@@ -203,39 +175,28 @@ impl TradeoffMetaBroker {
         self.first_arrival.get_or_insert(arrival.secs());
         let waiting = Waiting { spec: job.clone(), arrival, delta, etc: BTreeMap::new(), answering: false };
         self.queue.insert(job.id, waiting);
-        self.arm(ctx);
-    }
-
-    fn arm(&mut self, ctx: &mut Ctx<'_>) {
-        super::arm_round(&mut self.round_armed, self.interval, self.rounds, ctx);
+        self.rounds.arm(ctx);
     }
 
     /// The end of an interval: ask every provider for its free slots.
     fn on_round(&mut self, ctx: &mut Ctx<'_>) {
-        self.round_armed = false;
-        if self.asking || self.queue.values().all(|w| w.answering) {
+        self.rounds.tick();
+        if self.rounds.asking() || self.queue.values().all(|w| w.answering) {
             return;
         }
-        if self.catalogue.is_empty() {
+        if self.rounds.registered() == 0 {
             let reason = "no provider is registered with the meta-broker".to_string();
             for (_, w) in std::mem::take(&mut self.queue) {
                 ctx.send(w.spec.owner, Msg::Job(JobMsg::Rejected { job: w.spec.id, reason: reason.clone() }));
             }
             return;
         }
-        self.rounds += 1;
-        self.asking = true;
-        for (&p, entry) in &mut self.catalogue {
-            entry.1 = false;
-            ctx.send(p, Msg::Market(MarketMsg::SlotsQuery { horizon: self.params.horizon }));
-        }
+        let horizon = self.params.horizon;
+        self.rounds.ask(|| Msg::Market(MarketMsg::SlotsQuery { horizon }), ctx);
     }
 
     fn on_update(&mut self, from: AgentId, update: &ResourceUpdate, ctx: &mut Ctx<'_>) {
-        let Some(entry) = self.catalogue.get_mut(&from) else { return };
-        *entry = (update.clone(), true);
-        if self.asking && self.catalogue.values().all(|e| e.1) {
-            self.asking = false;
+        if self.rounds.answer(from, update.clone()) {
             self.allocate_round(ctx);
         }
     }
@@ -243,11 +204,11 @@ impl TradeoffMetaBroker {
     /// Every provider answered: allocate the waiting applications and reserve their windows.
     fn allocate_round(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
+        let providers = self.rounds.providers();
         let mut resources: Vec<Resource> = self
-            .catalogue
-            .values()
-            .map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: profile(&u.slots, now), transfer: 0.0 })
+            .rounds
+            .offers()
+            .map(|(_, u)| Resource { cpus: u.cpus, price: u.price, free: profile(&u.slots, now), transfer: 0.0 })
             .collect();
         if let Some(share) = self.params.data_transfer {
             for r in &mut resources {
@@ -260,7 +221,7 @@ impl TradeoffMetaBroker {
         for id in &ids {
             let w = self.queue.get_mut(id).expect("listed from the queue");
             let fresh = w.etc.is_empty();
-            for (&p, (u, _)) in &self.catalogue {
+            for (p, u) in self.rounds.offers() {
                 if !w.etc.contains_key(&p) {
                     let mean = w.spec.runtime / u.speed;
                     w.etc.insert(p, self.params.etc.draw(mean, ctx.rng()));
@@ -277,7 +238,7 @@ impl TradeoffMetaBroker {
             Err(e) => {
                 // The meta-broker built this input itself: a bad one is a bug, reported, and the queue waits.
                 self.violations.push((now.secs(), format!("round refused its own input: {e}")));
-                return self.arm(ctx);
+                return self.rounds.arm(ctx);
             }
         };
         for p in &outcome.placements {
@@ -286,13 +247,12 @@ impl TradeoffMetaBroker {
             w.answering = true;
             let provider = providers[p.site];
             let (start, end) = (at(p.start), at(p.finish));
-            let request = self.next_request;
-            self.next_request += 1;
-            ctx.send(provider, Msg::Lease(LeaseMsg::Reserve { request, start, end, pes: w.spec.pes }));
-            let runtime = runtime_within(p.start, p.finish, self.catalogue[&provider].0.speed);
+            let speed = self.rounds.offer(provider).expect("placed on a registered provider").speed;
+            let runtime = runtime_within(p.start, p.finish, speed);
             let (cost, transfer) = (p.cost, p.transfer);
             let reserving = Reserving { job: id, provider, start, finish: p.finish, cost, transfer, runtime };
-            self.reserving.insert(request, reserving);
+            let request = self.rounds.hold(reserving);
+            ctx.send(provider, Msg::Lease(LeaseMsg::Reserve { request, start, end, pes: w.spec.pes }));
         }
         for &(app, why) in &outcome.unplaced {
             let id = ids[app];
@@ -310,17 +270,17 @@ impl TradeoffMetaBroker {
             }
         }
         if self.queue.values().any(|w| !w.answering) {
-            self.arm(ctx);
+            self.rounds.arm(ctx);
         }
     }
 
     fn on_reserved(&mut self, request: u64, reservation: u64, ctx: &mut Ctx<'_>) {
-        let Some(r) = self.reserving.remove(&request) else { return };
+        let Some(r) = self.rounds.release(request) else { return };
         let Some(w) = self.queue.remove(&r.job) else { return };
         self.tickets += 1;
         self.quoted += r.cost;
         self.last_finish = self.last_finish.max(r.finish);
-        if self.catalogue.values().filter(|(u, _)| u.cpus >= w.spec.pes).nth(1).is_some() {
+        if self.rounds.offers().filter(|(_, u)| u.cpus >= w.spec.pes).nth(1).is_some() {
             self.last_shared_finish = self.last_shared_finish.max(r.finish);
         }
         self.responses += r.finish - w.arrival.secs();
@@ -355,21 +315,21 @@ impl TradeoffMetaBroker {
 
     /// A window refused (the provider's schedule moved under it): the application rolls over.
     fn on_refused(&mut self, request: u64, ctx: &mut Ctx<'_>) {
-        let Some(r) = self.reserving.remove(&request) else { return };
+        let Some(r) = self.rounds.release(request) else { return };
         if let Some(w) = self.queue.get_mut(&r.job) {
             w.answering = false;
             self.rolled_over += 1;
-            self.arm(ctx);
+            self.rounds.arm(ctx);
         }
     }
 
     /// The lower bounds over every application that reached a round, on the providers as they last reported.
     fn bounds(&self) -> bounds::Bounds {
-        let providers: Vec<AgentId> = self.catalogue.keys().copied().collect();
+        let providers = self.rounds.providers();
         let resources: Vec<Resource> = self
-            .catalogue
-            .values()
-            .map(|(u, _)| Resource { cpus: u.cpus, price: u.price, free: Vec::new(), transfer: 0.0 })
+            .rounds
+            .offers()
+            .map(|(_, u)| Resource { cpus: u.cpus, price: u.price, free: Vec::new(), transfer: 0.0 })
             .collect();
         let requests: Vec<Request> = self
             .seen
@@ -449,11 +409,10 @@ pub fn profile(slots: &[(SimTime, SimTime, u32)], now: SimTime) -> Vec<Segment> 
 impl Agent<GridMarket> for TradeoffMetaBroker {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         match &env.msg {
-            Msg::Market(MarketMsg::RegisterProvider(update)) => self.on_register_provider(env.from(), update, ctx),
-            Msg::Market(MarketMsg::RegisterUser) => {
-                self.users.insert(env.from());
-                ctx.send(env.from(), Msg::Market(MarketMsg::Registered));
+            Msg::Market(MarketMsg::RegisterProvider(update)) => {
+                self.rounds.register_provider(env.from(), (**update).clone(), ctx)
             }
+            Msg::Market(MarketMsg::RegisterUser) => self.rounds.register_user(env.from(), ctx),
             Msg::Market(MarketMsg::ResourceRequest(job)) => self.on_request(job, env.from(), ctx),
             Msg::Market(MarketMsg::ResourceUpdate(update)) => self.on_update(env.from(), update, ctx),
             Msg::Lease(LeaseMsg::Reserved { request, reservation }) => self.on_reserved(*request, *reservation, ctx),
@@ -469,14 +428,14 @@ impl Agent<GridMarket> for TradeoffMetaBroker {
         let makespan = since_first(self.last_finish);
         let gap = |x: f64, bound: f64| if bound > 0.0 { x / bound - 1.0 } else { 0.0 };
         out.metrics.extend([
-            ("rounds", self.rounds as f64),
+            ("rounds", self.rounds.queries() as f64),
             ("tickets", self.tickets as f64),
             ("too_wide", self.too_wide as f64),
             ("rolled_over", self.rolled_over as f64),
             ("spending", self.quoted),
             ("data_transfer", self.transfers),
-            ("providers", self.catalogue.len() as f64),
-            ("users", self.users.len() as f64),
+            ("providers", self.rounds.registered() as f64),
+            ("users", self.rounds.users() as f64),
             ("pending", self.queue.len() as f64),
             ("makespan", makespan),
             ("makespan_shared", since_first(self.last_shared_finish)),
