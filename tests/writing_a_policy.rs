@@ -111,6 +111,15 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let market = read(format!("{EXAMPLE}/meta_policy.toml"));
     assert_eq!(load("queue_order.toml", queue.clone()), Ok(2));
     assert_eq!(load("meta_policy.toml", market.clone()), Ok(2));
+    let tradeoff = read(format!("{EXAMPLE}/tradeoff_policy.toml"));
+    assert_eq!(load("tradeoff_policy.toml", tradeoff.clone()), Ok(2));
+    // A policy of the thesis reads only its own offers; a registered one reads the ch5 keys only on profiles.
+    let min_ctt = tradeoff.split("[sweep]").next().unwrap().replace("\"earliest-finish\"", "\"min-ctt\"");
+    let e = load("tradeoff_policy.toml", min_ctt.replace("\"profiles\"", "\"slots\"")).unwrap_err();
+    assert!(e.contains("metabrokers.mb.offers: the policy \"min-ctt\" of the thesis reads \"profiles\""), "{e}");
+    let on_slots = tradeoff.split("[sweep]").next().unwrap().replace("offers = \"profiles\"\n", "");
+    let e = load("tradeoff_policy.toml", on_slots).unwrap_err();
+    assert!(e.contains("metabrokers.mb.delta: a key of the time/cost trade-off policies"), "{e}");
 
     // Without the sweep, which would set the key at every point.
     let (queue, market) = (queue.split("[sweep]").next().unwrap(), market.split("[sweep]").next().unwrap());

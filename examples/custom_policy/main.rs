@@ -7,8 +7,10 @@
 //! - a meta-broker policy (`earliest_finish.rs`, a `MetaPolicy`): each job on the site where it finishes first,
 //!   whatever the price, which a meta-broker selects with `policy = "earliest-finish"`;
 //! - registering both (`Registry::with_queue_order`, `Registry::with_meta_policy`) without editing gridmarket;
-//! - checking the outcome (`queue_order.toml`, `meta_policy.toml`): smallest area first waits less than arrival
-//!   order, and earliest finish responds sooner than greedy (the cheapest site) and pays more.
+//! - the same meta-broker policy in a later chapter's setting (`tradeoff_policy.toml`, `offers = "profiles"`): Garg
+//!   (2010) ch5's free profiles and times to compute, against the thesis's greedy-ctt;
+//! - checking the outcome (`queue_order.toml`, `meta_policy.toml`, `tradeoff_policy.toml`): smallest area first waits
+//!   less than arrival order, and earliest finish responds sooner than the cheapest site and pays more.
 //!
 //! ```text
 //!   brokers ──Submit──▶ cluster (EASY backfilling, its queue by smallest area first)
@@ -75,5 +77,15 @@ fn main() -> anyhow::Result<()> {
     // Every job goes to the fast site instead of the cheap one: three times the price for half the time.
     let ratio = earliest[spending] / greedy[spending];
     assert!((ratio - 1.5).abs() < 1e-9, "earliest finish should pay 3/2 of what greedy pays, found {ratio}");
+
+    let [cheapest, earliest] = run_points(&registry, "tradeoff_policy.toml")?;
+    println!(
+        "ch5, greedy-ctt at δ = 1: mean response {:.0} s, spending {:.1} G$; earliest finish: mean response {:.0} s, \
+         spending {:.1} G$",
+        cheapest[response], cheapest[spending], earliest[response], earliest[spending]
+    );
+    assert_eq!((cheapest["jobs.completed"], earliest["jobs.completed"]), (40.0, 40.0), "every job is placed");
+    assert!(earliest[response] < cheapest[response], "earliest finish should respond sooner than the cheapest window");
+    assert!(earliest[spending] > cheapest[spending], "and pay more for it");
     Ok(())
 }

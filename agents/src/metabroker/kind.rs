@@ -9,7 +9,7 @@ use super::dam::agent::AuctionMetaBroker;
 use super::dam::{AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, SlotGeneration};
 use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
-use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
+use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams, TradeoffPolicy};
 use super::{GreedyRank, MetaPolicy, MgnSolver, RoundPolicy, SchedulingPolicy};
 use crate::model::Service;
 use crate::registry::limits::short;
@@ -51,6 +51,7 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
             Policy::of("policy", &Heuristic::ALL, "Garg (2010) ch5, time/cost trade-off"),
+            Policy::of("offers", &[Offers::Slots, Offers::Profiles], "what a registered policy chooses among"),
             Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
             Policy::of("fair-share", &[FairShareRule::Proportional, FairShareRule::ValuationPerPe], "FairShare"),
@@ -165,9 +166,15 @@ pub struct RawMetaBroker {
     /// providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) or its baselines "sjf",
     /// "fcfs", "edf-fq", "hvfq" and "fair-share"; trading time against cost on the providers' slots (Garg 2010 ch5),
     /// "min-ctt", "max-ctt", "suff-ctt" or "greedy-ctt"; or the name of a policy added to the registry, which places
-    /// one job at a time (see docs/writing-a-policy.md).
+    /// one job at a time on the offers `offers` names (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
     pub policy: String,
+    /// The providers' offers a registered policy chooses among: "slots" (as chapters 3–4's policies see them: each
+    /// site's widest free slot now, a job taking its runtime over the site's speed; default) or "profiles" (as
+    /// chapter 5's: each site's free profile over `horizon`, a job taking its ETC there, drawn by `etc`, the costs
+    /// with `data-transfer`; the ch5 keys apply). A policy of the thesis reads its own; naming another is refused.
+    #[schemars(with = "Option<String>")]
+    pub offers: Option<Offers>,
     /// Scheduling interval SI \[s\] (default 50; from 0.001 s, so that rounds advance the clock).
     pub interval: Option<Interval>,
     /// Solver of the MGN relaxation (policies lp, mmc, lpga): "transportation" (exact network simplex; default) or
@@ -236,6 +243,17 @@ pub struct RawMetaBroker {
     pub age_unit: Option<AgeUnit>,
 }
 
+/// What a registered meta-broker policy chooses among (see `offers`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Offers {
+    /// Each site's widest free slot now (Garg 2010 ch3–4).
+    #[default]
+    Slots,
+    /// Each site's free profile over the horizon, with ETCs (Garg 2010 ch5).
+    Profiles,
+}
+
 /// A data-transfer cost of the trade-off policies (see `data-transfer`).
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -259,24 +277,47 @@ impl RawMetaBroker {
             self.no_auction_keys()?;
             Ok(Scheduler::Batch { policy, solver: self.solver, greedy: self.greedy })
         };
+        let tradeoff = |policy| Ok(Scheduler::Tradeoff { policy, params: self.tradeoff_params()? });
         if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            self.offers_are(Some(Offers::Slots))?;
             return batch(RoundPolicy::Thesis(policy));
         }
         if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            self.offers_are(None)?;
             self.no_tradeoff_keys()?;
             return Ok(Scheduler::Auction { policy, params: self.dam_params()? });
         }
         if let Some(&heuristic) = Heuristic::ALL.iter().find(|p| serde_name(*p) == name) {
-            return Ok(Scheduler::Tradeoff { heuristic, params: self.tradeoff_params()? });
+            self.offers_are(Some(Offers::Profiles))?;
+            return tradeoff(TradeoffPolicy::Thesis(heuristic));
         }
         if let Some(policy) = cx.registry.policy::<dyn MetaPolicy>(name) {
-            return batch(RoundPolicy::Each(policy));
+            return match self.offers.unwrap_or_default() {
+                Offers::Slots => batch(RoundPolicy::Each(policy)),
+                Offers::Profiles => tradeoff(TradeoffPolicy::Each(policy)),
+            };
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
         let thesis = thesis.chain(Heuristic::ALL.iter().map(serde_name));
         let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name.to_string());
         let known: Vec<String> = thesis.chain(registered).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
+    }
+
+    /// `offers` may name only what a policy of the thesis reads (`own`; the queue-matching policies read none of
+    /// them).
+    fn offers_are(&self, own: Option<Offers>) -> Result<(), Invalid> {
+        match self.offers {
+            Some(offers) if Some(offers) != own => {
+                let reads = match own {
+                    Some(own) => format!("reads \"{}\"", serde_name(&own)),
+                    None => "matches applications to the providers' queues".to_string(),
+                };
+                let message = format!("the policy \"{}\" of the thesis {reads}", self.policy);
+                Err(Invalid::at("offers", message).hint("remove the key; it chooses what a registered policy sees"))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A key of the ch5 policies given to another would be silently ignored: refused.
@@ -436,10 +477,10 @@ pub enum Scheduler {
         /// Its settings.
         params: DamParams,
     },
-    /// A ch5 trade-off heuristic over the sites' slots.
+    /// A ch5 trade-off heuristic (or a registered policy) over the sites' free profiles.
     Tradeoff {
-        /// The heuristic.
-        heuristic: Heuristic,
+        /// The policy.
+        policy: TradeoffPolicy,
         /// Its settings.
         params: TradeoffParams,
     },
@@ -471,8 +512,8 @@ impl GroupSpec for MetaBrokerSpec {
             Scheduler::Auction { policy, params } => {
                 Box::new(AuctionMetaBroker::new(policy, params, self.interval, members))
             }
-            Scheduler::Tradeoff { heuristic, params } => {
-                Box::new(TradeoffMetaBroker::new(heuristic, params, self.interval, members))
+            Scheduler::Tradeoff { policy, params } => {
+                Box::new(TradeoffMetaBroker::new(policy, params, self.interval, members))
             }
         })
     }

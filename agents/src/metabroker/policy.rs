@@ -5,7 +5,9 @@
 //! greedy), lists for each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the
 //! site's window, within its budget, with enough CPUs left this round), and asks the policy to choose one or none.
 //! None rolls the application over to the next interval, as the dummy provider of the thesis does. A policy is
-//! registered by name (`Registry::with_meta_policy`) and chosen in a scenario with `policy = "<name>"`.
+//! registered by name (`Registry::with_meta_policy`) and chosen in a scenario with `policy = "<name>"`; with
+//! `offers = "profiles"` the trade-off meta-broker of chapter 5 runs it instead, on the sites' free profiles
+//! (`tradeoff::heuristics::allocate_each`).
 
 use std::fmt;
 

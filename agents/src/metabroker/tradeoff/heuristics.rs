@@ -20,6 +20,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metabroker::{App, Candidate, MetaPolicy};
+
 /// The trade-off heuristic of a round (Garg 2010 §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -221,6 +223,11 @@ impl Profile {
         None
     }
 
+    /// The CPUs free at `at` (none in a gap).
+    fn free_at(&self, at: f64) -> u32 {
+        self.segments.iter().find(|s| s.start <= at && at < s.end).map_or(0, |s| s.free)
+    }
+
     /// Takes `cpus` CPUs over `[start, end)`, which lies within segments with that many free.
     fn take(&mut self, cpus: u32, start: f64, end: f64) {
         let mut out = Vec::with_capacity(self.segments.len() + 2);
@@ -342,6 +349,68 @@ fn costs(q: &Request, resources: &[Resource]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The application indices in arrival order (ties: the lower index), split into those wider than every site
+/// (refused, in `outcome`) and the others.
+fn arrival_order(requests: &[Request], resources: &[Resource], outcome: &mut Outcome) -> Vec<usize> {
+    let widest = resources.iter().map(|r| r.cpus).max().unwrap_or(0);
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    order.sort_by(|&a, &b| requests[a].arrival.total_cmp(&requests[b].arrival).then(a.cmp(&b)));
+    let (wide, order): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| requests[i].cpus > widest);
+    outcome.unplaced.extend(wide.into_iter().map(|i| (i, Unplaced::TooWide { widest })));
+    order
+}
+
+/// Allocates `requests` on `resources` by a registered `policy` at the end of a round at time `now`: first come, first
+/// served, each application on the site the policy chooses among those with a window for it, or rolled over when
+/// there is none or the policy declines. A site's [`Candidate`] is the application's earliest window there, with its
+/// cost c(i, j) (its DTC included); candidates come cheapest first, ties by the lower site index. `apps` are the
+/// applications as the policy sees them and `speeds` the sites' CPU speeds, in the orders of `requests` and
+/// `resources`.
+pub fn allocate_each(
+    policy: &dyn MetaPolicy,
+    apps: &[App],
+    requests: &[Request],
+    resources: &[Resource],
+    speeds: &[f64],
+    now: f64,
+) -> Result<Outcome, BadInput> {
+    validate(requests, resources)?;
+    let mut profiles: Vec<Profile> = resources.iter().map(|r| Profile { segments: r.free.clone() }).collect();
+    let mut outcome = Outcome::default();
+    let m = resources.len() as f64;
+    let mut candidates = Vec::with_capacity(resources.len());
+    for i in arrival_order(requests, resources, &mut outcome) {
+        let q = &requests[i];
+        let costs = costs(q, resources);
+        candidates.clear();
+        for (j, r) in resources.iter().enumerate() {
+            let Some(start) = profiles[j].earliest(q.cpus, q.etc[j], now.max(0.0)) else { continue };
+            let (price, speed, free) = (r.price, speeds[j], profiles[j].free_at(start));
+            let (finish, cost) = (start + q.etc[j], costs[j].0);
+            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost });
+        }
+        candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.site.cmp(&b.site)));
+        let Some(&c) = (!candidates.is_empty()).then(|| policy.choose(&apps[i], &candidates)).flatten() else {
+            outcome.unplaced.push((i, Unplaced::NoSlot));
+            continue;
+        };
+        let avg_cost = costs.iter().map(|c| c.0).sum::<f64>() / m;
+        let phi = phi(q.delta, c.cost, avg_cost, c.finish - q.arrival, q.etc.iter().sum::<f64>() / m);
+        profiles[c.site].take(q.cpus, c.start, c.finish);
+        let transfer = costs[c.site].1;
+        outcome.placements.push(Placement {
+            app: i,
+            site: c.site,
+            start: c.start,
+            finish: c.finish,
+            cost: c.cost,
+            transfer,
+            phi,
+        });
+    }
+    Ok(outcome)
+}
+
 /// Allocates `requests` on `resources` by `heuristic` at the end of a round at time `now`, no slot starting before
 /// it. Every application is placed at most once; the others are returned with the reason.
 pub fn allocate(
@@ -352,13 +421,8 @@ pub fn allocate(
 ) -> Result<Outcome, BadInput> {
     validate(requests, resources)?;
     let mut profiles: Vec<Profile> = resources.iter().map(|r| Profile { segments: r.free.clone() }).collect();
-    let widest = resources.iter().map(|r| r.cpus).max().unwrap_or(0);
-    // Ties: the earlier arrival, then the lower index.
-    let mut order: Vec<usize> = (0..requests.len()).collect();
-    order.sort_by(|&a, &b| requests[a].arrival.total_cmp(&requests[b].arrival).then(a.cmp(&b)));
     let mut outcome = Outcome::default();
-    let (wide, order): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| requests[i].cpus > widest);
-    outcome.unplaced.extend(wide.into_iter().map(|i| (i, Unplaced::TooWide { widest })));
+    let order = arrival_order(requests, resources, &mut outcome);
     let cost_rows: Vec<Vec<(f64, f64)>> = requests.iter().map(|q| costs(q, resources)).collect();
     let m = resources.len() as f64;
     let option = |i: usize, j: usize, profiles: &[Profile], avg_cost: f64, avg_time: f64| {
@@ -524,6 +588,52 @@ mod tests {
         resources[0].transfer = -1.0;
         let e = allocate(Heuristic::MinCtt, &requests, &resources, 0.0).unwrap_err();
         assert!(e.to_string().contains("data-transfer factor -1"), "{e}");
+    }
+
+    /// A registered policy that takes the candidate finishing first, or declines an application of 3 CPUs.
+    struct FinishFirst;
+
+    impl MetaPolicy for FinishFirst {
+        fn name(&self) -> &'static str {
+            "finish-first"
+        }
+        fn about(&self) -> &'static str {
+            "the candidate that finishes first"
+        }
+        fn choose<'c>(&self, app: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate> {
+            (app.cpus != 3).then(|| candidates.iter().min_by(|a, b| a.finish.total_cmp(&b.finish))).flatten()
+        }
+    }
+
+    fn apps_of(requests: &[Request]) -> Vec<App> {
+        let app = |(id, q): (usize, &Request)| App {
+            id: id as u64,
+            cpus: q.cpus,
+            runtime: q.etc[0],
+            budget: None,
+            deadline: None,
+            submit: q.arrival,
+        };
+        requests.iter().enumerate().map(app).collect()
+    }
+
+    /// The hand instance (A, B, C of 4 CPUs: ETC (10, 10), (10, 40), (40, 10)) placed first come, first served by
+    /// finish-first: A on site 0 [0, 10) (the tie goes to the cheaper site, listed first); B finishes at 20 on site 0
+    /// and at 40 on site 1: site 0 [10, 20); C finishes at 60 on site 0 and at 10 on site 1: site 1 [0, 10). An
+    /// application of 3 CPUs is declined (rolled over) and one of 8 is refused as too wide.
+    #[test]
+    fn a_registered_policy_chooses_among_the_earliest_windows() {
+        let (mut requests, resources) = hand_instance();
+        requests.push(req(1.0, 3, &[5.0, 5.0], 0.5));
+        requests.push(req(1.0, 8, &[5.0, 5.0], 0.5));
+        let speeds = [1.0, 1.0];
+        let o = allocate_each(&FinishFirst, &apps_of(&requests), &requests, &resources, &speeds, 0.0).unwrap();
+        assert_eq!(trace(&o), [(0, 0, 0.0), (1, 0, 10.0), (2, 1, 0.0)]);
+        assert_eq!(o.unplaced, [(4, Unplaced::TooWide { widest: 4 }), (3, Unplaced::NoSlot)]);
+        // B on site 0 costs 40 (γ 260, β 25) and responds at 20: φ = 0.5 · 40/260 + 0.5 · 20/25.
+        let b = o.placements[1];
+        assert_eq!((b.cost, b.finish), (40.0, 20.0));
+        assert!((b.phi - (20.0 / 260.0 + 0.4)).abs() < 1e-12);
     }
 
     #[test]

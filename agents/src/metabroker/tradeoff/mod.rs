@@ -1,6 +1,7 @@
 //! The time/cost trade-off meta-broker of Garg (2010) ch5: rigid parallel applications placed every scheduling
-//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]) on the providers' advance-reservation slots,
-//! with the lower bounds of §5.3.1 ([`bounds`]) reported beside every run.
+//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered [`MetaPolicy`]
+//! ([`TradeoffPolicy`]), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
+//! reported beside every run.
 //!
 //! Providers register at start (`Market::RegisterProvider`, answered `Registered`, or `RegisterRefused` outside its
 //! market); users register (`RegisterUser`) and send their applications (`ResourceRequest`). An application's ETC
@@ -37,8 +38,9 @@ use serde::{Deserialize, Serialize};
 
 use self::bounds::lower_bounds;
 use self::etc::EtcModel;
-use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate};
+use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate, allocate_each};
 use super::round::Rounds;
+use super::{App, MetaPolicy};
 use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -60,6 +62,28 @@ pub enum Delta {
 pub enum PerUser {
     /// Drawn U[0, 1] per application.
     PerUser,
+}
+
+/// What a trade-off meta-broker runs every round: a heuristic of the thesis, or a registered [`MetaPolicy`] that
+/// places one application at a time on its earliest window at the site it chooses ([`allocate_each`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TradeoffPolicy {
+    /// MinCTT, MaxCTT, SuffCTT or greedy on φ (Garg 2010 §5.3).
+    Thesis(Heuristic),
+    /// A policy added to the registry.
+    Each(&'static dyn MetaPolicy),
+}
+
+impl From<Heuristic> for TradeoffPolicy {
+    fn from(heuristic: Heuristic) -> TradeoffPolicy {
+        TradeoffPolicy::Thesis(heuristic)
+    }
+}
+
+impl From<&'static dyn MetaPolicy> for TradeoffPolicy {
+    fn from(policy: &'static dyn MetaPolicy) -> TradeoffPolicy {
+        TradeoffPolicy::Each(policy)
+    }
 }
 
 /// The trade-off settings of a meta-broker.
@@ -92,6 +116,21 @@ struct Waiting {
     answering: bool,
 }
 
+impl Waiting {
+    /// The application as a registered policy sees it.
+    fn app(&self) -> App {
+        let spec = &self.spec;
+        App {
+            id: spec.id,
+            cpus: spec.pes,
+            runtime: spec.estimate.max(spec.runtime),
+            budget: spec.budget,
+            deadline: spec.deadline.map(SimTime::secs),
+            submit: self.arrival.secs(),
+        }
+    }
+}
+
 /// A window sent to a provider, awaiting its answer.
 struct Reserving {
     job: JobId,
@@ -107,7 +146,7 @@ struct Reserving {
 
 /// The time/cost trade-off meta-broker (see the module documentation).
 pub struct TradeoffMetaBroker {
-    heuristic: Heuristic,
+    policy: TradeoffPolicy,
     params: TradeoffParams,
     /// The catalogue (each registered provider's last update), the users, the interval's rounds and the windows
     /// sent to providers.
@@ -135,15 +174,16 @@ pub struct TradeoffMetaBroker {
 }
 
 impl TradeoffMetaBroker {
-    /// A meta-broker over the providers `members`, allocating by `heuristic` with `params` every `interval` seconds.
+    /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`] or a registered
+    /// [`MetaPolicy`]) with `params` every `interval` seconds.
     pub fn new(
-        heuristic: Heuristic,
+        policy: impl Into<TradeoffPolicy>,
         params: TradeoffParams,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
     ) -> TradeoffMetaBroker {
         TradeoffMetaBroker {
-            heuristic,
+            policy: policy.into(),
             params,
             rounds: Rounds::new(interval, members),
             queue: BTreeMap::new(),
@@ -233,7 +273,15 @@ impl TradeoffMetaBroker {
             let etc = providers.iter().map(|p| w.etc[p]).collect();
             requests.push(Request { arrival: w.arrival.secs(), cpus: w.spec.pes, etc, delta: w.delta });
         }
-        let outcome = match allocate(self.heuristic, &requests, &resources, now.secs()) {
+        let outcome = match self.policy {
+            TradeoffPolicy::Thesis(heuristic) => allocate(heuristic, &requests, &resources, now.secs()),
+            TradeoffPolicy::Each(policy) => {
+                let apps: Vec<App> = ids.iter().map(|id| self.queue[id].app()).collect();
+                let speeds: Vec<f64> = self.rounds.offers().map(|(_, u)| u.speed).collect();
+                allocate_each(policy, &apps, &requests, &resources, &speeds, now.secs())
+            }
+        };
+        let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
                 // The meta-broker built this input itself: a bad one is a bug, reported, and the queue waits.
