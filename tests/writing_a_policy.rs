@@ -113,6 +113,7 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     assert_eq!(load("meta_policy.toml", market.clone()), Ok(2));
     let tradeoff = read(format!("{EXAMPLE}/tradeoff_policy.toml"));
     assert_eq!(load("tradeoff_policy.toml", tradeoff.clone()), Ok(2));
+    assert_eq!(load("queue_policy.toml", read(format!("{EXAMPLE}/queue_policy.toml"))), Ok(2));
     // A policy of the thesis reads only its own offers; a registered one reads the ch5 keys only on profiles.
     let min_ctt = tradeoff.split("[sweep]").next().unwrap().replace("\"earliest-finish\"", "\"min-ctt\"");
     let e = load("tradeoff_policy.toml", min_ctt.replace("\"profiles\"", "\"slots\"")).unwrap_err();

@@ -7,10 +7,11 @@
 //! - a meta-broker policy (`earliest_finish.rs`, a `MetaPolicy`): each job on the site where it finishes first,
 //!   whatever the price, which a meta-broker selects with `policy = "earliest-finish"`;
 //! - registering both (`Registry::with_queue_order`, `Registry::with_meta_policy`) without editing gridmarket;
-//! - the same meta-broker policy in a later chapter's setting (`tradeoff_policy.toml`, `offers = "profiles"`): Garg
-//!   (2010) ch5's free profiles and times to compute, against the thesis's greedy-ctt;
-//! - checking the outcome (`queue_order.toml`, `meta_policy.toml`, `tradeoff_policy.toml`): smallest area first waits
-//!   less than arrival order, and earliest finish responds sooner than the cheapest site and pays more.
+//! - the same meta-broker policy in later chapters' settings: Garg (2010) ch5's free profiles and times to compute
+//!   (`tradeoff_policy.toml`, `offers = "profiles"`), against the thesis's greedy-ctt, and ch7's queues
+//!   (`queue_policy.toml`, `offers = "queues"`), against its FCFS baseline;
+//! - checking the outcome (every `.toml` here): smallest area first waits less than arrival order, and earliest
+//!   finish responds sooner than the cheap site and pays more, in all three settings.
 //!
 //! ```text
 //!   brokers ──Submit──▶ cluster (EASY backfilling, its queue by smallest area first)
@@ -87,5 +88,14 @@ fn main() -> anyhow::Result<()> {
     assert_eq!((cheapest["jobs.completed"], earliest["jobs.completed"]), (40.0, 40.0), "every job is placed");
     assert!(earliest[response] < cheapest[response], "earliest finish should respond sooner than the cheapest window");
     assert!(earliest[spending] > cheapest[spending], "and pay more for it");
+
+    let [fcfs, earliest] = run_points(&registry, "queue_policy.toml")?;
+    println!(
+        "ch7, fcfs: mean response {:.0} s, spending {:.1} G$; earliest finish: mean response {:.0} s, spending {:.1} G$",
+        fcfs[response], fcfs[spending], earliest[response], earliest[spending]
+    );
+    assert_eq!((fcfs["jobs.completed"], earliest["jobs.completed"]), (10.0, 10.0), "every job is placed");
+    assert!(earliest[response] < fcfs[response], "earliest finish should respond sooner than the first queue");
+    assert!(earliest[spending] > fcfs[spending], "and pay more for it");
     Ok(())
 }

@@ -6,7 +6,9 @@ use serde::Deserialize;
 
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
-use super::dam::{AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, SlotGeneration};
+use super::dam::{
+    AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, QueuePolicy, SlotGeneration,
+};
 use super::tradeoff::etc::EtcModel;
 use super::tradeoff::heuristics::Heuristic;
 use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams, TradeoffPolicy};
@@ -51,7 +53,7 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
             Policy::of("policy", &Heuristic::ALL, "Garg (2010) ch5, time/cost trade-off"),
-            Policy::of("offers", &[Offers::Slots, Offers::Profiles], "what a registered policy chooses among"),
+            Policy::of("offers", &Offers::ALL, "what a registered policy chooses among"),
             Policy::of("slots", &[SlotGeneration::Immediate, SlotGeneration::Packaged], "queue-matching policies"),
             Policy::of("bid-test", &[BidTest::Always, BidTest::Literal], "DAM"),
             Policy::of("fair-share", &[FairShareRule::Proportional, FairShareRule::ValuationPerPe], "FairShare"),
@@ -172,7 +174,9 @@ pub struct RawMetaBroker {
     /// The providers' offers a registered policy chooses among: "slots" (as chapters 3–4's policies see them: each
     /// site's widest free slot now, a job taking its runtime over the site's speed; default) or "profiles" (as
     /// chapter 5's: each site's free profile over `horizon`, a job taking its ETC there, drawn by `etc`, the costs
-    /// with `data-transfer`; the ch5 keys apply). A policy of the thesis reads its own; naming another is refused.
+    /// with `data-transfer`; the ch5 keys apply) or "queues" (as chapter 7's: each provider's queues, a slot in
+    /// each as `slots` cuts them, at the price `payment` sets; the ch7 keys apply). A policy of the thesis reads its
+    /// own; naming another is refused.
     #[schemars(with = "Option<String>")]
     pub offers: Option<Offers>,
     /// Scheduling interval SI \[s\] (default 50; from 0.001 s, so that rounds advance the clock).
@@ -252,6 +256,13 @@ pub enum Offers {
     Slots,
     /// Each site's free profile over the horizon, with ETCs (Garg 2010 ch5).
     Profiles,
+    /// Each provider's queues (Garg 2010 ch7).
+    Queues,
+}
+
+impl Offers {
+    /// Every kind of offer, in the order `gridmarket list` gives them.
+    pub const ALL: [Offers; 3] = [Offers::Slots, Offers::Profiles, Offers::Queues];
 }
 
 /// A data-transfer cost of the trade-off policies (see `data-transfer`).
@@ -279,22 +290,26 @@ impl RawMetaBroker {
         };
         let tradeoff = |policy| Ok(Scheduler::Tradeoff { policy, params: self.tradeoff_params()? });
         if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
-            self.offers_are(Some(Offers::Slots))?;
+            self.offers_are(Offers::Slots)?;
             return batch(RoundPolicy::Thesis(policy));
         }
-        if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
-            self.offers_are(None)?;
+        let auction = |policy| {
             self.no_tradeoff_keys()?;
-            return Ok(Scheduler::Auction { policy, params: self.dam_params()? });
+            Ok(Scheduler::Auction { policy, params: self.dam_params()? })
+        };
+        if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            self.offers_are(Offers::Queues)?;
+            return auction(QueuePolicy::Thesis(policy));
         }
         if let Some(&heuristic) = Heuristic::ALL.iter().find(|p| serde_name(*p) == name) {
-            self.offers_are(Some(Offers::Profiles))?;
+            self.offers_are(Offers::Profiles)?;
             return tradeoff(TradeoffPolicy::Thesis(heuristic));
         }
         if let Some(policy) = cx.registry.policy::<dyn MetaPolicy>(name) {
             return match self.offers.unwrap_or_default() {
                 Offers::Slots => batch(RoundPolicy::Each(policy)),
                 Offers::Profiles => tradeoff(TradeoffPolicy::Each(policy)),
+                Offers::Queues => auction(QueuePolicy::Each(policy)),
             };
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
@@ -304,16 +319,11 @@ impl RawMetaBroker {
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
     }
 
-    /// `offers` may name only what a policy of the thesis reads (`own`; the queue-matching policies read none of
-    /// them).
-    fn offers_are(&self, own: Option<Offers>) -> Result<(), Invalid> {
+    /// `offers` may name only what a policy of the thesis reads (`own`).
+    fn offers_are(&self, own: Offers) -> Result<(), Invalid> {
         match self.offers {
-            Some(offers) if Some(offers) != own => {
-                let reads = match own {
-                    Some(own) => format!("reads \"{}\"", serde_name(&own)),
-                    None => "matches applications to the providers' queues".to_string(),
-                };
-                let message = format!("the policy \"{}\" of the thesis {reads}", self.policy);
+            Some(offers) if offers != own => {
+                let message = format!("the policy \"{}\" of the thesis reads \"{}\"", self.policy, serde_name(&own));
                 Err(Invalid::at("offers", message).hint("remove the key; it chooses what a registered policy sees"))
             }
             _ => Ok(()),
@@ -470,10 +480,10 @@ pub enum Scheduler {
         /// What greedy ranks sites by.
         greedy: GreedyRank,
     },
-    /// A ch7 policy over the sites' queues.
+    /// A ch7 policy (or a registered one) over the sites' queues.
     Auction {
         /// The policy.
-        policy: AuctionPolicy,
+        policy: QueuePolicy,
         /// Its settings.
         params: DamParams,
     },

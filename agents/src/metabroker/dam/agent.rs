@@ -15,7 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Application, AuctionPolicy, DamParams, Market, MarketQueue, SlotGeneration, match_round, screen};
+use super::{
+    Application, DamParams, Market, MarketQueue, QueuePolicy, SlotGeneration, match_each, match_round, screen,
+};
 use crate::metabroker::round::Rounds;
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, QueueMatch, QueueReport, Ticket, TimerMsg};
 use crate::report::Report;
@@ -41,7 +43,7 @@ struct Reserving {
 
 /// The meta-broker of Garg (2010) ch7 (see the module documentation).
 pub struct AuctionMetaBroker {
-    policy: AuctionPolicy,
+    policy: QueuePolicy,
     params: DamParams,
     /// The catalogue (each registered provider's last queue report, none before its first), the users, the
     /// interval's rounds and the matches sent.
@@ -57,15 +59,18 @@ pub struct AuctionMetaBroker {
 }
 
 impl AuctionMetaBroker {
-    /// A meta-broker running `policy` with `params` every `interval` seconds over the providers `members`.
+    /// A meta-broker running `policy` (DAM, a baseline or a registered [`MetaPolicy`]) with `params` every
+    /// `interval` seconds over the providers `members`.
+    ///
+    /// [`MetaPolicy`]: crate::metabroker::MetaPolicy
     pub fn new(
-        policy: AuctionPolicy,
+        policy: impl Into<QueuePolicy>,
         params: DamParams,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
     ) -> AuctionMetaBroker {
         AuctionMetaBroker {
-            policy,
+            policy: policy.into(),
             params,
             rounds: Rounds::new(interval, members),
             pending: BTreeMap::new(),
@@ -156,7 +161,10 @@ impl AuctionMetaBroker {
             let reason = format!("unmatched at t={}: {why}", ctx.now());
             ctx.send(p.spec.owner, Msg::Market(MarketMsg::RequestDropped { job: app.id, reason }));
         }
-        let round = match_round(self.policy, &self.params, &market);
+        let round = match self.policy {
+            QueuePolicy::Thesis(policy) => match_round(policy, &self.params, &market),
+            QueuePolicy::Each(policy) => match_each(policy, &self.params, &market),
+        };
         for placement in &round.placements {
             let (app, queue) = (&market.apps[placement.app], &market.queues[placement.queue]);
             let (Ok(start), Ok(end)) = (SimTime::new(placement.start), SimTime::new(placement.end)) else {

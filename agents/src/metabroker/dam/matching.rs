@@ -7,6 +7,7 @@ use super::{
     Application, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Market, Payment, SlotGeneration,
 };
 use crate::exchange::mechanism::KDouble;
+use crate::metabroker::{App, Candidate, MetaPolicy};
 
 /// A match: application `app` runs in queue `queue` over `[start, end)` \[s\] at `price`.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +139,49 @@ pub fn match_round(policy: AuctionPolicy, params: &DamParams, market: &Market) -
         AuctionPolicy::Dam => dam(params, market),
         baseline => baselines(baseline, params, market),
     }
+}
+
+/// A registered [`MetaPolicy`] on the providers' queues: the applications first come, first served (ties to the
+/// lower job id), each in the queue the policy chooses among those with a slot for it that ends before its deadline,
+/// or left pending. A queue's [`Candidate`] is the application's slot there, its `site` the queue's index among the
+/// market's queues, its price what the payment rule makes the match pay; candidates come cheapest first, ties to the
+/// lower index. The policy sees the application's valuation as its budget.
+pub fn match_each(policy: &dyn MetaPolicy, params: &DamParams, market: &Market) -> Round {
+    let mut order: Vec<usize> = (0..market.apps.len()).collect();
+    order.sort_by(|&a, &b| arrival(&market.apps[a], &market.apps[b]));
+    let mut book = Book::new(market, params);
+    let mut placements = Vec::new();
+    let mut candidates = Vec::new();
+    for i in order {
+        if !book.any_room() {
+            break;
+        }
+        let app = &market.apps[i];
+        candidates.clear();
+        for (j, q) in market.queues.iter().enumerate() {
+            let Some((start, exec)) = book.fit(app, j).filter(|(start, exec)| start + exec < app.deadline) else {
+                continue;
+            };
+            let (free, price) = (book.live[j].free, book.price(app, j, exec));
+            let (speed, finish, cost) = (q.speed, start + exec, price * f64::from(app.pes) * exec);
+            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost });
+        }
+        candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.site.cmp(&b.site)));
+        let seen = App {
+            id: app.id,
+            cpus: app.pes,
+            runtime: app.runtime,
+            budget: (app.valuation > 0.0).then_some(app.valuation),
+            deadline: app.deadline.is_finite().then_some(app.deadline),
+            submit: app.submit,
+        };
+        let chosen = (!candidates.is_empty()).then(|| policy.choose(&seen, &candidates).map(|c| c.site)).flatten();
+        if let Some(j) = chosen {
+            let fit = book.fit(app, j).expect("a candidate has a slot");
+            placements.push(book.placement(i, j, fit, None));
+        }
+    }
+    Round { placements, bids: Vec::new(), asks: Vec::new() }
 }
 
 /// Alg 7.1.

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::JobId;
 
-pub use matching::{Placement, Round, match_round};
+pub use matching::{Placement, Round, match_each, match_round};
 pub use valuation::{asks, bids, demand_supply};
 
 /// The policies of Garg (2010) ch7.
@@ -83,6 +83,30 @@ impl AuctionPolicy {
         AuctionPolicy::Hvfq,
         AuctionPolicy::FairShare,
     ];
+}
+
+/// What a queue-matching meta-broker runs every interval: a policy of the thesis, or a registered [`MetaPolicy`]
+/// that places one application at a time in the queue it chooses ([`match_each`]).
+///
+/// [`MetaPolicy`]: crate::metabroker::MetaPolicy
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueuePolicy {
+    /// DAM or one of its baselines (Garg 2010 ch7).
+    Thesis(AuctionPolicy),
+    /// A policy added to the registry.
+    Each(&'static dyn crate::metabroker::MetaPolicy),
+}
+
+impl From<AuctionPolicy> for QueuePolicy {
+    fn from(policy: AuctionPolicy) -> QueuePolicy {
+        QueuePolicy::Thesis(policy)
+    }
+}
+
+impl From<&'static dyn crate::metabroker::MetaPolicy> for QueuePolicy {
+    fn from(policy: &'static dyn crate::metabroker::MetaPolicy) -> QueuePolicy {
+        QueuePolicy::Each(policy)
+    }
 }
 
 /// How the meta-broker cuts queues into slots (Garg 2010 §7.3.2, Fig 7.3).

@@ -311,3 +311,43 @@ fn fair_share_caps_each_application_at_its_valuations_share_of_the_free_processo
     let per_pe = DamParams { fair_share: FairShareRule::ValuationPerPe, ..DamParams::default() };
     assert_eq!(placed(&match_round(AuctionPolicy::FairShare, &per_pe, &m)), [(1, 0, 0.0, 100.0), (0, 0, 0.0, 100.0)]);
 }
+
+/// A registered policy: the queue that finishes the application first, declining applications of 6 PEs.
+struct FinishFirst;
+
+impl crate::metabroker::MetaPolicy for FinishFirst {
+    fn name(&self) -> &'static str {
+        "finish-first"
+    }
+    fn about(&self) -> &'static str {
+        "the queue that finishes first"
+    }
+    fn choose<'c>(
+        &self,
+        app: &crate::metabroker::App,
+        candidates: &'c [crate::metabroker::Candidate],
+    ) -> Option<&'c crate::metabroker::Candidate> {
+        (app.cpus != 6).then(|| candidates.iter().min_by(|a, b| a.finish.total_cmp(&b.finish))).flatten()
+    }
+}
+
+#[test]
+fn a_registered_policy_chooses_among_the_queues_with_a_slot_in_time() {
+    // The hand market, first come, first served (X, Y, Z by id). X's candidates: Q2 (speed 2, ends 150, costs
+    // 5 · 4 · 50 = 1000), Q0 and Q1 (end 200, cost 2000): Q2. Y (deadline 300) would end at 400 on Q0 and Q1, and Q2
+    // has no PE left: no candidate, it stays pending. Z (6 PEs) fits only Q1 (ends 150); with the policy declining
+    // 6-PE applications, it stays pending too.
+    let m = hand_market();
+    let r = match_each(&FinishFirst, &DamParams::default(), &m);
+    assert_eq!(placed(&r), [(0, 2, 100.0, 150.0)]);
+    assert!(r.placements.iter().all(|p| p.price == 5.0 && p.scores.is_none()));
+    // Z alone in the market: the policy declines it.
+    let z = Market { apps: vec![m.apps[2].clone()], ..m.clone() };
+    assert!(match_each(&FinishFirst, &DamParams::default(), &z).placements.is_empty());
+    // The k-double-auction payment sets the candidates' prices: X values 1000 over 4 PEs × 50 s on Q2, 5 per
+    // PE-second, the posted price: it pays 5; twice the valuation pays 5 + 0.5 · (10 − 5).
+    let kda = DamParams { payment: Payment::KDoubleAuction, ..DamParams::default() };
+    let mut rich = m.clone();
+    rich.apps[0].valuation = 2000.0;
+    assert_eq!(match_each(&FinishFirst, &kda, &rich).placements[0].price, 7.5);
+}
