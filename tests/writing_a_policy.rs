@@ -186,3 +186,23 @@ impl agents::metabroker::MetaPolicy for Greedy {
 fn test_a_meta_policy_takes_no_name_of_the_thesis() {
     let _ = Registry::standard().with_meta_policy(&Greedy);
 }
+
+/// A registered policy maps on chapter 6's data centres too: the hand-made case (two applications that fit, one wider
+/// than either data centre) with earliest finish instead of GMCE.
+#[test]
+fn test_a_registered_policy_maps_on_data_centres() {
+    let set = vec![("energy-metabrokers.mb.policy".to_string(), "\"earliest-finish\"".to_string())];
+    let opts = LoadOptions { registry: registry(), set, ..LoadOptions::default() };
+    let study = Study::load(Path::new("scenarios/garg-ch6/hand-made.toml"), &opts).unwrap();
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let metrics = gridmarket::runner::run::run(&study.points[0].plan, 0, &interrupt, None).unwrap().measured.metrics;
+    let get = |k: &str| metrics.get(k).copied().unwrap_or_else(|| panic!("no {k}"));
+    assert_eq!((get("jobs.completed"), get("jobs.rejected")), (2.0, 1.0));
+    assert_eq!(get("energy-metabrokers.mb.assigned"), 2.0);
+    // Unregistered, the name is unknown, with the thesis's names listed.
+    let set = vec![("energy-metabrokers.mb.policy".to_string(), "\"earliest-finish\"".to_string())];
+    let e = Study::load(Path::new("scenarios/garg-ch6/hand-made.toml"), &LoadOptions { set, ..LoadOptions::default() })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown value `earliest-finish`, expected one of `gmce`, `mce-mce`"), "{e}");
+}

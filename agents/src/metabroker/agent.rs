@@ -157,19 +157,8 @@ impl MetaBroker {
             .collect();
         // A job with a reservation still unanswered waits for the answer.
         let answering: BTreeSet<JobId> = self.rounds.held().map(|r| r.job).collect();
-        let apps: Vec<App> = self
-            .queue
-            .values()
-            .filter(|j| !answering.contains(&j.id))
-            .map(|j| App {
-                id: j.id,
-                cpus: j.pes,
-                runtime: j.estimate.max(j.runtime),
-                budget: j.budget,
-                deadline: j.deadline.map(SimTime::secs),
-                submit: 0.0,
-            })
-            .collect();
+        let apps: Vec<App> =
+            self.queue.values().filter(|j| !answering.contains(&j.id)).map(|j| App::of_request(j, 0.0)).collect();
         let snapshot = Snapshot { now: now.secs(), apps, sites };
         let seed = ctx.rng().next_u64();
         let plan: Schedule = self.policy.schedule(&snapshot, seed, &self.params);

@@ -56,7 +56,7 @@ pub use greedy::{GreedyRank, greedy, greedy_by};
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
-pub use policy::{Candidate, MetaPolicy, place_each};
+pub use policy::{Candidate, Footprint, MetaPolicy, place_each};
 
 /// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

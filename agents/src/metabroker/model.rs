@@ -57,6 +57,19 @@ pub struct App {
 }
 
 impl App {
+    /// A user's request as a meta-broker's policies see it, submitted at `submit` \[s\]: the runtime is the larger of
+    /// the estimate and the runtime given.
+    pub fn of_request(spec: &crate::protocol::JobSpec, submit: f64) -> App {
+        App {
+            id: spec.id,
+            cpus: spec.pes,
+            runtime: spec.estimate.max(spec.runtime),
+            budget: spec.budget,
+            deadline: spec.deadline.map(crate::sim::SimTime::secs),
+            submit,
+        }
+    }
+
     /// Whether the request can be scheduled at all: at least one CPU, a positive finite runtime, and no NaN.
     pub fn is_valid(&self) -> bool {
         self.cpus > 0

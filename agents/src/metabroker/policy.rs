@@ -13,6 +13,7 @@ use std::fmt;
 
 use super::SchedulingPolicy;
 use super::dam::AuctionPolicy;
+use super::energy::mapping::MappingPolicy;
 use super::greedy::arrival_order;
 use super::model::{App, Problem, Schedule};
 use super::tradeoff::heuristics::Heuristic;
@@ -49,12 +50,13 @@ impl Registry {
     /// Adds `policy`, which scenarios then name in a meta-broker's `policy`.
     ///
     /// # Panics
-    /// If its name is one of the thesis's policies (Garg 2010, ch 3–5 and 7) or another registered policy's.
+    /// If its name is one of the thesis's policies (Garg 2010, ch 3–7) or another registered policy's.
     pub fn with_meta_policy(self, policy: &'static dyn MetaPolicy) -> Registry {
         let name = policy.name();
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name);
         let thesis =
             thesis.chain(AuctionPolicy::ALL.iter().map(serde_name)).chain(Heuristic::ALL.iter().map(serde_name));
+        let thesis = thesis.chain(MappingPolicy::ALL.iter().map(serde_name));
         let taken = thesis.into_iter().any(|t| t == name) || self.policy::<dyn MetaPolicy>(name).is_some();
         assert!(!taken, "the meta-broker policy name `{name}` is taken");
         self.with_policy(name, policy.about(), policy)
@@ -79,6 +81,18 @@ pub struct Candidate {
     pub finish: f64,
     /// What the whole application would cost there [G$]: CPUs × price × runtime / speed.
     pub cost: f64,
+    /// On the data centres of Garg (2010) ch6, what it would emit and earn there; none elsewhere.
+    pub footprint: Option<Footprint>,
+}
+
+/// What an application would emit and earn on a data centre of Garg (2010) ch6, at the frequency the data centre's
+/// DVS policy would run it at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Footprint {
+    /// The carbon it would emit, CO2E \[kg\] (Eq 6.6).
+    pub carbon: f64,
+    /// The data centre's profit, Prof [$] (Eq 6.9).
+    pub profit: f64,
 }
 
 /// The schedule that places the applications of `problem` first come, first served, each whole on the site `policy`
@@ -101,6 +115,7 @@ pub fn place_each(problem: &Problem, policy: &dyn MetaPolicy) -> Schedule {
                 start: o.start,
                 finish: o.finish,
                 cost: f64::from(cpus) * o.task_cost,
+                footprint: None,
             }
         }));
         if candidates.is_empty() {

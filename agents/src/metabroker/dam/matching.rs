@@ -164,7 +164,7 @@ pub fn match_each(policy: &dyn MetaPolicy, params: &DamParams, market: &Market) 
             };
             let (free, price) = (book.live[j].free, book.price(app, j, exec));
             let (speed, finish, cost) = (q.speed, start + exec, price * f64::from(app.pes) * exec);
-            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost });
+            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost, footprint: None });
         }
         candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.site.cmp(&b.site)));
         let seen = App {

@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::EnergyMetaBroker;
 use super::mapping::MappingPolicy;
+use super::{EnergyMetaBroker, EnergyPolicy};
+use crate::metabroker::MetaPolicy;
 use crate::model::Service;
 use crate::registry::values::Interval;
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, GroupSpec, Invalid, Member, Members, Metric, ParseError, Policy, RawGroup, Registry,
-    Unit,
+    Unit, serde_name, unknown_name,
 };
 use crate::sim::BoxedAgent;
 
@@ -73,8 +74,10 @@ impl AgentKind for EnergyMetaBrokerKind {
         "an energy-aware meta-broker: maps applications to data centres every interval for less carbon or more profit"
     }
 
-    fn policies(&self, _: &Registry) -> Vec<Policy> {
-        vec![Policy::of("policy", &MappingPolicy::ALL, "Garg (2010) §6.3.1")]
+    fn policies(&self, registry: &Registry) -> Vec<Policy> {
+        let registered =
+            Policy::registered::<dyn MetaPolicy>("policy", &[], "registered, one application at a time", registry);
+        vec![Policy::of("policy", &MappingPolicy::ALL, "Garg (2010) §6.3.1"), registered]
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -123,10 +126,10 @@ impl AgentKind for EnergyMetaBrokerKind {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawEnergyMetaBroker {
-    /// Mapping policy: "gmce", "mce-mce", "gmp", "mp-mp", "mce-mp" or "edf-est" (Garg 2010 §6.3.1). Whether it runs
-    /// with DVS is each data centre's `dvs`.
-    #[schemars(with = "String")]
-    pub policy: MappingPolicy,
+    /// Mapping policy: "gmce", "mce-mce", "gmp", "mp-mp", "mce-mp" or "edf-est" (Garg 2010 §6.3.1), or the name of a
+    /// policy added to the registry, which places one application at a time among the data centres where it meets
+    /// its deadline (see docs/writing-a-policy.md). Whether it runs with DVS is each data centre's `dvs`.
+    pub policy: String,
     /// Scheduling interval \[s\] (default 50, Garg (2010) §6.5; from 0.001 s).
     pub interval: Option<Interval>,
     /// The data centre groups (or members) it maps onto; `["*"]` means every data centre.
@@ -144,7 +147,20 @@ impl RawGroup for RawEnergyMetaBroker {
             return Err(Invalid::at("datacentres", "expected at least one data centre"));
         }
         let interval = self.interval.map_or(50.0, |i| i.0);
-        Ok(Box::new(EnergyMetaBrokerSpec { datacentres, policy: self.policy, interval }))
+        let name = self.policy.as_str();
+        let policy = match MappingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+            Some(&policy) => EnergyPolicy::Thesis(policy),
+            None => match cx.registry.policy::<dyn MetaPolicy>(name) {
+                Some(policy) => EnergyPolicy::Each(policy),
+                None => {
+                    let thesis = MappingPolicy::ALL.iter().map(serde_name);
+                    let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name.to_string());
+                    let known: Vec<String> = thesis.chain(registered).collect();
+                    return Err(unknown_name("policy", name, known.iter().map(String::as_str)));
+                }
+            },
+        };
+        Ok(Box::new(EnergyMetaBrokerSpec { datacentres, policy, interval }))
     }
 }
 
@@ -154,7 +170,7 @@ pub struct EnergyMetaBrokerSpec {
     /// Its data centres.
     pub datacentres: Vec<Members>,
     /// Mapping policy.
-    pub policy: MappingPolicy,
+    pub policy: EnergyPolicy,
     /// Scheduling interval \[s\].
     pub interval: f64,
 }

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::datacenter::CPU_BOUNDNESS;
 use crate::datacenter::dvs::{self, DvsPolicy, Placement};
 use crate::datacenter::power::{Costs, PowerModel, Site, carbon_key, energy_cost_key};
+use crate::metabroker::{Candidate, Footprint, MetaPolicy};
 use crate::model::JobId;
 use crate::protocol::DataCentreAdvert;
 use crate::provider::profile::Profile;
@@ -179,6 +180,58 @@ pub fn map(policy: MappingPolicy, apps: &[App], dcs: &mut [DcView], now: SimTime
         MappingPolicy::MpMp => min_min(apps, &edf, dcs, now, Criterion::Profit, Criterion::Profit),
         MappingPolicy::MceMp => min_min(apps, &edf, dcs, now, Criterion::Carbon, Criterion::Profit),
     }
+}
+
+/// Maps the cycle's applications by a registered `policy`, earliest deadline first (ties by arrival, the input
+/// order), each to the data centre the policy chooses among those where it meets its deadline, as the data centre's
+/// DVS policy would run it there. A data centre's [`Candidate`] gives that slot, what the user would pay (CPUs and
+/// data) and, as its [`Footprint`], the carbon and the profit; candidates come cheapest first, ties to the data
+/// centre listed first. `seen` are the applications as the policy sees them, in the order of `apps`. Returns the
+/// choices in the order made, and the applications that had candidates but that the policy declined.
+pub fn map_each(
+    policy: &dyn MetaPolicy,
+    apps: &[App],
+    seen: &[crate::metabroker::App],
+    dcs: &mut [DcView],
+    now: SimTime,
+) -> (Vec<Choice>, Vec<usize>) {
+    let mut edf: Vec<usize> = (0..apps.len()).collect();
+    edf.sort_by_key(|&j| (apps[j].deadline, j));
+    let (mut out, mut declined) = (Vec::new(), Vec::new());
+    let mut options = Vec::with_capacity(dcs.len());
+    let mut candidates = Vec::with_capacity(dcs.len());
+    for j in edf {
+        let app = &apps[j];
+        options.clear();
+        options.extend((0..dcs.len()).filter_map(|i| evaluate(app, &dcs[i], now).map(|e| (i, e))));
+        candidates.clear();
+        candidates.extend(options.iter().map(|&(i, (p, c))| {
+            let cost = c.revenue + c.data_revenue;
+            Candidate {
+                site: i,
+                free: dcs[i].profile.free_at(p.start),
+                price: c.revenue / (f64::from(app.pes) * p.duration),
+                speed: dcs[i].speed,
+                start: p.start.secs(),
+                finish: p.end().secs(),
+                cost,
+                footprint: Some(Footprint { carbon: c.carbon, profit: c.profit }),
+            }
+        }));
+        candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.site.cmp(&b.site)));
+        if candidates.is_empty() {
+            continue;
+        }
+        let Some(dc) = policy.choose(&seen[j], &candidates).map(|c| c.site) else {
+            declined.push(j);
+            continue;
+        };
+        let (_, (placement, costs)) = *options.iter().find(|o| o.0 == dc).expect("a candidate is an option");
+        let choice = Choice { app: j, dc, placement, costs };
+        take(dcs, &choice, app.pes);
+        out.push(choice);
+    }
+    (out, declined)
 }
 
 fn take(dcs: &mut [DcView], choice: &Choice, pes: u32) {
@@ -436,6 +489,54 @@ mod tests {
         assert_eq!(mapped(&gmp), [(1, 1), (0, 0)]);
         assert_eq!(dcs[0].profile.free_at(t(500.0)), 0);
         assert_eq!(dcs[0].profile.free_at(t(1000.0)), 4);
+    }
+
+    /// A registered policy: the candidate of least carbon, declining applications of 2 CPUs.
+    struct LeastCarbon;
+
+    impl MetaPolicy for LeastCarbon {
+        fn name(&self) -> &'static str {
+            "least-carbon"
+        }
+        fn about(&self) -> &'static str {
+            "the data centre where it emits least"
+        }
+        fn choose<'c>(&self, app: &crate::metabroker::App, candidates: &'c [Candidate]) -> Option<&'c Candidate> {
+            let carbon = |c: &Candidate| c.footprint.map_or(f64::INFINITY, |f| f.carbon);
+            (app.cpus != 2).then(|| candidates.iter().min_by(|a, b| carbon(a).total_cmp(&carbon(b)))).flatten()
+        }
+    }
+
+    #[test]
+    fn a_registered_policy_chooses_among_the_data_centres_that_meet_the_deadline() {
+        // The greedy case: the least carbon first, as GMCE: applications 1 and 0 (EDF) fill both data centres, the
+        // third meets its deadline nowhere (no candidate: rejected by the meta-broker). A fourth, of 2 CPUs, is
+        // declined while it has candidates.
+        let apps = [
+            app(10, 4, 1000.0, 1500.0),
+            app(11, 4, 1000.0, 1400.0),
+            app(12, 4, 1000.0, 1500.0),
+            app(13, 2, 10.0, 5000.0),
+        ];
+        let seen: Vec<crate::metabroker::App> = apps
+            .iter()
+            .map(|a| crate::metabroker::App {
+                id: a.id,
+                cpus: a.pes,
+                runtime: a.runtime,
+                budget: None,
+                deadline: Some(a.deadline.secs()),
+                submit: 0.0,
+            })
+            .collect();
+        let mut dcs = [dc(4, 0.1, 0.3, DvsPolicy::None), dc(4, 0.9, 0.05, DvsPolicy::None)];
+        let (choices, declined) = map_each(&LeastCarbon, &apps, &seen, &mut dcs, SimTime::ZERO);
+        assert_eq!(mapped(&choices), [(1, 0), (0, 1)]);
+        assert_eq!(declined, [3]);
+        let mut fresh = [dc(4, 0.1, 0.3, DvsPolicy::None), dc(4, 0.9, 0.05, DvsPolicy::None)];
+        let gmce = map(MappingPolicy::Gmce, &apps[..3], &mut fresh, SimTime::ZERO);
+        assert_eq!(choices[..], gmce[..], "the same slots, frequencies and costs as GMCE");
+        assert_eq!(dcs[0].profile.free_at(t(500.0)), 0);
     }
 
     #[test]

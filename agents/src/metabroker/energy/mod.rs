@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use bounds::{BoundApp, BoundSite, Objective};
 use mapping::{App, DcView, MappingPolicy};
 
+use super::MetaPolicy;
 use super::round::Rounds;
 use crate::datacenter::dvs::Placement;
 use crate::datacenter::power::Costs;
@@ -35,6 +36,28 @@ use crate::protocol::{
 };
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
+
+/// What an energy-aware meta-broker maps by: a policy of the thesis, or a registered [`MetaPolicy`] that places one
+/// application at a time ([`mapping::map_each`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EnergyPolicy {
+    /// GMCE, MCE-MCE, GMP, MP-MP, MCE-MP or EDF-EST (Garg 2010 §6.3.1).
+    Thesis(MappingPolicy),
+    /// A policy added to the registry.
+    Each(&'static dyn MetaPolicy),
+}
+
+impl From<MappingPolicy> for EnergyPolicy {
+    fn from(policy: MappingPolicy) -> EnergyPolicy {
+        EnergyPolicy::Thesis(policy)
+    }
+}
+
+impl From<&'static dyn MetaPolicy> for EnergyPolicy {
+    fn from(policy: &'static dyn MetaPolicy) -> EnergyPolicy {
+        EnergyPolicy::Each(policy)
+    }
+}
 
 /// An assignment sent, waiting for the data centre's answer.
 struct Pending {
@@ -46,17 +69,17 @@ struct Pending {
 
 /// The energy-aware meta-broker agent.
 pub struct EnergyMetaBroker {
-    policy: MappingPolicy,
+    policy: EnergyPolicy,
     /// The data centres of its provider, which may register, in the order the scenario lists them.
     members: Vec<AgentId>,
     /// The catalogue (each registered data centre's last advertisement), the users, the cycles and the
     /// assignments sent.
     rounds: Rounds<DataCentreAdvert, Pending>,
-    /// Applications waiting for a cycle, by id.
-    queue: BTreeMap<JobId, JobSpec>,
+    /// Applications waiting for a cycle, by id, and when each arrived.
+    queue: BTreeMap<JobId, (JobSpec, SimTime)>,
     /// The cycle's query, while answers are due: until when slots were asked for, and the applications it is for
     /// (those that arrive meanwhile wait for the next cycle).
-    asking: Option<(SimTime, Vec<JobSpec>)>,
+    asking: Option<(SimTime, Vec<(JobSpec, SimTime)>)>,
     /// Every application received, for the bounds, and the first arrival.
     seen: Vec<BoundApp>,
     first_arrival: Option<SimTime>,
@@ -68,8 +91,13 @@ pub struct EnergyMetaBroker {
 }
 
 impl EnergyMetaBroker {
-    /// A meta-broker over the data centres `members`, mapping by `policy` every `interval` seconds.
-    pub fn new(policy: MappingPolicy, interval: f64, members: impl IntoIterator<Item = AgentId>) -> EnergyMetaBroker {
+    /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`] or a registered
+    /// [`MetaPolicy`]) every `interval` seconds.
+    pub fn new(
+        policy: impl Into<EnergyPolicy>,
+        interval: f64,
+        members: impl IntoIterator<Item = AgentId>,
+    ) -> EnergyMetaBroker {
         let members = members.into_iter().fold(Vec::new(), |mut v, id| {
             if !v.contains(&id) {
                 v.push(id);
@@ -77,7 +105,7 @@ impl EnergyMetaBroker {
             v
         });
         EnergyMetaBroker {
-            policy,
+            policy: policy.into(),
             rounds: Rounds::new(interval, members.iter().copied()),
             members,
             queue: BTreeMap::new(),
@@ -107,7 +135,7 @@ impl EnergyMetaBroker {
         if let Some(d) = job.deadline.filter(|&d| d < now) {
             return self.reject(job, format!("its deadline {d} is before its submission at {now}"), ctx);
         }
-        self.queue.insert(job.id, job.clone());
+        self.queue.insert(job.id, (job.clone(), now));
         self.rounds.arm(ctx);
     }
 
@@ -133,13 +161,13 @@ impl EnergyMetaBroker {
             return;
         }
         if self.rounds.registered() == 0 {
-            for job in std::mem::take(&mut self.queue).into_values() {
+            for (job, _) in std::mem::take(&mut self.queue).into_values() {
                 self.reject(&job, "no data centre is registered with the meta-broker".into(), ctx);
             }
             return;
         }
-        let jobs: Vec<JobSpec> = std::mem::take(&mut self.queue).into_values().collect();
-        let until = jobs.iter().map(|j| j.deadline.unwrap_or(SimTime::MAX)).max().unwrap_or(ctx.now());
+        let jobs: Vec<(JobSpec, SimTime)> = std::mem::take(&mut self.queue).into_values().collect();
+        let until = jobs.iter().map(|j| j.0.deadline.unwrap_or(SimTime::MAX)).max().unwrap_or(ctx.now());
         self.asking = Some((until, jobs));
         self.rounds.ask(|| Msg::Energy(EnergyMsg::Query { until }), ctx);
     }
@@ -156,7 +184,7 @@ impl EnergyMetaBroker {
         let widest = views.iter().map(|v| v.cpus).max().unwrap_or(0);
         let apps: Vec<App> = jobs
             .iter()
-            .map(|j| App {
+            .map(|(j, _)| App {
                 id: j.id,
                 pes: j.pes,
                 runtime: j.estimate.max(j.runtime),
@@ -164,16 +192,29 @@ impl EnergyMetaBroker {
                 data: j.data.unwrap_or(0.0),
             })
             .collect();
-        let choices = mapping::map(self.policy, &apps, &mut views, now);
         let mut mapped = vec![false; jobs.len()];
+        let choices = match self.policy {
+            EnergyPolicy::Thesis(policy) => mapping::map(policy, &apps, &mut views, now),
+            EnergyPolicy::Each(policy) => {
+                let seen: Vec<super::App> = jobs.iter().map(|(j, at)| super::App::of_request(j, at.secs())).collect();
+                let (choices, declined) = mapping::map_each(policy, &apps, &seen, &mut views, now);
+                // Declined, not impossible: the application waits for the next cycle.
+                for i in declined {
+                    mapped[i] = true;
+                    self.queue.insert(jobs[i].0.id, jobs[i].clone());
+                    self.rounds.arm(ctx);
+                }
+                choices
+            }
+        };
         for c in choices {
             mapped[c.app] = true;
-            let job = jobs[c.app].clone();
+            let job = jobs[c.app].0.clone();
             let pending = Pending { job: job.clone(), dc: ids[c.dc], placement: c.placement, costs: c.costs };
             let request = self.rounds.hold(pending);
             ctx.send(ids[c.dc], EnergyMsg::Assign(Box::new(Assignment { request, job })));
         }
-        for (job, _) in jobs.iter().zip(&mapped).filter(|(_, m)| !**m) {
+        for ((job, _), _) in jobs.iter().zip(&mapped).filter(|(_, m)| !**m) {
             let reason = if job.pes > widest {
                 format!("needs {} CPUs, more than any data centre has ({widest})", job.pes)
             } else {

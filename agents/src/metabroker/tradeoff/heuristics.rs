@@ -387,7 +387,7 @@ pub fn allocate_each(
             let Some(start) = profiles[j].earliest(q.cpus, q.etc[j], now.max(0.0)) else { continue };
             let (price, speed, free) = (r.price, speeds[j], profiles[j].free_at(start));
             let (finish, cost) = (start + q.etc[j], costs[j].0);
-            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost });
+            candidates.push(Candidate { site: j, free, price, speed, start, finish, cost, footprint: None });
         }
         candidates.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(a.site.cmp(&b.site)));
         let Some(&c) = (!candidates.is_empty()).then(|| policy.choose(&apps[i], &candidates)).flatten() else {

@@ -116,21 +116,6 @@ struct Waiting {
     answering: bool,
 }
 
-impl Waiting {
-    /// The application as a registered policy sees it.
-    fn app(&self) -> App {
-        let spec = &self.spec;
-        App {
-            id: spec.id,
-            cpus: spec.pes,
-            runtime: spec.estimate.max(spec.runtime),
-            budget: spec.budget,
-            deadline: spec.deadline.map(SimTime::secs),
-            submit: self.arrival.secs(),
-        }
-    }
-}
-
 /// A window sent to a provider, awaiting its answer.
 struct Reserving {
     job: JobId,
@@ -276,7 +261,8 @@ impl TradeoffMetaBroker {
         let outcome = match self.policy {
             TradeoffPolicy::Thesis(heuristic) => allocate(heuristic, &requests, &resources, now.secs()),
             TradeoffPolicy::Each(policy) => {
-                let apps: Vec<App> = ids.iter().map(|id| self.queue[id].app()).collect();
+                let apps: Vec<App> =
+                    ids.iter().map(|id| &self.queue[id]).map(|w| App::of_request(&w.spec, w.arrival.secs())).collect();
                 let speeds: Vec<f64> = self.rounds.offers().map(|(_, u)| u.speed).collect();
                 allocate_each(policy, &apps, &requests, &resources, &speeds, now.secs())
             }
