@@ -5,9 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use agents::registry::Registry;
+use gridmarket::scenario::workload::WorkloadRegistry;
 use gridmarket::scenario::{LoadOptions, Study};
 use gridmarket::schema;
 
+#[path = "../examples/custom_policy/diurnal.rs"]
+mod diurnal;
 #[path = "../examples/custom_policy/earliest_finish.rs"]
 mod earliest_finish;
 #[path = "../examples/custom_policy/smallest_area_first.rs"]
@@ -104,7 +107,8 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let load = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        let opts = LoadOptions { registry: registry(), ..LoadOptions::default() };
+        let workloads = WorkloadRegistry::standard().with(&diurnal::Diurnal);
+        let opts = LoadOptions { registry: registry(), workloads, ..LoadOptions::default() };
         Study::load(&path, &opts).map(|study| study.points.len()).map_err(|e| e.to_string())
     };
     let queue = read(format!("{EXAMPLE}/queue_order.toml"));
@@ -114,6 +118,12 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let tradeoff = read(format!("{EXAMPLE}/tradeoff_policy.toml"));
     assert_eq!(load("tradeoff_policy.toml", tradeoff.clone()), Ok(2));
     assert_eq!(load("queue_policy.toml", read(format!("{EXAMPLE}/queue_policy.toml"))), Ok(2));
+    // The workload model's own check, with the file, the line and the key path.
+    let diurnal = read(format!("{EXAMPLE}/diurnal.toml"));
+    assert_eq!(load("diurnal.toml", diurnal.clone()), Ok(2));
+    let swing = diurnal.split("[sweep]").next().unwrap().replace("amplitude = 0.9", "amplitude = 1.5");
+    let e = load("diurnal.toml", swing).unwrap_err();
+    assert!(e.contains("workloads.users.amplitude: expected a number in [0, 1), found 1.5"), "{e}");
     // A policy of the thesis reads only its own offers; a registered one reads the ch5 keys only on profiles.
     let min_ctt = tradeoff.split("[sweep]").next().unwrap().replace("\"earliest-finish\"", "\"min-ctt\"");
     let e = load("tradeoff_policy.toml", min_ctt.replace("\"profiles\"", "\"slots\"")).unwrap_err();

@@ -256,7 +256,7 @@ impl Limit {
 
     /// True when a job number `count` (0-based) arriving at `t` is beyond the limit. A horizon stops at
     /// [`MAX_JOBS`] arrivals too, which the caller reports ([`Limit::check`]).
-    pub(crate) fn reached(self, count: usize, t: f64) -> bool {
+    pub fn reached(self, count: usize, t: f64) -> bool {
         match self {
             Limit::Jobs(n) => count >= n,
             Limit::Until(h) => t >= h || count as u64 >= MAX_JOBS,

@@ -1,5 +1,6 @@
 //! The double-auction-inspired meta-broker (Garg 2010 ch7, Fig 7.1): the auctioneer of §7.2's three stages, with
-//! DAM or one of its baselines as the configured [`AuctionPolicy`] (the matching is delegated to it, see [`super`]).
+//! DAM or one of its baselines as the configured [`AuctionPolicy`](super::AuctionPolicy), or a registered policy
+//! (the matching is delegated to it, see [`super`]).
 //!
 //! Collection: providers register at start (`Market::RegisterProvider`, answered `Registered`, or `RegisterRefused`
 //! outside its market); users register (`RegisterUser`) and send their applications (`ResourceRequest`: CPUs,
