@@ -377,7 +377,8 @@ fn every_shipped_scenario_validates_and_profiles_are_not_families() {
     assert!(stdout(&o).contains("scenarios/salehi-ch3/be.toml: ok (20 sweep point(s), 200 run(s))"), "{}", stdout(&o));
     let o = run(&["list"]);
     assert_exit(&o, 0, "list");
-    assert!(!stdout(&o).contains("profiles"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("\n  profiles ("), "the shared profiles are no family: {}", stdout(&o));
+    assert!(stdout(&o).contains("\n  garg-ch3 ("), "{}", stdout(&o));
 }
 
 #[test]

@@ -15,6 +15,8 @@ mod diurnal;
 mod earliest_finish;
 #[path = "../examples/custom_policy/smallest_area_first.rs"]
 mod smallest_area_first;
+#[path = "../examples/custom_policy/surge.rs"]
+mod surge;
 
 const GUIDE: &str = "docs/writing-a-policy.md";
 const EXAMPLE: &str = "examples/custom_policy";
@@ -22,6 +24,7 @@ const EXAMPLE: &str = "examples/custom_policy";
 fn registry() -> Registry {
     Registry::standard()
         .with_queue_order(&smallest_area_first::SmallestAreaFirst)
+        .with_price_rule(&surge::Surge)
         .with_meta_policy(&earliest_finish::EarliestFinish)
 }
 
@@ -88,6 +91,8 @@ fn test_registered_policies_are_listed() {
         "          smallest-area-first: the fewest PE-seconds (PEs × runtime estimate) first\n",
         "      policy: earliest-finish (registered, one application at a time)\n",
         "          earliest-finish: each job on the site where it finishes first, whatever the price\n",
+        "      pricing.rule: surge (registered, revised every interval)\n",
+        "          surge: the configured price times one plus the jobs waiting per PE\n",
     ];
     for line in lines {
         assert!(list.contains(line), "missing {line:?} in\n{list}");
@@ -118,6 +123,16 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let tradeoff = read(format!("{EXAMPLE}/tradeoff_policy.toml"));
     assert_eq!(load("tradeoff_policy.toml", tradeoff.clone()), Ok(2));
     assert_eq!(load("queue_policy.toml", read(format!("{EXAMPLE}/queue_policy.toml"))), Ok(2));
+    // The pricing rule takes `interval` and `bounds`, no key of the built-in rules; a misspelt name gets a hint.
+    let surge = read(format!("{EXAMPLE}/surge.toml"));
+    assert_eq!(load("surge.toml", surge.clone()), Ok(2));
+    let surge = surge.split("[sweep]").next().unwrap();
+    let e = load("surge.toml", surge.replace("{ rule = \"surge\" }", "{ rule = \"surge\", gain = 1 }")).unwrap_err();
+    assert!(e.contains("providers.cluster.pricing.gain: a key of the built-in rules, not of \"surge\""), "{e}");
+    let e = load("surge.toml", surge.replace("{ rule = \"surge\" }", "{ rule = \"surge\", bounds = [0.02, 1] }"));
+    assert!(e.unwrap_err().contains("pricing.bounds: the price (0.01) lies outside [0.02, 1]"));
+    let e = load("surge.toml", surge.replace("\"surge\"", "\"surdge\"")).unwrap_err();
+    assert!(e.contains("unknown value `surdge`") && e.contains("did you mean `surge`?"), "{e}");
     // The workload model's own check, with the file, the line and the key path.
     let diurnal = read(format!("{EXAMPLE}/diurnal.toml"));
     assert_eq!(load("diurnal.toml", diurnal.clone()), Ok(2));
@@ -164,6 +179,24 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let e = Study::load(&path, &LoadOptions::default()).unwrap_err().to_string();
     assert!(e.contains("unknown value `smallest-area-first`, expected one of `arrival`, `shortest-job-first`"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "the pricing rule name `demand` is taken")]
+fn test_a_pricing_rule_takes_no_built_in_name() {
+    struct Demand;
+    impl agents::provider::pricing::NamedPriceRule for Demand {
+        fn name(&self) -> &'static str {
+            "demand"
+        }
+        fn about(&self) -> &'static str {
+            "a clash"
+        }
+        fn build(&self, _: f64) -> Box<dyn agents::provider::pricing::PriceRule> {
+            surge::Surge.build(0.0)
+        }
+    }
+    let _ = Registry::standard().with_price_rule(&Demand);
 }
 
 #[test]

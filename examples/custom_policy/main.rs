@@ -1,15 +1,17 @@
-//! Example: a provider queue order, a meta-broker policy and a workload model of our own, each one file plus one
-//! registration line, run on small scenarios and checked (`docs/writing-a-policy.md` walks through it).
+//! Example: a provider queue order, a pricing rule, a meta-broker policy and a workload model of our own, each one
+//! file plus one registration line, run on small scenarios and checked (`docs/writing-a-policy.md` walks through it).
 //!
 //! This example demonstrates in particular:
 //! - a queue order (`smallest_area_first.rs`, a `QueueOrder`): the waiting job of smallest area (PEs × estimate)
 //!   first, which a provider selects with `queue-order = "smallest-area-first"`;
+//! - a pricing rule (`surge.rs`, a `NamedPriceRule`): the configured price times one plus the jobs waiting per PE,
+//!   which a provider selects with `pricing = { rule = "surge" }`;
 //! - a meta-broker policy (`earliest_finish.rs`, a `MetaPolicy`): each job on the site where it finishes first,
 //!   whatever the price, which a meta-broker selects with `policy = "earliest-finish"`;
 //! - a workload model (`diurnal.rs`, a `WorkloadModel`): Poisson arrivals whose rate follows the day, which a
 //!   workload selects with `model = "diurnal"`;
-//! - registering them (`Registry::with_queue_order`, `Registry::with_meta_policy`, `WorkloadRegistry::with`)
-//!   without editing gridmarket;
+//! - registering them (`Registry::with_queue_order`, `with_price_rule`, `with_meta_policy`,
+//!   `WorkloadRegistry::with`) without editing gridmarket;
 //! - the same meta-broker policy in later chapters' settings: Garg (2010) ch5's free profiles and times to compute
 //!   (`tradeoff_policy.toml`, `offers = "profiles"`), against the thesis's greedy-ctt, and ch7's queues
 //!   (`queue_policy.toml`, `offers = "queues"`), against its FCFS baseline;
@@ -38,10 +40,12 @@ use gridmarket::scenario::{LoadOptions, Study};
 mod diurnal;
 mod earliest_finish;
 mod smallest_area_first;
+mod surge;
 
 use diurnal::Diurnal;
 use earliest_finish::EarliestFinish;
 use smallest_area_first::SmallestAreaFirst;
+use surge::Surge;
 
 /// Runs every point of the scenario `file` (in this folder) and returns, per point, the mean of each metric over its
 /// replications.
@@ -65,7 +69,10 @@ fn run_points(opts: &LoadOptions, file: &str) -> anyhow::Result<[BTreeMap<String
 
 fn main() -> anyhow::Result<()> {
     // ANCHOR: registry
-    let registry = Registry::standard().with_queue_order(&SmallestAreaFirst).with_meta_policy(&EarliestFinish);
+    let registry = Registry::standard()
+        .with_queue_order(&SmallestAreaFirst)
+        .with_price_rule(&Surge)
+        .with_meta_policy(&EarliestFinish);
     let workloads = WorkloadRegistry::standard().with(&Diurnal);
     // ANCHOR_END: registry
     let opts = &LoadOptions { registry, workloads, ..LoadOptions::default() };
@@ -75,6 +82,12 @@ fn main() -> anyhow::Result<()> {
     println!("mean wait: arrival order {wait_arrival:.0} s, smallest area first {wait_smallest:.0} s");
     assert_eq!(arrival["jobs.completed"], smallest["jobs.completed"], "the same jobs complete");
     assert!(wait_smallest < 0.9 * wait_arrival, "smallest area first should wait clearly less than arrival order");
+
+    let [fixed, surge] = run_points(opts, "surge.toml")?;
+    let (price, changes) = ("providers.cluster.price_mean", "providers.cluster.price_changes");
+    println!("mean price: fixed {:.4} G$, surge {:.4} G$ ({:.0} changes)", fixed[price], surge[price], surge[changes]);
+    assert_eq!((fixed[price], fixed[changes]), (0.01, 0.0), "the fixed price stays put");
+    assert!(surge[changes] > 0.0 && surge[price] > 0.01, "the price should surge above the configured one");
 
     let [greedy, earliest] = run_points(opts, "meta_policy.toml")?;
     let (response, spending) = ("jobs.response", "metabrokers.mb.spending");

@@ -13,7 +13,7 @@ use super::energy::RawEnergy;
 use super::overhead::OverheadModel;
 use super::pemp::EnergyPolicy;
 use super::preemption::PreemptionPolicy;
-use super::pricing::{PricingConfig, RawPricing, Rule, RuleName};
+use super::pricing::{NamedPriceRule, PricingConfig, RawPricing, Rule, RuleName};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
 use super::{
@@ -79,16 +79,12 @@ impl AgentKind for ProviderKind {
                 "Amini Salehi (2012) ch6",
             ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
-            Policy::of(
+            Policy::of("pricing.rule", &RuleName::ALL, "how the posted price moves; see docs/market.md"),
+            Policy::registered::<dyn NamedPriceRule>(
                 "pricing.rule",
-                &[
-                    RuleName::Fixed,
-                    RuleName::Utilisation,
-                    RuleName::Demand,
-                    RuleName::AuctionCleared,
-                    RuleName::TimeOfDay,
-                ],
-                "how the posted price moves; see docs/market.md",
+                &[],
+                "registered, revised every interval",
+                registry,
             ),
             Policy::of(
                 "admission.policy",
@@ -643,7 +639,7 @@ impl RawGroup for RawProvider {
                 Some(Trading { exchange, sell, interval, horizon, lease, asking })
             }
         };
-        let pricing = self.pricing(config.price, &trading)?;
+        let pricing = self.pricing(config.price, &trading, cx.registry)?;
         let energy = self.energy.as_ref().map(RawEnergy::check).transpose();
         let energy = energy.map_err(|(key, m)| Invalid::at(format!("energy.{key}"), m))?;
         let admission = self.admission.as_ref().map(RawAdmission::check).transpose()?;
@@ -682,12 +678,12 @@ impl RawProvider {
     }
 
     /// The pricing strategy, checked for the configured price and every price the group may draw.
-    fn pricing(&self, price: f64, trading: &Option<Trading>) -> Result<PricingConfig, Invalid> {
+    fn pricing(&self, price: f64, trading: &Option<Trading>, registry: &Registry) -> Result<PricingConfig, Invalid> {
         let Some(raw) = &self.pricing else { return Ok(PricingConfig::default()) };
-        let config = raw.check(price)?;
+        let config = raw.check(price, registry)?;
         for [lo, hi] in self.price_range.iter() {
-            raw.check(*lo)?;
-            raw.check(*hi)?;
+            raw.check(*lo, registry)?;
+            raw.check(*hi, registry)?;
         }
         if config.rule == Rule::AuctionCleared && !trading.as_ref().is_some_and(|t| matches!(t.sell, Sell::Market(_))) {
             return Err(Invalid::at(
@@ -783,7 +779,7 @@ impl ProviderSpec {
 impl GroupSpec for ProviderSpec {
     fn periods(&self) -> Vec<(&'static str, f64)> {
         let mut out = Vec::new();
-        if matches!(self.pricing.rule, Rule::Feedback(_) | Rule::Custom) {
+        if matches!(self.pricing.rule, Rule::Feedback(_) | Rule::Custom | Rule::Registered(_)) {
             out.push(("pricing.interval", self.pricing.interval));
         }
         out.extend(self.trading.as_ref().map(|t| ("advertise-every", t.interval)));
@@ -795,7 +791,7 @@ impl GroupSpec for ProviderSpec {
     fn perpetual(&self) -> Option<String> {
         match (&self.trading, &self.pricing.rule) {
             (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),
-            (None, Rule::Feedback(_) | Rule::Custom) => {
+            (None, Rule::Feedback(_) | Rule::Custom | Rule::Registered(_)) => {
                 Some(format!("revises its price every {} s", self.pricing.interval))
             }
             (None, Rule::TimeOfDay(_)) => Some("revises its price at every change of its tariff".into()),

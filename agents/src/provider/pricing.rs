@@ -18,6 +18,7 @@
 //!   (`Exchange::Cleared`, for providers that ask in the exchange's call markets).
 //! - **time-of-day**: p' = p0 · f(h), where p0 is the configured price and f the factor of the schedule's entry in
 //!   force at hour h of the day (peak and off-peak tariffs).
+//! - a rule added to the registry ([`NamedPriceRule`], `Registry::with_price_rule`), revised every `interval`.
 //!
 //! Bounds: every price is clamped to `[low, high]` (`bounds`; by default [p0 / 10, 10 · p0] for the feedback rules,
 //! [0, 10^6] for the others). A proposal that is not a finite non-negative number (a gain so high that the factor
@@ -40,9 +41,9 @@ use super::Provider;
 use crate::model::JobId;
 use crate::model::Service;
 use crate::protocol::{JobMsg, LeaseMsg, MarketMsg, Msg, TimerMsg};
-use crate::registry::Invalid;
 use crate::registry::limits::{MAX_PRICE, short};
 use crate::registry::values::{Interval, Seconds};
+use crate::registry::{Invalid, Registry, serde_name, unknown_name};
 use crate::report::{Report, Series};
 use crate::sim::{Ctx, SimTime};
 
@@ -69,10 +70,49 @@ pub struct Observation {
 }
 
 /// A pricing strategy: the next price from what the provider saw. The provider clamps what it proposes (see the
-/// module's doc); a new strategy is one type implementing this trait and one variant of [`Rule`].
+/// module's doc); scenarios name a strategy of one's own through a [`NamedPriceRule`].
 pub trait PriceRule: fmt::Debug + Send {
     /// The price to post from now on, before clamping.
     fn next(&mut self, seen: &Observation) -> f64;
+}
+
+/// A pricing rule scenarios name (`pricing = { rule = "<name>" }`), added to the registry with
+/// `Registry::with_price_rule`: it makes each provider's strategy, revised every `interval` within `bounds` (the
+/// keys it takes; by default every hour, within [0, 1e6]).
+pub trait NamedPriceRule: Send + Sync {
+    /// Its name in scenario files, in kebab-case, not one of the built-in rules'.
+    fn name(&self) -> &'static str;
+    /// One line for `gridmarket list`.
+    fn about(&self) -> &'static str;
+    /// A fresh strategy for a provider whose configured price is `base` [G$ per PE-second].
+    fn build(&self, base: f64) -> Box<dyn PriceRule>;
+}
+
+impl fmt::Debug for dyn NamedPriceRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rules are registered under unique names: the same name is the same rule.
+impl PartialEq for dyn NamedPriceRule {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Registry {
+    /// Adds `rule`, which scenarios then name in a provider's `pricing.rule`.
+    ///
+    /// # Panics
+    /// If its name is a built-in rule's or another registered rule's.
+    pub fn with_price_rule(self, rule: &'static dyn NamedPriceRule) -> Registry {
+        let name = rule.name();
+        let taken =
+            RuleName::ALL.iter().any(|r| serde_name(r) == name) || self.policy::<dyn NamedPriceRule>(name).is_some();
+        assert!(!taken, "the pricing rule name `{name}` is taken");
+        self.with_policy(name, rule.about(), rule)
+    }
 }
 
 /// What a feedback rule reads as its signal.
@@ -186,16 +226,19 @@ pub enum Rule {
     TimeOfDay(TimeOfDay),
     /// A strategy written in code and given to the provider ([`Provider::with_price_rule`]), revised every interval.
     Custom,
+    /// A rule added to the registry, revised every interval.
+    Registered(&'static dyn NamedPriceRule),
 }
 
 impl Rule {
-    /// The rule as a strategy.
-    pub fn build(&self) -> Box<dyn PriceRule> {
+    /// The rule as a strategy, for a provider whose configured price is `base`.
+    pub fn build(&self, base: f64) -> Box<dyn PriceRule> {
         match self {
             Rule::Fixed => Box::new(Fixed),
             Rule::Feedback(f) => Box::new(*f),
             Rule::AuctionCleared => Box::new(AuctionCleared),
             Rule::TimeOfDay(t) => Box::new(t.clone()),
+            Rule::Registered(rule) => rule.build(base),
             // The provider is given the strategy itself.
             Rule::Custom => Box::new(Fixed),
         }
@@ -246,6 +289,19 @@ pub enum RuleName {
     TimeOfDay,
 }
 
+impl RuleName {
+    /// Every built-in rule, in the order `gridmarket list` gives them.
+    pub const ALL: [RuleName; 5] =
+        [RuleName::Fixed, RuleName::Utilisation, RuleName::Demand, RuleName::AuctionCleared, RuleName::TimeOfDay];
+}
+
+/// What a scenario's `pricing.rule` names.
+#[derive(Clone, Copy, Debug)]
+enum Named {
+    BuiltIn(RuleName),
+    Registered(&'static dyn NamedPriceRule),
+}
+
 /// A provider's `pricing` table as written, e.g. `{ rule = "utilisation", gain = 0.5, target = 0.7 }`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -253,9 +309,9 @@ pub struct RawPricing {
     /// "fixed" (the configured price; default), "utilisation" (p' = p · (1 + gain · (x − target)), x the utilisation
     /// over the last interval, or with `signal = "queue"` the mean jobs waiting per PE), "demand" (the same with x =
     /// PE-seconds requested over PE-seconds offered in the last interval), "auction-cleared" (the exchange's last
-    /// clearing price) or "time-of-day" (`price` × the factor of the hour, from `schedule`).
-    #[schemars(with = "String")]
-    pub rule: RuleName,
+    /// clearing price) or "time-of-day" (`price` × the factor of the hour, from `schedule`); or the name of a rule
+    /// added to the registry (see docs/writing-a-policy.md), which takes `interval` and `bounds`.
+    pub rule: String,
     /// Utilisation and demand: the gain g (per unit of the signal; from 0 to 1000).
     pub gain: Option<f64>,
     /// Utilisation and demand: the target x* of the signal (utilisation from 0 to 1, default 0.7; demand from 0,
@@ -280,24 +336,40 @@ pub struct RawPricing {
 const MAX_GAIN: f64 = 1_000.0;
 
 impl RawPricing {
-    /// The strategy for a provider whose configured price is `base`; errors name the key under `pricing.`.
-    pub fn check(&self, base: f64) -> Result<PricingConfig, Invalid> {
+    /// What `rule` names: a built-in rule, or one of `registry`'s.
+    fn named(&self, registry: &Registry) -> Result<Named, Invalid> {
+        let name = self.rule.as_str();
+        if let Some(&rule) = RuleName::ALL.iter().find(|r| serde_name(*r) == name) {
+            return Ok(Named::BuiltIn(rule));
+        }
+        if let Some(rule) = registry.policy::<dyn NamedPriceRule>(name) {
+            return Ok(Named::Registered(rule));
+        }
+        let registered = registry.policies::<dyn NamedPriceRule>().map(|(name, ..)| name.to_string());
+        let known: Vec<String> = RuleName::ALL.iter().map(serde_name).chain(registered).collect();
+        Err(unknown_name("pricing.rule", name, known.iter().map(String::as_str)))
+    }
+
+    /// The strategy for a provider whose configured price is `base`, a rule of `registry` named; errors name the key
+    /// under `pricing.`.
+    pub fn check(&self, base: f64, registry: &Registry) -> Result<PricingConfig, Invalid> {
+        let rule = match self.named(registry)? {
+            Named::BuiltIn(rule) => rule,
+            Named::Registered(rule) => return self.check_registered(rule, base),
+        };
         let at = |key: &str, message: String| Invalid::at(format!("pricing.{key}"), message);
         let only = |key: &str, given: bool, rules: &str| match given {
-            true => Err(at(
-                key,
-                format!("a key of the {rules} rule(s), not of \"{}\"", crate::registry::serde_name(&self.rule)),
-            )),
+            true => Err(at(key, format!("a key of the {rules} rule(s), not of \"{}\"", self.rule))),
             false => Ok(()),
         };
-        let feedback = matches!(self.rule, RuleName::Utilisation | RuleName::Demand);
-        let time_of_day = self.rule == RuleName::TimeOfDay;
+        let feedback = matches!(rule, RuleName::Utilisation | RuleName::Demand);
+        let time_of_day = rule == RuleName::TimeOfDay;
         if !feedback {
             only("gain", self.gain.is_some(), "utilisation and demand")?;
             only("target", self.target.is_some(), "utilisation and demand")?;
             only("interval", self.interval.is_some(), "utilisation and demand")?;
         }
-        if self.rule != RuleName::Utilisation {
+        if rule != RuleName::Utilisation {
             only("signal", self.signal.is_some(), "utilisation")?;
         }
         if !time_of_day {
@@ -305,24 +377,9 @@ impl RawPricing {
             only("day", self.day.is_some(), "time-of-day")?;
         }
         let default_bounds = if feedback { (base / 10.0, (10.0 * base).min(MAX_PRICE)) } else { (0.0, MAX_PRICE) };
-        let bounds = self.bounds.map_or(default_bounds, |[lo, hi]| (lo, hi));
-        let (lo, hi) = bounds;
-        if !(0.0 <= lo && lo <= hi && hi <= MAX_PRICE) {
-            let m = format!(
-                "expected [low, high] with 0 <= low <= high <= {}, found [{}, {}]",
-                short(MAX_PRICE),
-                short(lo),
-                short(hi)
-            );
-            return Err(at("bounds", m));
-        }
-        if self.rule != RuleName::TimeOfDay && !(lo <= base && base <= hi) {
-            return Err(at(
-                "bounds",
-                format!("the price ({}) lies outside [{}, {}]", short(base), short(lo), short(hi)),
-            ));
-        }
-        let rule = match self.rule {
+        // A tariff multiplies the price: the price itself need not lie within the bounds.
+        let bounds = self.bounds(default_bounds, (!time_of_day).then_some(base))?;
+        let rule = match rule {
             RuleName::Fixed => Rule::Fixed,
             RuleName::AuctionCleared => Rule::AuctionCleared,
             RuleName::Utilisation | RuleName::Demand => {
@@ -336,7 +393,7 @@ impl RawPricing {
                 if !(0.0..=MAX_GAIN).contains(&gain) {
                     return Err(at("gain", format!("expected a number from 0 to 1000, found {}", short(gain))));
                 }
-                let signal = match (self.rule, self.signal.unwrap_or_default()) {
+                let signal = match (rule, self.signal.unwrap_or_default()) {
                     (RuleName::Demand, _) => FeedbackSignal::Demand,
                     (_, Signal::Utilisation) => FeedbackSignal::Utilisation,
                     (_, Signal::Queue) => FeedbackSignal::Queue,
@@ -364,6 +421,40 @@ impl RawPricing {
             }
         };
         Ok(PricingConfig { rule, interval: self.interval.map_or(DEFAULT_INTERVAL, |i| i.0), bounds })
+    }
+
+    /// A registered rule: it takes `interval` and `bounds` (by default [0, 1e6]), none of the built-in rules' keys.
+    fn check_registered(&self, rule: &'static dyn NamedPriceRule, base: f64) -> Result<PricingConfig, Invalid> {
+        let keys = [
+            ("gain", self.gain.is_some()),
+            ("target", self.target.is_some()),
+            ("signal", self.signal.is_some()),
+            ("schedule", self.schedule.is_some()),
+            ("day", self.day.is_some()),
+        ];
+        if let Some((key, _)) = keys.iter().find(|k| k.1) {
+            let m = format!("a key of the built-in rules, not of \"{}\"", self.rule);
+            return Err(
+                Invalid::at(format!("pricing.{key}"), m).hint("a registered rule takes `interval` and `bounds`")
+            );
+        }
+        let bounds = self.bounds((0.0, MAX_PRICE), Some(base))?;
+        let interval = self.interval.map_or(DEFAULT_INTERVAL, |i| i.0);
+        Ok(PricingConfig { rule: Rule::Registered(rule), interval, bounds })
+    }
+
+    /// `bounds`, or `default`: within [0, 1e6] and, when given, holding the configured price `base`.
+    fn bounds(&self, default: (f64, f64), base: Option<f64>) -> Result<(f64, f64), Invalid> {
+        let (lo, hi) = self.bounds.map_or(default, |[lo, hi]| (lo, hi));
+        let at = |message: String| Err(Invalid::at("pricing.bounds", message));
+        if !(0.0 <= lo && lo <= hi && hi <= MAX_PRICE) {
+            let (max, lo, hi) = (short(MAX_PRICE), short(lo), short(hi));
+            return at(format!("expected [low, high] with 0 <= low <= high <= {max}, found [{lo}, {hi}]"));
+        }
+        if let Some(base) = base.filter(|b| !(lo <= *b && *b <= hi)) {
+            return at(format!("the price ({}) lies outside [{}, {}]", short(base), short(lo), short(hi)));
+        }
+        Ok((lo, hi))
     }
 }
 
@@ -415,7 +506,7 @@ pub(super) struct Pricing {
 impl Pricing {
     /// Pricing by `config` from the configured price `base`.
     pub(super) fn new(config: PricingConfig, base: f64) -> Pricing {
-        let rule = config.rule.build();
+        let rule = config.rule.build(base);
         Pricing {
             config,
             rule,
@@ -498,7 +589,7 @@ impl Provider {
 
     fn arm_repricing(&mut self, ctx: &mut Ctx<'_>) {
         let delay = match &self.pricing.config.rule {
-            Rule::Feedback(_) | Rule::Custom => self.pricing.config.interval,
+            Rule::Feedback(_) | Rule::Custom | Rule::Registered(_) => self.pricing.config.interval,
             Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
             Rule::Fixed | Rule::AuctionCleared => return,
         };
@@ -675,7 +766,7 @@ mod tests {
 
     #[test]
     fn test_bad_proposals_are_clamped_and_counted() {
-        let config = raw("rule = \"utilisation\"\ngain = 100\nbounds = [1, 8]").check(4.0).unwrap();
+        let config = raw("rule = \"utilisation\"\ngain = 100\nbounds = [1, 8]").check(4.0, &Registry::empty()).unwrap();
         let mut p = Pricing::new(config, 4.0);
         assert_eq!(p.clamp(-3.0, 4.0, "rp"), 1.0);
         assert!(p.reported);
@@ -691,7 +782,7 @@ mod tests {
 
     #[test]
     fn test_checks_name_the_key() {
-        let key = |table: &str, base: f64| raw(table).check(base).unwrap_err().key;
+        let key = |table: &str, base: f64| raw(table).check(base, &Registry::empty()).unwrap_err().key;
         assert_eq!(key("rule = \"utilisation\"", 4.0), "pricing.gain");
         assert_eq!(key("rule = \"utilisation\"\ngain = -1", 4.0), "pricing.gain");
         assert_eq!(key("rule = \"utilisation\"\ngain = 1\ntarget = 2", 4.0), "pricing.target");
@@ -704,7 +795,7 @@ mod tests {
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[1, 1]]", 4.0), "pricing.schedule");
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, 1], [0, 2]]", 4.0), "pricing.schedule");
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, -1]]", 4.0), "pricing.schedule");
-        let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0).unwrap();
+        let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0, &Registry::empty()).unwrap();
         assert_eq!(ok.bounds, (0.4, 40.0));
         assert_eq!(ok.rule, Rule::Feedback(Feedback { signal: FeedbackSignal::Demand, gain: 0.5, target: 1.0 }));
         assert!(toml::from_str::<RawPricing>("rule = \"fixed\"\nspeed = 1").is_err(), "unknown keys are refused");
