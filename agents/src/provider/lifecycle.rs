@@ -71,7 +71,7 @@ impl Provider {
     /// feeds its estimates.
     fn admission_control(&mut self, job: &JobSpec, external: bool, now: SimTime) -> Result<(), String> {
         self.externals.requests += u64::from(external);
-        let runtime = self.scaled(job.runtime);
+        let runtime = self.config.scaled(job.runtime);
         let Some(admission) = self.admission.as_mut() else { return Ok(()) };
         if !external {
             admission.local_arrived(runtime);
@@ -99,7 +99,7 @@ impl Provider {
     /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
     pub(super) fn admit_by_deadline(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
         if let Some(deadline) = job.deadline {
-            let estimate = self.planned_duration(&job);
+            let estimate = self.config.planned_duration(&job);
             let start = self.scheduler.earliest_start(now, job.pes, estimate, None).map_err(|e| e.to_string())?;
             if start + estimate > deadline {
                 return Err(format!("cannot complete before its deadline (earliest start {start})"));
@@ -111,8 +111,8 @@ impl Provider {
     /// Queues a job with the scheduler; returns what starts now (the caller counts it as accepted and answers the
     /// owner first).
     pub(super) fn admit(&mut self, job: JobSpec, now: SimTime) -> Result<Vec<Started>, String> {
-        let runtime = self.scaled(job.runtime);
-        let estimate = self.planned_duration(&job);
+        let runtime = self.config.scaled(job.runtime);
+        let estimate = self.config.planned_duration(&job);
         let queued =
             QueuedJob { id: job.id, submit: now, pes: job.pes, estimate, partition: None, priority: job.priority };
         let id = job.id;

@@ -15,7 +15,7 @@ impl Provider {
         let mut planned = lease.clone();
         // The destination plans with the resume overhead included: its VMs are busy for it.
         planned.estimate += overhead * self.config.speed;
-        let estimate = self.planned_duration(&planned);
+        let estimate = self.config.planned_duration(&planned);
         let answer = match self.admit_by_deadline(planned, ctx.now()) {
             Ok(started) => {
                 self.contention.migrated_in += 1;

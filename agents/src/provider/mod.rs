@@ -91,6 +91,19 @@ pub struct ProviderConfig {
     pub preemptive_priority: bool,
 }
 
+impl ProviderConfig {
+    /// Runtime here of work that takes `secs` on a reference PE.
+    fn scaled(&self, secs: f64) -> f64 {
+        secs / self.speed
+    }
+
+    /// The duration the scheduler plans for `job` here. Batch systems kill a job at its estimate; workloads give
+    /// estimates >= runtimes, and a shorter one is raised to the runtime rather than silently cutting the job.
+    fn planned_duration(&self, job: &JobSpec) -> f64 {
+        self.scaled(job.estimate.max(job.runtime))
+    }
+}
+
 /// Which claims of personalised brokers (`Market::SlaRequest`, Garg 2010 ch3) a provider grants.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -381,17 +394,6 @@ impl Provider {
             return 0.0;
         }
         self.book.book(Transfer::usage(ctx.now(), ctx.me(), job.spec.owner, amount, job.spec.id))
-    }
-
-    /// Runtime here of work that takes `secs` on a reference PE.
-    fn scaled(&self, secs: f64) -> f64 {
-        secs / self.config.speed
-    }
-
-    /// The duration the scheduler plans for `job` here. Batch systems kill a job at its estimate; workloads give
-    /// estimates >= runtimes, and a shorter one is raised to the runtime rather than silently cutting the job.
-    fn planned_duration(&self, job: &JobSpec) -> f64 {
-        self.scaled(job.estimate.max(job.runtime))
     }
 }
 

@@ -33,7 +33,7 @@ impl Provider {
     /// Places a local request that must start now (or when the nodes switched on for it are ready).
     pub(super) fn place_local(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let estimate = self.planned_duration(&job);
+        let estimate = self.config.planned_duration(&job);
         let (start, _) = self.power_for_local(job.pes, now, estimate, ctx);
         let placed = if !(estimate.is_finite() && estimate > 0.0) {
             Err("a local request needs a positive duration".into())
@@ -66,7 +66,7 @@ impl Provider {
     /// then (and answered then). One the cluster can never hold is refused at once.
     fn reserve_ahead(&mut self, job: JobSpec, at: SimTime, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let estimate = self.planned_duration(&job);
+        let estimate = self.config.planned_duration(&job);
         if !(estimate.is_finite() && estimate > 0.0) || job.pes > self.config.pes {
             return self.place_local(job, ctx);
         }
@@ -105,7 +105,7 @@ impl Provider {
     fn accept_local(&mut self, job: JobSpec, reservation: ReservationId, start: SimTime, ctx: &mut Ctx<'_>) {
         let (now, id) = (ctx.now(), job.id);
         ctx.send(job.owner, Msg::Job(JobMsg::Accepted { job: id }));
-        let runtime = self.scaled(job.runtime);
+        let runtime = self.config.scaled(job.runtime);
         self.accepted += 1;
         self.jobs.insert(id, LocalJob::new(job, runtime, Some(reservation)));
         self.waiting_now += 1;

@@ -37,10 +37,10 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Provider;
+use super::{Provider, ProviderConfig};
 use crate::model::JobId;
 use crate::model::Service;
-use crate::protocol::{JobMsg, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::limits::{MAX_PRICE, short};
 use crate::registry::values::{Interval, Seconds};
 use crate::registry::{Invalid, Registry, serde_name, unknown_name};
@@ -503,6 +503,20 @@ pub(super) struct Pricing {
     agreed: BTreeMap<JobId, f64>,
 }
 
+/// What the pricing capability reads of the provider's core.
+pub(super) trait PricingView {
+    /// The price posted now [G$ per PE-second].
+    fn posted(&self) -> f64;
+    /// The cluster's PEs.
+    fn pes(&self) -> u32;
+    /// Busy PE-seconds over `[from, to)` \[s\].
+    fn busy_over(&self, from: f64, to: f64) -> f64;
+    /// Waiting jobs integrated over `[from, to)` (job-seconds).
+    fn queued_over(&self, from: f64, to: f64) -> f64;
+    /// How long the provider plans `job` to run \[s\].
+    fn planned_duration(&self, job: &JobSpec) -> f64;
+}
+
 impl Pricing {
     /// Pricing by `config` from the configured price `base`.
     pub(super) fn new(config: PricingConfig, base: f64) -> Pricing {
@@ -523,6 +537,11 @@ impl Pricing {
             reported: false,
             agreed: BTreeMap::new(),
         }
+    }
+
+    /// Pricing by `rule`, a strategy written in code, revised every `interval` seconds within `bounds`.
+    pub(super) fn custom(rule: Box<dyn PriceRule>, interval: f64, bounds: (f64, f64), base: f64) -> Pricing {
+        Pricing { rule, ..Pricing::new(PricingConfig { rule: Rule::Custom, interval, bounds }, base) }
     }
 
     /// The price `job` was accepted at, if the price may have moved since.
@@ -554,8 +573,152 @@ impl Pricing {
         }
         price
     }
+
+    /// At start: the first price to post, if the tariff of the hour is not the configured price.
+    pub(super) fn start(&mut self, core: &impl PricingView, now: SimTime, provider: &str) -> Option<f64> {
+        let mut price = core.posted();
+        if let Rule::TimeOfDay(t) = &self.config.rule {
+            let tariff = self.base * t.factor(now.secs());
+            price = self.clamp(tariff, price, provider);
+        }
+        self.posted.set(now, price);
+        self.history.push((now.secs(), price));
+        (price != core.posted()).then_some(price)
+    }
+
+    /// Sets the next repricing, if the rule has one.
+    pub(super) fn arm(&self, ctx: &mut Ctx<'_>) {
+        let delay = match &self.config.rule {
+            Rule::Feedback(_) | Rule::Custom | Rule::Registered(_) => self.config.interval,
+            Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
+            Rule::Fixed | Rule::AuctionCleared => return,
+        };
+        ctx.wake_in(delay, TimerMsg::Reprice);
+    }
+
+    /// Counts a request (a claim, submission or reservation) and, while prices move, records the price its job is
+    /// accepted at.
+    pub(super) fn on_request_seen(&mut self, core: &impl PricingView, msg: &Msg, now: SimTime) {
+        let (job, pe_seconds) = match msg {
+            Msg::Job(JobMsg::Submit(job) | JobMsg::Reoffer(job)) | Msg::Market(MarketMsg::SlaRequest(job)) => {
+                (Some(job.id), f64::from(job.pes) * core.planned_duration(job))
+            }
+            Msg::Job(JobMsg::SubmitReserved { job, .. }) => {
+                if self.config.dynamic() {
+                    self.agreed.insert(job.id, core.posted());
+                }
+                return;
+            }
+            Msg::Lease(LeaseMsg::Reserve { start, end, pes, .. }) => (None, f64::from(*pes) * (*end - *start)),
+            _ => return,
+        };
+        self.requests += 1;
+        self.requests_seen.set(now, self.requests as f64);
+        self.demand += pe_seconds;
+        if let Some(job) = job
+            && self.config.dynamic()
+        {
+            self.agreed.insert(job, core.posted());
+        }
+    }
+
+    /// The exchange announced a clearing price: an auction-cleared provider posts it. Returns a new price to post.
+    pub(super) fn on_cleared(
+        &mut self,
+        core: &impl PricingView,
+        price: f64,
+        now: SimTime,
+        provider: &str,
+    ) -> Option<f64> {
+        self.cleared = Some(price);
+        (self.config.rule == Rule::AuctionCleared).then(|| self.reprice(core, now, provider)).flatten()
+    }
+
+    /// Asks the rule for the next price from the interval since the last repricing; returns it if it changed.
+    pub(super) fn reprice(&mut self, core: &impl PricingView, now: SimTime, provider: &str) -> Option<f64> {
+        let (from, to) = (self.since.secs(), now.secs());
+        let capacity = f64::from(core.pes()) * (to - from);
+        let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
+        let current = core.posted();
+        let seen = Observation {
+            now: to,
+            price: current,
+            base: self.base,
+            utilisation: share(core.busy_over(from, to), capacity),
+            queue: share(core.queued_over(from, to), capacity),
+            demand: share(self.demand, capacity),
+            cleared: self.cleared,
+        };
+        let proposed = self.rule.next(&seen);
+        let price = self.clamp(proposed, current, provider);
+        self.since = now;
+        self.demand = 0.0;
+        self.history.push((to, price));
+        if price == current {
+            return None;
+        }
+        self.posted.set(now, price);
+        Some(price)
+    }
+
+    /// The pricing metrics and series.
+    pub(super) fn report(&self, core: &impl PricingView, now: SimTime, out: &mut Report) {
+        let end = now.secs();
+        let mean = if end > 0.0 { self.posted.integral(end) / end } else { core.posted() };
+        let (swing, alternation, settled) = swings(&self.history, end / 2.0);
+        out.metrics.extend([
+            ("price", core.posted()),
+            ("price_mean", mean),
+            ("price_changes", self.posted.points().len().saturating_sub(1) as f64),
+            ("price_settled", settled),
+            ("price_swing", swing),
+            ("price_alternation", alternation),
+            ("price_clamped", self.clamped as f64),
+            ("requests", self.requests as f64),
+            ("refused", self.refused as f64),
+        ]);
+        out.series.push(("price", self.posted.clone()));
+        out.series.push(("requests", self.requests_seen.clone()));
+    }
 }
 
+/// The provider's core as pricing reads it: its configuration (price, PEs, speed) and its busy and waiting series.
+pub(super) struct Core<'a> {
+    pub(super) config: &'a ProviderConfig,
+    pub(super) busy: &'a Series,
+    pub(super) queued: &'a Series,
+}
+
+impl PricingView for Core<'_> {
+    fn posted(&self) -> f64 {
+        self.config.price
+    }
+
+    fn pes(&self) -> u32 {
+        self.config.pes
+    }
+
+    fn busy_over(&self, from: f64, to: f64) -> f64 {
+        self.busy.integral_over(from, to)
+    }
+
+    fn queued_over(&self, from: f64, to: f64) -> f64 {
+        self.queued.integral_over(from, to)
+    }
+
+    fn planned_duration(&self, job: &JobSpec) -> f64 {
+        self.config.planned_duration(job)
+    }
+}
+
+/// The core as pricing reads it, while pricing itself is borrowed apart.
+macro_rules! core {
+    ($provider:expr) => {
+        Core { config: &$provider.config, busy: &$provider.busy, queued: &$provider.queued }
+    };
+}
+
+/// The pricing capability wired into the provider: its messages in, the prices it posts out.
 impl Provider {
     /// Sets the pricing strategy (the default: the configured price, fixed).
     pub fn with_pricing(mut self, config: PricingConfig) -> Provider {
@@ -565,108 +728,40 @@ impl Provider {
 
     /// Prices by `rule`, a strategy written in code, revised every `interval` seconds within `bounds`.
     pub fn with_price_rule(mut self, rule: Box<dyn PriceRule>, interval: f64, bounds: (f64, f64)) -> Provider {
-        self.pricing = Pricing::new(PricingConfig { rule: Rule::Custom, interval, bounds }, self.config.price);
-        self.pricing.rule = rule;
+        self.pricing = Pricing::custom(rule, interval, bounds, self.config.price);
         self
     }
 
     /// At start: the first price posted (announced if the tariff of the hour is not the configured price), and the
     /// first repricing set.
     pub(super) fn start_pricing(&mut self, ctx: &mut Ctx<'_>) {
-        let now = ctx.now();
-        if let Rule::TimeOfDay(t) = &self.pricing.config.rule {
-            let price = self.pricing.base * t.factor(now.secs());
-            let price = self.pricing.clamp(price, self.config.price, ctx.name());
-            if price != self.config.price {
-                self.config.price = price;
-                self.announce(price, ctx);
-            }
-        }
-        self.pricing.posted.set(now, self.config.price);
-        self.pricing.history.push((now.secs(), self.config.price));
-        self.arm_repricing(ctx);
+        let posted = self.pricing.start(&core!(self), ctx.now(), ctx.name());
+        self.post(posted, ctx);
+        self.pricing.arm(ctx);
     }
 
-    fn arm_repricing(&mut self, ctx: &mut Ctx<'_>) {
-        let delay = match &self.pricing.config.rule {
-            Rule::Feedback(_) | Rule::Custom | Rule::Registered(_) => self.pricing.config.interval,
-            Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
-            Rule::Fixed | Rule::AuctionCleared => return,
-        };
-        ctx.wake_in(delay, TimerMsg::Reprice);
-    }
-
-    /// Counts a request (a claim, submission or reservation) and, while prices move, records the price its job is
-    /// accepted at.
+    /// Counts a request for the demand signal and the prices agreed.
     pub(super) fn on_request_seen(&mut self, msg: &Msg, now: SimTime) {
-        let (job, pe_seconds) = match msg {
-            Msg::Job(JobMsg::Submit(job) | JobMsg::Reoffer(job)) | Msg::Market(MarketMsg::SlaRequest(job)) => {
-                (Some(job.id), f64::from(job.pes) * self.planned_duration(job))
-            }
-            Msg::Job(JobMsg::SubmitReserved { job, .. }) => {
-                if self.pricing.config.dynamic() {
-                    self.pricing.agreed.insert(job.id, self.config.price);
-                }
-                return;
-            }
-            Msg::Lease(LeaseMsg::Reserve { start, end, pes, .. }) => (None, f64::from(*pes) * (*end - *start)),
-            _ => return,
-        };
-        let p = &mut self.pricing;
-        p.requests += 1;
-        p.requests_seen.set(now, p.requests as f64);
-        p.demand += pe_seconds;
-        if let Some(job) = job
-            && p.config.dynamic()
-        {
-            p.agreed.insert(job, self.config.price);
-        }
+        self.pricing.on_request_seen(&core!(self), msg, now);
     }
 
-    /// The exchange announced a clearing price: an auction-cleared provider posts it.
+    /// The exchange announced a clearing price.
     pub(super) fn on_cleared(&mut self, price: f64, ctx: &mut Ctx<'_>) {
-        self.pricing.cleared = Some(price);
-        if self.pricing.config.rule == Rule::AuctionCleared {
-            self.reprice(ctx);
-        }
+        let posted = self.pricing.on_cleared(&core!(self), price, ctx.now(), ctx.name());
+        self.post(posted, ctx);
     }
 
     /// The repricing timer: a new price from the last interval, and the next repricing.
     pub(super) fn on_reprice(&mut self, ctx: &mut Ctx<'_>) {
-        self.reprice(ctx);
-        self.arm_repricing(ctx);
+        let posted = self.pricing.reprice(&core!(self), ctx.now(), ctx.name());
+        self.post(posted, ctx);
+        self.pricing.arm(ctx);
     }
 
-    /// Asks the rule for the next price, posts it and announces a change to every user broker.
-    fn reprice(&mut self, ctx: &mut Ctx<'_>) {
-        let now = ctx.now();
-        let (from, to) = (self.pricing.since.secs(), now.secs());
-        let span = to - from;
-        let capacity = f64::from(self.config.pes) * span;
-        let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
-        let seen = Observation {
-            now: to,
-            price: self.config.price,
-            base: self.pricing.base,
-            utilisation: share(self.busy.integral_over(from, to), capacity),
-            queue: share(self.queued.integral_over(from, to), capacity),
-            demand: share(self.pricing.demand, capacity),
-            cleared: self.pricing.cleared,
-        };
-        let proposed = self.pricing.rule.next(&seen);
-        let price = self.pricing.clamp(proposed, self.config.price, ctx.name());
-        self.pricing.since = now;
-        self.pricing.demand = 0.0;
-        self.pricing.history.push((to, price));
-        if price != self.config.price {
-            self.config.price = price;
-            self.pricing.posted.set(now, price);
-            self.announce(price, ctx);
-        }
-    }
-
-    /// Tells every user broker the price posted from now on.
-    fn announce(&self, price: f64, ctx: &mut Ctx<'_>) {
+    /// Posts `price`, if any, and tells every user broker.
+    fn post(&mut self, price: Option<f64>, ctx: &mut Ctx<'_>) {
+        let Some(price) = price else { return };
+        self.config.price = price;
         for &broker in ctx.offering(Service::BuysCompute.name()).to_vec().iter() {
             ctx.send(broker, MarketMsg::PriceChange { price });
         }
@@ -674,23 +769,7 @@ impl Provider {
 
     /// The pricing metrics and series.
     pub(super) fn report_pricing(&self, now: SimTime, out: &mut Report) {
-        let p = &self.pricing;
-        let end = now.secs();
-        let mean = if end > 0.0 { p.posted.integral(end) / end } else { self.config.price };
-        let (swing, alternation, settled) = swings(&p.history, end / 2.0);
-        out.metrics.extend([
-            ("price", self.config.price),
-            ("price_mean", mean),
-            ("price_changes", p.posted.points().len().saturating_sub(1) as f64),
-            ("price_settled", settled),
-            ("price_swing", swing),
-            ("price_alternation", alternation),
-            ("price_clamped", p.clamped as f64),
-            ("requests", p.requests as f64),
-            ("refused", p.refused as f64),
-        ]);
-        out.series.push(("price", p.posted.clone()));
-        out.series.push(("requests", p.requests_seen.clone()));
+        self.pricing.report(&core!(self), now, out);
     }
 }
 
@@ -722,6 +801,51 @@ mod tests {
     fn seen(price: f64, utilisation: f64) -> Observation {
         let (now, base, queue, demand, cleared) = (3600.0, 4.0, 0.0, 0.0, None);
         Observation { now, price, base, utilisation, queue, demand, cleared }
+    }
+
+    /// A core seen from pricing alone: a posted price, 4 PEs, all busy, one job waiting per PE, jobs of 100 s.
+    struct Busy(f64);
+
+    impl PricingView for Busy {
+        fn posted(&self) -> f64 {
+            self.0
+        }
+        fn pes(&self) -> u32 {
+            4
+        }
+        fn busy_over(&self, from: f64, to: f64) -> f64 {
+            4.0 * (to - from)
+        }
+        fn queued_over(&self, from: f64, to: f64) -> f64 {
+            4.0 * (to - from)
+        }
+        fn planned_duration(&self, _: &JobSpec) -> f64 {
+            100.0
+        }
+    }
+
+    #[test]
+    fn test_the_pricing_capability_works_without_a_provider() {
+        // Demand feedback from 4: a 2-PE job of 100 s in the first hour is 200 of 14,400 PE-seconds, 1/72 of the
+        // supply, against a target of 1: 4 · (1 + 0.5 · (1/72 − 1)) = 2.0278, clamped to [3, 8].
+        let demand = Feedback { signal: FeedbackSignal::Demand, gain: 0.5, target: 1.0 };
+        let config = PricingConfig { rule: Rule::Feedback(demand), interval: 3600.0, bounds: (3.0, 8.0) };
+        let mut pricing = Pricing::new(config, 4.0);
+        let t = |s: f64| SimTime::new(s).unwrap();
+        assert_eq!(pricing.start(&Busy(4.0), t(0.0), "p"), None, "a feedback rule starts at the configured price");
+        let job = JobSpec::new(7, crate::sim::AgentId::ENV, 2, 100.0);
+        pricing.on_request_seen(&Busy(4.0), &Msg::Job(JobMsg::Submit(Box::new(job))), t(10.0));
+        assert_eq!(pricing.agreed(7), Some(4.0), "the job keeps the price it was accepted at");
+        assert_eq!(pricing.reprice(&Busy(4.0), t(3600.0), "p"), Some(3.0));
+        // The queue signal of a full, queued core: one job waiting per PE against a target of 0.5 raises the price.
+        let queue = Feedback { signal: FeedbackSignal::Queue, gain: 1.0, target: 0.5 };
+        let config = PricingConfig { rule: Rule::Feedback(queue), interval: 3600.0, bounds: (0.0, 100.0) };
+        let mut pricing = Pricing::new(config, 4.0);
+        assert_eq!(pricing.reprice(&Busy(4.0), t(3600.0), "p"), Some(6.0));
+        let mut out = Report::default();
+        pricing.report(&Busy(6.0), t(3600.0), &mut out);
+        assert_eq!(out.metric("price"), Some(6.0));
+        assert_eq!(out.metric("price_clamped"), Some(0.0));
     }
 
     fn raw(table: &str) -> RawPricing {

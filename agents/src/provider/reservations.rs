@@ -16,7 +16,7 @@ impl Provider {
     /// the instant may be granted.
     pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let estimate = self.planned_duration(&job);
+        let estimate = self.config.planned_duration(&job);
         let first = self.sla == SlaRule::Capacity || self.sla_granted != Some(now);
         let can_start_now =
             first && self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
@@ -46,7 +46,7 @@ impl Provider {
         let refusal = match window {
             None => Some(format!("no reservation {reservation} here")),
             // A relative hair of tolerance: the requester computed the window's end in its own order of operations.
-            Some(w) if w.pes < job.pes || (start + self.scaled(job.runtime)) - w.end > 1e-9 * w.end.secs() => {
+            Some(w) if w.pes < job.pes || (start + self.config.scaled(job.runtime)) - w.end > 1e-9 * w.end.secs() => {
                 Some(format!("does not fit its reservation {reservation} ({} PEs until {})", w.pes, w.end))
             }
             Some(_) => None,
@@ -59,7 +59,7 @@ impl Provider {
         ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
         self.accepted += 1;
         self.waiting_now += 1;
-        let runtime = self.scaled(job.runtime);
+        let runtime = self.config.scaled(job.runtime);
         let reservation = Some(ReservationId(reservation));
         self.jobs.insert(id, LocalJob { prepaid, price, ..LocalJob::new(job, runtime, reservation) });
         ctx.wake_in((start - ctx.now()).max(0.0), TimerMsg::SlotStart { job: id });
