@@ -1,6 +1,5 @@
 //! A job's life cycle at the provider: submission and admission, start, end, and the scheduler's wake-ups.
 
-use super::admission::model::Capacity;
 use super::scheduler::{QueuedJob, Rejected, Started};
 use super::{LocalJob, MoldedDeadline, Provider};
 use crate::model::{JobId, LeaseType};
@@ -35,7 +34,7 @@ impl Provider {
                 self.accepted += 1;
                 if external && let Some(job) = self.jobs.get_mut(&id) {
                     job.via = Some(from);
-                    self.held.insert(id);
+                    self.externals.hold(id);
                 }
                 ctx.send(owner, Msg::Job(JobMsg::Accepted { job: id }));
                 if reoffer {
@@ -70,30 +69,10 @@ impl Provider {
     /// An external request passes the admission control, if any (`Err` with the reason when refused); a local one
     /// feeds its estimates.
     fn admission_control(&mut self, job: &JobSpec, external: bool, now: SimTime) -> Result<(), String> {
-        self.externals.requests += u64::from(external);
         let runtime = self.config.scaled(job.runtime);
-        let Some(admission) = self.admission.as_mut() else { return Ok(()) };
-        if !external {
-            admission.local_arrived(runtime);
-            return Ok(());
-        }
-        // Requests that left other than by completing (cancelled, dropped, migrated) leave the count when it matters.
-        if let Capacity::Finite(k) = admission.capacity()
-            && self.held.len() >= k
-        {
-            self.held.retain(|id| self.jobs.contains_key(id) || self.parked.contains_key(id));
-        }
-        let decision = admission.admit(runtime, now.secs(), self.held.len());
-        self.externals.refused += u64::from(decision.is_err());
-        decision
-    }
-
-    /// The current K of the admission control (NaN: none, or unbounded).
-    pub(super) fn admission_capacity(&self) -> f64 {
-        match self.admission.as_ref().map(|a| a.capacity()) {
-            Some(Capacity::Finite(k)) => k as f64,
-            _ => f64::NAN,
-        }
+        let (jobs, parked) = (&self.jobs, &self.parked);
+        let here = |id| jobs.contains_key(&id) || parked.contains_key(&id);
+        self.externals.control(runtime, external, now, here)
     }
 
     /// A deadline-constrained lease is queued only if its planned completion meets its deadline.
@@ -153,9 +132,7 @@ impl Provider {
         ctx.send(job.spec.owner, Msg::Job(JobMsg::Completed { job: id, cost }));
         let now = ctx.now();
         if job.via.is_some() {
-            self.held.remove(&id);
-            self.externals.completed += 1;
-            self.externals.met += u64::from(job.spec.deadline.is_none_or(|d| now <= d));
+            self.externals.completed(id, job.spec.deadline.is_none_or(|d| now <= d));
         }
         let freed = match job.reservation {
             Some(r) => match self.scheduler.cancel_reservation(now, r) {

@@ -26,6 +26,11 @@
 //! advance reservations, reserved slots, slot queries), `preempting` (local requests, preemptive priority, what
 //! becomes of a preempted lease), `migration` (leases migrating in, parked leases settled) and `owner` (an owner's
 //! suspend and cancel).
+//!
+//! Capabilities own their state beside the core (scheduler, job life cycle, billing): [`pricing`] (its strategy and
+//! what it saw, reading the core through `PricingView`), `external` (external requests and their admission
+//! control), `reservations::Claims` (SLA claims granted, reservations' terms), `energy` (node power states) and
+//! `trading` (its session on an exchange).
 
 pub mod admission;
 pub mod kind;
@@ -44,13 +49,14 @@ pub use trading::{ExchangeTrading, Sell};
 pub use crate::model::ProviderInfo;
 
 mod energy;
+mod external;
 mod lifecycle;
 mod migration;
 mod owner;
 mod preempting;
 mod reservations;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -243,39 +249,22 @@ pub struct Provider {
     /// Jobs that arrived in this instant, which may preempt lower classes once the pass has placed them
     /// (preemptive-resume priority).
     arrivals: Vec<JobId>,
-    /// Reservations an exchange made: their contracts were paid when reserved, so their jobs are not billed.
-    prepaid: BTreeSet<u64>,
-    /// Reservations a meta-broker matched at a price of its own [G$ per PE-second], by reservation id.
-    matched_prices: BTreeMap<u64, f64>,
     /// How it sells on an exchange, and its standing there.
     exchange: Option<(ExchangeTrading, trading::Session)>,
-    /// Which SLA claims it grants, and when it last granted one.
-    sla: SlaRule,
-    sla_granted: Option<SimTime>,
+    /// The SLA claims it grants and the terms of the reservations others made.
+    claims: reservations::Claims,
     /// How its price moves, and the requests it saw.
     pricing: pricing::Pricing,
     /// Node power states and their management (Amini Salehi 2012, ch6), if it has them.
     energy: Option<Box<energy::Energy>>,
-    /// Admission control of external requests, if any (see [`admission`]).
-    admission: Option<Admission>,
     /// Moldable requests: a job's work (PEs × runtime) spreads over all the cluster's PEs (Amini Salehi, Javadi &
     /// Buyya: "the number of VMs required by a request adapts to the number of VMs in the allocated cluster and the
     /// duration of the request changes accordingly"), its deadline as [`MoldedDeadline`] says; `None`: rigid.
     moldable: Option<MoldedDeadline>,
-    /// External requests (forwarded by a gateway) held here, queued, running or preempted.
-    held: BTreeSet<JobId>,
     /// Local requests made ahead whose window could not be held when they were made: placed at their start.
     ahead: BTreeMap<JobId, JobSpec>,
-    externals: ExternalStats,
-}
-
-/// What became of the external requests, for the violation rate of Amini Salehi, Javadi & Buyya (Eq 14).
-#[derive(Clone, Debug, Default)]
-struct ExternalStats {
-    requests: u64,
-    refused: u64,
-    completed: u64,
-    met: u64,
+    /// External requests (forwarded by a gateway) and their admission control (see [`admission`]).
+    externals: external::ExternalRequests,
 }
 
 /// What contention cost, for the metrics of Amini Salehi (2012) ch3.
@@ -332,25 +321,20 @@ impl Provider {
             contention: ContentionStats::default(),
             parked: BTreeMap::new(),
             arrivals: Vec::new(),
-            prepaid: BTreeSet::new(),
-            matched_prices: BTreeMap::new(),
             exchange: None,
-            sla: SlaRule::Capacity,
-            sla_granted: None,
+            claims: reservations::Claims::default(),
             pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
             energy: None,
-            admission: None,
             moldable: None,
-            held: BTreeSet::new(),
             ahead: BTreeMap::new(),
-            externals: ExternalStats::default(),
+            externals: external::ExternalRequests::default(),
             config,
         }
     }
 
     /// A provider whose admission control refuses external requests beyond the K of `config`.
     pub fn with_admission(mut self, config: AdmissionConfig) -> Provider {
-        self.admission = Some(Admission::new(config));
+        self.externals.admission = Some(Admission::new(config));
         self
     }
 
@@ -363,7 +347,7 @@ impl Provider {
 
     /// A provider that grants the SLA claims of personalised brokers by `rule` (default: while its PEs last).
     pub fn with_sla(mut self, rule: SlaRule) -> Provider {
-        self.sla = rule;
+        self.claims.sla = rule;
         self
     }
 
@@ -486,13 +470,8 @@ impl Agent<GridMarket> for Provider {
             ("rejected", self.rejected as f64),
             ("completed", self.completed as f64),
             ("pes", f64::from(self.config.pes)),
-            ("external_requests", self.externals.requests as f64),
-            ("external_refused", self.externals.refused as f64),
-            ("external_completed", self.externals.completed as f64),
-            ("external_met", self.externals.met as f64),
-            ("admission_capacity", self.admission_capacity()),
-            ("admission_fallbacks", self.admission.as_ref().map_or(0.0, |a| a.fallbacks as f64)),
         ]);
+        self.externals.report(out);
         out.transfers.extend_from_slice(self.book.transfers());
         out.violations.extend(self.scheduler.violations().iter().map(|(t, what)| (t.secs(), what.clone())));
         out.series.push(("busy_pes", self.busy.clone()));

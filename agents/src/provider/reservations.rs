@@ -1,6 +1,8 @@
 //! Capacity claimed ahead: SLA claims of personalised brokers, advance reservations and the jobs submitted into
 //! reserved slots, and the meta-brokers' free-slot queries.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::scheduler::{ReservationId, ReservationRequest, Started};
 use super::{LocalJob, Provider, ProviderConfig, SlaRule};
 use crate::model::JobId;
@@ -10,6 +12,32 @@ use crate::protocol::{
 };
 use crate::sim::{AgentId, Ctx, SimTime};
 
+/// What the provider agreed ahead of running: which SLA claims it grants and when it last granted one, and the
+/// terms of the reservations others made (paid already, or at a matched price).
+#[derive(Debug, Default)]
+pub(super) struct Claims {
+    /// Which SLA claims it grants.
+    pub(super) sla: SlaRule,
+    /// When it last granted one.
+    sla_granted: Option<SimTime>,
+    /// Reservations an exchange made: their contracts were paid when reserved, so their jobs are not billed.
+    prepaid: BTreeSet<u64>,
+    /// Reservations a meta-broker matched at a price of its own [G$ per PE-second], by reservation id.
+    matched_prices: BTreeMap<u64, f64>,
+}
+
+impl Claims {
+    /// Whether a claim at `now` may be granted by the rule: under [`SlaRule::First`], only the first of an instant.
+    fn may_grant(&self, now: SimTime) -> bool {
+        self.sla == SlaRule::Capacity || self.sla_granted != Some(now)
+    }
+
+    /// The terms of `reservation`, whose job has come: whether it was paid already, and its matched price.
+    fn settle(&mut self, reservation: u64) -> (bool, Option<f64>) {
+        (self.prepaid.remove(&reservation), self.matched_prices.remove(&reservation))
+    }
+}
+
 impl Provider {
     /// Personalised-broker claim (Garg 2010, ch3): granted only if the job can start right now, so the first
     /// claim on free capacity wins and later ones get `SlaFail`; under [`SlaRule::First`], only the first claim of
@@ -17,14 +45,13 @@ impl Provider {
     pub(super) fn on_sla_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let estimate = self.config.planned_duration(&job);
-        let first = self.sla == SlaRule::Capacity || self.sla_granted != Some(now);
-        let can_start_now =
-            first && self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
+        let can_start_now = self.claims.may_grant(now)
+            && self.scheduler.earliest_start(now, job.pes, estimate, None).is_ok_and(|s| s <= now);
         let (id, owner) = (job.id, job.owner);
         match can_start_now.then(|| self.admit(job, ctx.now())) {
             Some(Ok(started)) => {
                 self.accepted += 1;
-                self.sla_granted = Some(now);
+                self.claims.sla_granted = Some(now);
                 ctx.send(owner, Msg::Market(MarketMsg::SlaAccept { job: id, price: self.config.price }));
                 self.start(started, ctx);
             }
@@ -39,8 +66,7 @@ impl Provider {
     /// A job with a ticket (a meta-broker's, Garg (2010) §3.2 step 8, or an exchange's): it runs in its reserved slot,
     /// from the slot's start; the reservation already holds its PEs, and must hold them long enough.
     pub(super) fn on_submit_reserved(&mut self, job: JobSpec, reservation: u64, start: SimTime, ctx: &mut Ctx<'_>) {
-        let prepaid = self.prepaid.remove(&reservation);
-        let price = self.matched_prices.remove(&reservation);
+        let (prepaid, price) = self.claims.settle(reservation);
         let (id, owner) = (job.id, job.owner);
         let window = self.scheduler.reservations().find(|(r, _)| r.0 == reservation).map(|(_, w)| w);
         let refusal = match window {
@@ -90,7 +116,7 @@ impl Provider {
             Ok(r) => {
                 // An exchange's reservation is a contract it settles itself (see `crate::ledger`).
                 if ctx.directory().offers(from, Service::ClearsAuctions.name()) {
-                    self.prepaid.insert(r.0);
+                    self.claims.prepaid.insert(r.0);
                 }
                 LeaseMsg::Reserved { request, reservation: r.0 }
             }
@@ -105,7 +131,7 @@ impl Provider {
 
     /// The holder gives a reservation back (or ends it early).
     pub(super) fn on_release(&mut self, reservation: u64, ctx: &mut Ctx<'_>) {
-        self.matched_prices.remove(&reservation);
+        self.claims.matched_prices.remove(&reservation);
         match self.scheduler.cancel_reservation(ctx.now(), ReservationId(reservation)) {
             Ok(started) => self.start(started, ctx),
             Err(e) => tracing::warn!(provider = ctx.name(), reservation, "release refused: {e}"),
@@ -150,7 +176,7 @@ impl Provider {
         let req = ReservationRequest { start: m.start, end: m.end, pes: m.pes, partition: Some(m.queue as usize) };
         let answer = match self.scheduler.reserve(ctx.now(), req) {
             Ok(r) => {
-                self.matched_prices.insert(r.0, m.price);
+                self.claims.matched_prices.insert(r.0, m.price);
                 LeaseMsg::Reserved { request: m.request, reservation: r.0 }
             }
             Err(e) => LeaseMsg::ReserveRefused { request: m.request, reason: e.to_string() },
