@@ -42,7 +42,7 @@ impl Provider {
                 }
                 self.start(started, ctx);
                 if self.config.preemptive_priority {
-                    self.arrivals.push(id);
+                    self.preemption.arrivals.push(id);
                 }
             }
             Err(reason) => {
@@ -70,7 +70,7 @@ impl Provider {
     /// feeds its estimates.
     fn admission_control(&mut self, job: &JobSpec, external: bool, now: SimTime) -> Result<(), String> {
         let runtime = self.config.scaled(job.runtime);
-        let (jobs, parked) = (&self.jobs, &self.parked);
+        let (jobs, parked) = (&self.jobs, &self.preemption.parked);
         let here = |id| jobs.contains_key(&id) || parked.contains_key(&id);
         self.externals.control(runtime, external, now, here)
     }
@@ -163,7 +163,7 @@ impl Provider {
     /// exactly one wake-up pending at the scheduler's next due time.
     pub(super) fn after_event(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        if self.scheduler.pass_pending() || !self.arrivals.is_empty() {
+        if self.scheduler.pass_pending() || !self.preemption.arrivals.is_empty() {
             ctx.at_end_of_instant();
         }
         self.arm_power_check(ctx);

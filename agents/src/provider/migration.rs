@@ -18,14 +18,14 @@ impl Provider {
         let estimate = self.config.planned_duration(&planned);
         let answer = match self.admit_by_deadline(planned, ctx.now()) {
             Ok(started) => {
-                self.contention.migrated_in += 1;
+                self.preemption.stats.migrated_in += 1;
                 let job = self.jobs.get_mut(&id).expect("just admitted");
                 // Rounded otherwise than the scheduler's estimate, the runtime can exceed it by an ulp when the speed
                 // is not 1, and the job would end after the end its PEs are planned free at.
                 let work = job.runtime;
                 job.plan((work + overhead).min(estimate), *overhead, work);
                 (job.preempted, job.via) = (true, Some(gateway));
-                self.contention.overhead_pe_seconds += f64::from(lease.pes) * overhead;
+                self.preemption.stats.overhead_pe_seconds += f64::from(lease.pes) * overhead;
                 self.start(started, ctx);
                 LeaseMsg::Migrated { lease: id, to: ctx.me() }
             }
@@ -46,9 +46,9 @@ impl Provider {
             tracing::warn!(provider = ctx.name(), lease = id, "only the lease's gateway or owner settles it: ignored");
             return;
         }
-        let Some((evicted, remaining, overhead)) = self.parked.remove(&id) else { return };
+        let Some((evicted, remaining, overhead)) = self.preemption.parked.remove(&id) else { return };
         if moved {
-            self.contention.migrated_out += 1;
+            self.preemption.stats.migrated_out += 1;
             // What it computed here is billed here: the destination bills the rest.
             let job = self.jobs.remove(&id).expect("entitled");
             let amount = self.bill(&job, job.computed, ctx);

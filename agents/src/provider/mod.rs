@@ -29,8 +29,9 @@
 //!
 //! Capabilities own their state beside the core (scheduler, job life cycle, billing): [`pricing`] (its strategy and
 //! what it saw, reading the core through `PricingView`), `external` (external requests and their admission
-//! control), `reservations::Claims` (SLA claims granted, reservations' terms), `energy` (node power states) and
-//! `trading` (its session on an exchange).
+//! control), `reservations::Claims` (SLA claims granted, reservations' terms), `preempting::Preemption` (what
+//! contention cost, parked leases, arrivals that may preempt), `energy` (node power states) and `trading` (its
+//! session on an exchange).
 
 pub mod admission;
 pub mod kind;
@@ -69,7 +70,7 @@ use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use admission::{Admission, AdmissionConfig};
 use overhead::OverheadModel;
 use preemption::PreemptionPolicy;
-use scheduler::{LocalScheduler, Partitioning, QueueOrder, QueuedJob, Rejected, ReservationId, SchedulerPolicy};
+use scheduler::{LocalScheduler, Partitioning, QueueOrder, Rejected, ReservationId, SchedulerPolicy};
 
 /// A provider's configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -241,14 +242,8 @@ pub struct Provider {
     completed: u64,
     /// What this provider billed (see `crate::ledger` for the rules).
     book: Book,
-    contention: ContentionStats,
-    /// Leases out of the scheduler until someone decides: suspended migratable leases whose gateway is looking
-    /// for a destination, and leases their owner suspended. The lease as evicted from the scheduler, its remaining
-    /// runtime here and its overhead [s].
-    parked: BTreeMap<JobId, (QueuedJob, f64, f64)>,
-    /// Jobs that arrived in this instant, which may preempt lower classes once the pass has placed them
-    /// (preemptive-resume priority).
-    arrivals: Vec<JobId>,
+    /// What contention cost, the leases parked out of the scheduler, the jobs that may preempt this instant.
+    preemption: preempting::Preemption,
     /// How it sells on an exchange, and its standing there.
     exchange: Option<(ExchangeTrading, trading::Session)>,
     /// The SLA claims it grants and the terms of the reservations others made.
@@ -265,36 +260,6 @@ pub struct Provider {
     ahead: BTreeMap<JobId, JobSpec>,
     /// External requests (forwarded by a gateway) and their admission control (see [`admission`]).
     externals: external::ExternalRequests,
-}
-
-/// What contention cost, for the metrics of Amini Salehi (2012) ch3.
-#[derive(Clone, Debug, Default)]
-struct ContentionStats {
-    local_requests: u64,
-    local_rejected: u64,
-    /// Leases preempted (running or holding a queued reservation).
-    preempted_leases: u64,
-    /// VMs of the running leases preempted.
-    preempted_vms: u64,
-    /// Σ h(C) over the chosen sets [s].
-    overhead: f64,
-    /// Σ v·h(L): PE-seconds the overhead keeps busy, which are not computation.
-    overhead_pe_seconds: f64,
-    /// PE-seconds cancelled leases ran before their preemption: busy, but their work is lost, so not computation.
-    lost_pe_seconds: f64,
-    /// Exact searches that hit the limit and fell back to the greedy policy.
-    search_fallbacks: u64,
-    /// Running migratable leases preempted (Amini Salehi 2012, ch4's migration rate is `migrated /
-    /// preempted_migratable`).
-    preempted_migratable: u64,
-    /// Leases that left for another provider.
-    migrated_out: u64,
-    /// Leases that arrived from another provider.
-    migrated_in: u64,
-    /// Deadline-constrained leases whose plan after a preemption ends past their deadline.
-    deadline_missed: u64,
-    /// Leases their owner suspended (`Lease::Suspend`).
-    owner_suspends: u64,
 }
 
 impl Provider {
@@ -318,9 +283,7 @@ impl Provider {
             rejected: 0,
             completed: 0,
             book: Book::default(),
-            contention: ContentionStats::default(),
-            parked: BTreeMap::new(),
-            arrivals: Vec::new(),
+            preemption: preempting::Preemption::default(),
             exchange: None,
             claims: reservations::Claims::default(),
             pricing: pricing::Pricing::new(pricing::PricingConfig::default(), config.price),
@@ -399,7 +362,7 @@ impl Agent<GridMarket> for Provider {
     fn end_of_instant(&mut self, ctx: &mut Ctx<'_>) {
         let started = self.scheduler.pass(ctx.now());
         self.start(started, ctx);
-        for id in std::mem::take(&mut self.arrivals) {
+        for id in std::mem::take(&mut self.preemption.arrivals) {
             self.preempt_lower_classes(id, ctx);
         }
         self.power_after_pass(ctx.now());
@@ -446,7 +409,7 @@ impl Agent<GridMarket> for Provider {
         let span = now.secs();
         let capacity = f64::from(self.config.pes) * span;
         let busy = self.busy.integral(span);
-        let c = &self.contention;
+        let c = &self.preemption.stats;
         // Amini Salehi (2012) Eq 3.10-3.11: computation is Σ v·d over the leases, each lease's duration once;
         // preemption overhead and the lost runs of cancelled leases keep VMs busy but are not computation.
         let computing = (busy - c.overhead_pe_seconds - c.lost_pe_seconds).max(0.0);

@@ -12,7 +12,7 @@ impl Provider {
     pub(super) fn on_suspend(&mut self, id: JobId, from: AgentId, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(job) = self.jobs.get_mut(&id) else { return };
-        if job.spec.owner != from || job.reservation.is_some() || self.parked.contains_key(&id) {
+        if job.spec.owner != from || job.reservation.is_some() || self.preemption.parked.contains_key(&id) {
             tracing::warn!(
                 provider = ctx.name(),
                 lease = id,
@@ -41,9 +41,9 @@ impl Provider {
                 (evicted, job.runtime, 0.0, started)
             }
         };
-        self.contention.owner_suspends += 1;
+        self.preemption.stats.owner_suspends += 1;
         ctx.send(owner, Msg::Lease(LeaseMsg::Preempted { lease: id, kind: PreemptionKind::Suspend, overhead }));
-        self.parked.insert(id, (evicted, remaining, overhead));
+        self.preemption.parked.insert(id, (evicted, remaining, overhead));
         self.start(started, ctx);
         self.after_event(ctx);
     }
@@ -64,7 +64,7 @@ impl Provider {
         }
         let mut job = self.jobs.remove(&id).expect("just found");
         let now = ctx.now();
-        if self.parked.remove(&id).is_some() {
+        if self.preemption.parked.remove(&id).is_some() {
             // Out of the scheduler already: nothing runs or waits there.
             let cost = self.bill(&job, job.computed, ctx);
             ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Cancelled { lease: id, cost }));

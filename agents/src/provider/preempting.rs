@@ -2,12 +2,58 @@
 //! a preempted lease by its type (restart, resume here, migrate or drop). [`super::preemption`] holds the policies
 //! that choose what to preempt.
 
+use std::collections::BTreeMap;
+
 use super::preemption::{Contention, LeaseTerms, PreemptionPolicy, SearchLimits};
 use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, Started};
 use super::{CancelledLeases, LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg, TimerMsg};
 use crate::sim::{Ctx, SimTime};
+
+/// The preemption capability's state.
+#[derive(Debug, Default)]
+pub(super) struct Preemption {
+    /// What contention cost.
+    pub(super) stats: ContentionStats,
+    /// Leases out of the scheduler until someone decides: suspended migratable leases whose gateway is looking
+    /// for a destination, and leases their owner suspended. The lease as evicted from the scheduler, its remaining
+    /// runtime here and its overhead [s].
+    pub(super) parked: BTreeMap<JobId, (QueuedJob, f64, f64)>,
+    /// Jobs that arrived in this instant, which may preempt lower classes once the pass has placed them
+    /// (preemptive-resume priority).
+    pub(super) arrivals: Vec<JobId>,
+}
+
+/// What contention cost, for the metrics of Amini Salehi (2012) ch3.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ContentionStats {
+    pub(super) local_requests: u64,
+    pub(super) local_rejected: u64,
+    /// Leases preempted (running or holding a queued reservation).
+    pub(super) preempted_leases: u64,
+    /// VMs of the running leases preempted.
+    pub(super) preempted_vms: u64,
+    /// Σ h(C) over the chosen sets [s].
+    pub(super) overhead: f64,
+    /// Σ v·h(L): PE-seconds the overhead keeps busy, which are not computation.
+    pub(super) overhead_pe_seconds: f64,
+    /// PE-seconds cancelled leases ran before their preemption: busy, but their work is lost, so not computation.
+    pub(super) lost_pe_seconds: f64,
+    /// Exact searches that hit the limit and fell back to the greedy policy.
+    pub(super) search_fallbacks: u64,
+    /// Running migratable leases preempted (Amini Salehi 2012, ch4's migration rate is `migrated /
+    /// preempted_migratable`).
+    pub(super) preempted_migratable: u64,
+    /// Leases that left for another provider.
+    pub(super) migrated_out: u64,
+    /// Leases that arrived from another provider.
+    pub(super) migrated_in: u64,
+    /// Deadline-constrained leases whose plan after a preemption ends past their deadline.
+    pub(super) deadline_missed: u64,
+    /// Leases their owner suspended (`Lease::Suspend`).
+    pub(super) owner_suspends: u64,
+}
 
 /// Which external leases a local request may preempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +68,7 @@ impl Provider {
     /// A local request (Amini Salehi 2012, ch3) must run from now for its duration, or, made ahead, from its `start`:
     /// in free capacity if there is enough, else in capacity the preemption policy frees; otherwise it is rejected.
     pub(super) fn on_local_request(&mut self, job: JobSpec, ctx: &mut Ctx<'_>) {
-        self.contention.local_requests += 1;
+        self.preemption.stats.local_requests += 1;
         match job.start.filter(|&at| at > ctx.now()) {
             Some(at) => self.reserve_ahead(job, at, ctx),
             None => self.place_local(job, ctx),
@@ -52,7 +98,7 @@ impl Provider {
             }
             Err(reason) => {
                 self.rejected += 1;
-                self.contention.local_rejected += 1;
+                self.preemption.stats.local_rejected += 1;
                 ctx.send(job.owner, Msg::Job(JobMsg::Rejected { job: job.id, reason }));
             }
         }
@@ -146,7 +192,7 @@ impl Provider {
             Ok(set) => set,
             Err(_) => {
                 // Too many candidates for an exact search: the prototype's greedy ordering never fails.
-                self.contention.search_fallbacks += 1;
+                self.preemption.stats.search_fallbacks += 1;
                 let fallback = match self.config.preemption {
                     PreemptionPolicy::Mlip => PreemptionPolicy::GreedyMlip,
                     _ => PreemptionPolicy::GreedyMov,
@@ -158,7 +204,7 @@ impl Provider {
         let victims: Vec<(JobId, f64)> = contention.members(&set).map(|c| (c.lease, c.overhead)).collect();
         let ids: Vec<JobId> = victims.iter().map(|v| v.0).collect();
         let preempted = self.scheduler.reserve_preempting(now, *request, &ids).map_err(|e| e.to_string())?;
-        self.contention.overhead += set.overhead;
+        self.preemption.stats.overhead += set.overhead;
         for evicted in preempted.evicted {
             let overhead = victims.iter().find(|v| v.0 == evicted.id).map_or(0.0, |v| v.1);
             self.requeue_preempted(evicted, overhead, ctx);
@@ -199,7 +245,7 @@ impl Provider {
         let now = ctx.now();
         let speed = self.config.speed;
         let Some(job) = self.jobs.get_mut(&evicted.id) else { return };
-        self.contention.preempted_leases += 1;
+        self.preemption.stats.preempted_leases += 1;
         let Some(start) = job.start else {
             // A queued reservation gives way and is planned again; its VMs did not exist yet.
             let requeued = QueuedJob { submit: now, ..evicted };
@@ -212,7 +258,7 @@ impl Provider {
             ctx.cancel(timer);
         }
         self.busy_now -= vms;
-        self.contention.preempted_vms += u64::from(vms);
+        self.preemption.stats.preempted_vms += u64::from(vms);
         ctx.send(job.spec.owner, Msg::Lease(LeaseMsg::Preempted { lease: evicted.id, kind, overhead }));
         let done = now - start;
         job.pause(now);
@@ -221,11 +267,11 @@ impl Provider {
         // longer, and the scheduler frees the PEs at the estimate).
         let remaining = (job.runtime - done).min(evicted.estimate);
         if kind == PreemptionKind::Migrate {
-            self.contention.preempted_migratable += 1;
+            self.preemption.stats.preempted_migratable += 1;
         }
         if kind == PreemptionKind::Cancel {
             // What it computed is lost: busy PE-seconds that are not computation.
-            self.contention.lost_pe_seconds += f64::from(vms) * job.computed;
+            self.preemption.stats.lost_pe_seconds += f64::from(vms) * job.computed;
         }
         match (kind, job.via) {
             // The work is lost and not billed, but the nodes drew power for it: its energy is booked.
@@ -248,7 +294,7 @@ impl Provider {
                 (lease.runtime, lease.estimate) = (remaining * speed, evicted.estimate * speed);
                 let migration = Migration { lease, source: ctx.me(), overhead };
                 ctx.send(gateway, Msg::Lease(LeaseMsg::Migrate(Box::new(migration))));
-                self.parked.insert(evicted.id, (evicted, remaining, overhead));
+                self.preemption.parked.insert(evicted.id, (evicted, remaining, overhead));
             }
             // Suspended, or migrating without a gateway to find a destination: resume here once the scheduler
             // finds room, with the overhead on its VMs.
@@ -264,7 +310,7 @@ impl Provider {
         // Overhead left from an earlier resume, if it was preempted again that early, is still to be spent.
         let left = job.overhead;
         job.plan(remaining + overhead, left + overhead, remaining - left);
-        self.contention.overhead_pe_seconds += f64::from(job.spec.pes) * overhead;
+        self.preemption.stats.overhead_pe_seconds += f64::from(job.spec.pes) * overhead;
         let (id, deadline, owner) = (evicted.id, job.spec.deadline, job.spec.owner);
         let estimate = evicted.estimate + overhead;
         self.queue_again(QueuedJob { estimate, ..evicted }, ctx);
@@ -275,7 +321,7 @@ impl Provider {
         {
             let expected_end = start + estimate;
             if expected_end > deadline {
-                self.contention.deadline_missed += 1;
+                self.preemption.stats.deadline_missed += 1;
                 ctx.send(owner, Msg::Lease(LeaseMsg::DeadlineMissed { lease: id, expected_end }));
             }
         }
