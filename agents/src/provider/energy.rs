@@ -73,6 +73,7 @@ use super::scheduler::{LocalScheduler, QueuedJob, ReservationId, ReservationRequ
 use super::{LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::TimerMsg;
+use crate::registry::{Metric, Unit};
 use crate::report::{Metered, Report, Series};
 use crate::sim::{Ctx, SimTime, TimerId};
 
@@ -882,3 +883,27 @@ impl RawEnergy {
         })
     }
 }
+
+/// The energy capability's metrics (Amini Salehi 2012, ch6).
+pub(super) const METRICS: &[Metric] = &[
+    Metric::new("node_energy", Unit::Energy, "energy the switched-on nodes drew (Amini Salehi 2012, ch6)"),
+    Metric::new("node_idle_energy", Unit::Energy, "of node_energy, what no lease held (idle, booting, shutting down)"),
+    Metric::new(
+        "node_energy_window",
+        Unit::Energy,
+        "of node_energy, what the nodes drew before the end of the energy window (the whole run without one)",
+    ),
+    Metric::new(
+        "violation_rate",
+        Unit::Share,
+        "external requests that waited more than the waiting factor × the mean external duration",
+    ),
+    Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
+    Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
+    Metric::new(
+        "consolidation_replanned",
+        Unit::Count,
+        "planned external leases consolidation took off the nodes it switched off, planned anew",
+    ),
+    Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
+];

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use super::admission::Admission;
 use super::admission::model::Capacity;
 use crate::model::JobId;
+use crate::registry::{Metric, Unit};
 use crate::report::Report;
 use crate::sim::SimTime;
 
@@ -82,6 +83,28 @@ impl ExternalRequests {
         ]);
     }
 }
+
+/// The admission capability's metrics (the violation rate of Amini Salehi, Javadi & Buyya, Eq 14).
+pub(super) const METRICS: &[Metric] = &[
+    Metric::new("external_requests", Unit::Count, "external requests (forwarded by a gateway) that arrived"),
+    Metric::new("external_refused", Unit::Count, "external requests the admission control refused"),
+    Metric::new("external_completed", Unit::Count, "external requests that ran to completion"),
+    Metric::new(
+        "external_met",
+        Unit::Count,
+        "external requests completed by their deadline (for a moldable provider, the deadline as `molded-deadline` says)",
+    ),
+    Metric::new(
+        "admission_capacity",
+        Unit::Count,
+        "K of the admission control at the end of the run: the most external requests held (undefined when \
+             unbounded or without admission control)",
+    ),
+    Metric::substitution(
+        "admission_fallbacks",
+        "estimates of K the model refused (a local load of 1 or more), each answered with K = 1",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 //! price and speed are drawn per member and replication, as Garg (2010) ch3's heterogeneous sites).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use rand::RngExt;
 use schemars::JsonSchema;
@@ -20,6 +21,7 @@ use super::{
     CancelledLeases, EnergyConfig, ExchangeTrading, MoldedDeadline, Provider, ProviderConfig, ProviderInfo, Sell,
     SlaRule,
 };
+use super::{energy, external, preempting, pricing};
 use crate::exchange::mechanism::MechanismKind;
 use crate::exchange::traders::Strategy;
 use crate::metabroker::tradeoff::prices::WeibullPrice;
@@ -37,6 +39,25 @@ pub const KIND: &str = "provider";
 
 /// The resource provider kind.
 pub struct ProviderKind;
+
+/// The core's metrics: how busy the cluster was.
+const CORE_USAGE: &[Metric] = &[
+    Metric::new(
+        "utilisation",
+        Unit::Share,
+        "PE-seconds computing over PE-seconds available from t = 0 to the end of the run (preemption overhead \
+             and the runs of cancelled leases are busy but not computing)",
+    ),
+    Metric::new("busy_pe_seconds", Unit::PeSeconds, "PE-seconds busy, computing or not"),
+];
+
+/// The core's metrics: what became of the jobs submitted, and the cluster's size.
+const CORE_COUNTS: &[Metric] = &[
+    Metric::new("accepted", Unit::Count, "jobs admitted when submitted"),
+    Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
+    Metric::new("completed", Unit::Count, "jobs that ran to completion"),
+    Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
+];
 
 impl AgentKind for ProviderKind {
     fn services(&self) -> &'static [Service] {
@@ -109,113 +130,11 @@ impl AgentKind for ProviderKind {
     }
 
     fn metrics(&self) -> &'static [Metric] {
-        const METRICS: &[Metric] = &[
-            Metric::new(
-                "utilisation",
-                Unit::Share,
-                "PE-seconds computing over PE-seconds available from t = 0 to the end of the run (preemption overhead \
-                 and the runs of cancelled leases are busy but not computing)",
-            ),
-            Metric::new("busy_pe_seconds", Unit::PeSeconds, "PE-seconds busy, computing or not"),
-            Metric::new("local_requests", Unit::Count, "requests from the provider's own (local) users"),
-            Metric::new("local_rejected", Unit::Count, "local requests rejected"),
-            Metric::new("preempted_leases", Unit::Count, "leases preempted, running or holding a queued reservation"),
-            Metric::new("preempted_vms", Unit::Count, "VMs of the running leases preempted"),
-            Metric::new("preemption_overhead", Unit::Seconds, "the overhead h(C) of the preempted sets, summed"),
-            Metric::new("overhead_pe_seconds", Unit::PeSeconds, "PE-seconds the preemption overhead kept busy"),
-            Metric::new("lost_pe_seconds", Unit::PeSeconds, "PE-seconds cancelled leases ran before their preemption"),
-            Metric::substitution(
-                "search_fallbacks",
-                "exact preemption searches that hit their limit and fell back to the greedy policy",
-            ),
-            Metric::new("preempted_migratable", Unit::Count, "running migratable leases preempted"),
-            Metric::new("migrated_out", Unit::Count, "leases that left for another provider"),
-            Metric::new("migrated_in", Unit::Count, "leases that arrived from another provider"),
-            Metric::new(
-                "deadline_missed",
-                Unit::Count,
-                "deadline-constrained leases whose plan after a preemption ends past their deadline",
-            ),
-            Metric::new("owner_suspends", Unit::Count, "leases their owner suspended"),
-            Metric::new("accepted", Unit::Count, "jobs admitted when submitted"),
-            Metric::new("rejected", Unit::Count, "jobs refused when submitted"),
-            Metric::new("completed", Unit::Count, "jobs that ran to completion"),
-            Metric::new("pes", Unit::Count, "processing elements (PEs) of the cluster"),
-            Metric::new("external_requests", Unit::Count, "external requests (forwarded by a gateway) that arrived"),
-            Metric::new("external_refused", Unit::Count, "external requests the admission control refused"),
-            Metric::new("external_completed", Unit::Count, "external requests that ran to completion"),
-            Metric::new(
-                "external_met",
-                Unit::Count,
-                "external requests completed by their deadline (for a moldable provider, the deadline as `molded-deadline` says)",
-            ),
-            Metric::new(
-                "admission_capacity",
-                Unit::Count,
-                "K of the admission control at the end of the run: the most external requests held (undefined when \
-                 unbounded or without admission control)",
-            ),
-            Metric::substitution(
-                "admission_fallbacks",
-                "estimates of K the model refused (a local load of 1 or more), each answered with K = 1",
-            ),
-            Metric::new("price", Unit::Price, "the price posted at the end of the run"),
-            Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
-            Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
-            Metric::new(
-                "price_settled",
-                Unit::Price,
-                "the mean price after the repricings of the second half of the run (undefined without repricing)",
-            ),
-            Metric::new(
-                "price_swing",
-                Unit::Ratio,
-                "over the repricings of the second half of the run, the mean absolute price change over the mean price \
-                 (0 for a settled price; undefined without repricing)",
-            ),
-            Metric::new(
-                "price_alternation",
-                Unit::Share,
-                "over the price changes of the second half of the run, the share that reverse the change before (near 1 \
-                 for a price oscillating at every repricing)",
-            ),
-            Metric::new(
-                "price_clamped",
-                Unit::Count,
-                "prices the pricing strategy proposed outside its bounds (or not a finite non-negative number), clamped",
-            ),
-            Metric::new(
-                "requests",
-                Unit::Count,
-                "claims, submissions and reservations received, granted or not (what the contention index counts)",
-            ),
-            Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
-            Metric::new("node_energy", Unit::Energy, "energy the switched-on nodes drew (Amini Salehi 2012, ch6)"),
-            Metric::new(
-                "node_idle_energy",
-                Unit::Energy,
-                "of node_energy, what no lease held (idle, booting, shutting down)",
-            ),
-            Metric::new(
-                "node_energy_window",
-                Unit::Energy,
-                "of node_energy, what the nodes drew before the end of the energy window (the whole run without one)",
-            ),
-            Metric::new(
-                "violation_rate",
-                Unit::Share,
-                "external requests that waited more than the waiting factor × the mean external duration",
-            ),
-            Metric::new("nodes_switched_on", Unit::Count, "nodes the energy policy switched on"),
-            Metric::new("consolidated_leases", Unit::Count, "external leases suspended to switch their nodes off"),
-            Metric::new(
-                "consolidation_replanned",
-                Unit::Count,
-                "planned external leases consolidation took off the nodes it switched off, planned anew",
-            ),
-            Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
-        ];
-        METRICS
+        static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
+            let capabilities = [preempting::METRICS, CORE_COUNTS, external::METRICS, pricing::METRICS, energy::METRICS];
+            CORE_USAGE.iter().chain(capabilities.into_iter().flatten()).cloned().collect()
+        });
+        &METRICS
     }
 
     fn summed_metrics(&self) -> &'static [&'static str] {

@@ -9,6 +9,7 @@ use super::scheduler::{QueuedJob, Rejected, ReservationId, ReservationRequest, S
 use super::{CancelledLeases, LocalJob, Provider};
 use crate::model::{JobId, LeaseType, PreemptionKind};
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, Migration, Msg, TimerMsg};
+use crate::registry::{Metric, Unit};
 use crate::sim::{Ctx, SimTime};
 
 /// The preemption capability's state.
@@ -338,3 +339,27 @@ impl Provider {
         }
     }
 }
+
+/// The preemption capability's metrics (Amini Salehi 2012, ch3–4).
+pub(super) const METRICS: &[Metric] = &[
+    Metric::new("local_requests", Unit::Count, "requests from the provider's own (local) users"),
+    Metric::new("local_rejected", Unit::Count, "local requests rejected"),
+    Metric::new("preempted_leases", Unit::Count, "leases preempted, running or holding a queued reservation"),
+    Metric::new("preempted_vms", Unit::Count, "VMs of the running leases preempted"),
+    Metric::new("preemption_overhead", Unit::Seconds, "the overhead h(C) of the preempted sets, summed"),
+    Metric::new("overhead_pe_seconds", Unit::PeSeconds, "PE-seconds the preemption overhead kept busy"),
+    Metric::new("lost_pe_seconds", Unit::PeSeconds, "PE-seconds cancelled leases ran before their preemption"),
+    Metric::substitution(
+        "search_fallbacks",
+        "exact preemption searches that hit their limit and fell back to the greedy policy",
+    ),
+    Metric::new("preempted_migratable", Unit::Count, "running migratable leases preempted"),
+    Metric::new("migrated_out", Unit::Count, "leases that left for another provider"),
+    Metric::new("migrated_in", Unit::Count, "leases that arrived from another provider"),
+    Metric::new(
+        "deadline_missed",
+        Unit::Count,
+        "deadline-constrained leases whose plan after a preemption ends past their deadline",
+    ),
+    Metric::new("owner_suspends", Unit::Count, "leases their owner suspended"),
+];

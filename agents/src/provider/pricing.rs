@@ -43,7 +43,7 @@ use crate::model::Service;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::limits::{MAX_PRICE, short};
 use crate::registry::values::{Interval, Seconds};
-use crate::registry::{Invalid, Registry, serde_name, unknown_name};
+use crate::registry::{Invalid, Metric, Registry, Unit, serde_name, unknown_name};
 use crate::report::{Report, Series};
 use crate::sim::{Ctx, SimTime};
 
@@ -793,6 +793,41 @@ pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64, f64) {
     };
     (swing, alternation, mean_price)
 }
+
+/// The pricing capability's metrics.
+pub(super) const METRICS: &[Metric] = &[
+    Metric::new("price", Unit::Price, "the price posted at the end of the run"),
+    Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
+    Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
+    Metric::new(
+        "price_settled",
+        Unit::Price,
+        "the mean price after the repricings of the second half of the run (undefined without repricing)",
+    ),
+    Metric::new(
+        "price_swing",
+        Unit::Ratio,
+        "over the repricings of the second half of the run, the mean absolute price change over the mean price \
+             (0 for a settled price; undefined without repricing)",
+    ),
+    Metric::new(
+        "price_alternation",
+        Unit::Share,
+        "over the price changes of the second half of the run, the share that reverse the change before (near 1 \
+             for a price oscillating at every repricing)",
+    ),
+    Metric::new(
+        "price_clamped",
+        Unit::Count,
+        "prices the pricing strategy proposed outside its bounds (or not a finite non-negative number), clamped",
+    ),
+    Metric::new(
+        "requests",
+        Unit::Count,
+        "claims, submissions and reservations received, granted or not (what the contention index counts)",
+    ),
+    Metric::new("refused", Unit::Count, "claims, submissions and reservations refused"),
+];
 
 #[cfg(test)]
 mod tests {
