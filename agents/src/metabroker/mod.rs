@@ -56,7 +56,7 @@ pub use greedy::{GreedyRank, greedy, greedy_by};
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
-pub use policy::{Candidate, Footprint, MetaPolicy, place_each};
+pub use policy::{Candidate, FamilyPolicy, Footprint, MetaPolicy, place_each};
 
 /// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -90,24 +90,13 @@ impl SchedulingPolicy {
     ];
 }
 
-/// What a meta-broker runs at the end of every interval: a policy of the thesis, or a registered [`MetaPolicy`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum RoundPolicy {
-    /// One of the thesis's joint schedules.
-    Thesis(SchedulingPolicy),
-    /// One application at a time, each where the policy chooses ([`place_each`]).
-    Each(&'static dyn MetaPolicy),
-}
+/// What a meta-broker runs at the end of every interval: one of the thesis's joint schedules, or a registered
+/// [`MetaPolicy`] placing one application at a time ([`place_each`]).
+pub type RoundPolicy = FamilyPolicy<SchedulingPolicy>;
 
 impl From<SchedulingPolicy> for RoundPolicy {
     fn from(policy: SchedulingPolicy) -> RoundPolicy {
         RoundPolicy::Thesis(policy)
-    }
-}
-
-impl From<&'static dyn MetaPolicy> for RoundPolicy {
-    fn from(policy: &'static dyn MetaPolicy) -> RoundPolicy {
-        RoundPolicy::Each(policy)
     }
 }
 

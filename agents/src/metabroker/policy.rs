@@ -63,6 +63,22 @@ impl Registry {
     }
 }
 
+/// What a meta-broker runs every round: a policy of the thesis, `T` being its family's (chapters 3–4, 5, 6 or 7), or
+/// a registered [`MetaPolicy`], which places one application at a time among the family's candidates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FamilyPolicy<T> {
+    /// One of the thesis's policies of the family.
+    Thesis(T),
+    /// A policy added to the registry.
+    Each(&'static dyn MetaPolicy),
+}
+
+impl<T> From<&'static dyn MetaPolicy> for FamilyPolicy<T> {
+    fn from(policy: &'static dyn MetaPolicy) -> FamilyPolicy<T> {
+        FamilyPolicy::Each(policy)
+    }
+}
+
 /// A site that can take an application whole this round, and what the application would get there.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Candidate {

@@ -85,27 +85,14 @@ impl AuctionPolicy {
     ];
 }
 
-/// What a queue-matching meta-broker runs every interval: a policy of the thesis, or a registered [`MetaPolicy`]
-/// that places one application at a time in the queue it chooses ([`match_each`]).
-///
-/// [`MetaPolicy`]: crate::metabroker::MetaPolicy
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum QueuePolicy {
-    /// DAM or one of its baselines (Garg 2010 ch7).
-    Thesis(AuctionPolicy),
-    /// A policy added to the registry.
-    Each(&'static dyn crate::metabroker::MetaPolicy),
-}
+/// What a queue-matching meta-broker runs every interval: a policy of the thesis, or a registered
+/// [`MetaPolicy`](crate::metabroker::MetaPolicy) that places one application at a time in the queue it chooses
+/// ([`match_each`]).
+pub type QueuePolicy = crate::metabroker::FamilyPolicy<AuctionPolicy>;
 
 impl From<AuctionPolicy> for QueuePolicy {
     fn from(policy: AuctionPolicy) -> QueuePolicy {
         QueuePolicy::Thesis(policy)
-    }
-}
-
-impl From<&'static dyn crate::metabroker::MetaPolicy> for QueuePolicy {
-    fn from(policy: &'static dyn crate::metabroker::MetaPolicy) -> QueuePolicy {
-        QueuePolicy::Each(policy)
     }
 }
 

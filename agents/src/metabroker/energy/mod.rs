@@ -26,7 +26,6 @@ use std::collections::BTreeMap;
 use bounds::{BoundApp, BoundSite, Objective};
 use mapping::{App, DcView, MappingPolicy};
 
-use super::MetaPolicy;
 use super::round::Rounds;
 use crate::datacenter::dvs::Placement;
 use crate::datacenter::power::Costs;
@@ -37,25 +36,13 @@ use crate::protocol::{
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
-/// What an energy-aware meta-broker maps by: a policy of the thesis, or a registered [`MetaPolicy`] that places one
-/// application at a time ([`mapping::map_each`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum EnergyPolicy {
-    /// GMCE, MCE-MCE, GMP, MP-MP, MCE-MP or EDF-EST (Garg 2010 §6.3.1).
-    Thesis(MappingPolicy),
-    /// A policy added to the registry.
-    Each(&'static dyn MetaPolicy),
-}
+/// What an energy-aware meta-broker maps by: a policy of the thesis (Garg 2010 §6.3.1), or a registered
+/// [`MetaPolicy`](super::MetaPolicy) that places one application at a time ([`mapping::map_each`]).
+pub type EnergyPolicy = super::FamilyPolicy<MappingPolicy>;
 
 impl From<MappingPolicy> for EnergyPolicy {
     fn from(policy: MappingPolicy) -> EnergyPolicy {
         EnergyPolicy::Thesis(policy)
-    }
-}
-
-impl From<&'static dyn MetaPolicy> for EnergyPolicy {
-    fn from(policy: &'static dyn MetaPolicy) -> EnergyPolicy {
-        EnergyPolicy::Each(policy)
     }
 }
 
@@ -92,7 +79,7 @@ pub struct EnergyMetaBroker {
 
 impl EnergyMetaBroker {
     /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`] or a registered
-    /// [`MetaPolicy`]) every `interval` seconds.
+    /// [`MetaPolicy`](super::MetaPolicy)) every `interval` seconds.
     pub fn new(
         policy: impl Into<EnergyPolicy>,
         interval: f64,

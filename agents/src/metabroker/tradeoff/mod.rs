@@ -1,6 +1,6 @@
 //! The time/cost trade-off meta-broker of Garg (2010) ch5: rigid parallel applications placed every scheduling
-//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered [`MetaPolicy`]
-//! ([`TradeoffPolicy`]), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
+//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered
+//! [`MetaPolicy`](super::MetaPolicy) ([`TradeoffPolicy`]), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
 //! reported beside every run.
 //!
 //! Providers register at start (`Market::RegisterProvider`, answered `Registered`, or `RegisterRefused` outside its
@@ -40,7 +40,7 @@ use self::bounds::lower_bounds;
 use self::etc::EtcModel;
 use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate, allocate_each};
 use super::round::Rounds;
-use super::{App, MetaPolicy};
+use super::{App, FamilyPolicy};
 use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -64,25 +64,14 @@ pub enum PerUser {
     PerUser,
 }
 
-/// What a trade-off meta-broker runs every round: a heuristic of the thesis, or a registered [`MetaPolicy`] that
-/// places one application at a time on its earliest window at the site it chooses ([`allocate_each`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TradeoffPolicy {
-    /// MinCTT, MaxCTT, SuffCTT or greedy on φ (Garg 2010 §5.3).
-    Thesis(Heuristic),
-    /// A policy added to the registry.
-    Each(&'static dyn MetaPolicy),
-}
+/// What a trade-off meta-broker runs every round: a heuristic of the thesis, or a registered
+/// [`MetaPolicy`](super::MetaPolicy) that places one application at a time on its earliest window at the site it
+/// chooses ([`allocate_each`]).
+pub type TradeoffPolicy = FamilyPolicy<Heuristic>;
 
 impl From<Heuristic> for TradeoffPolicy {
     fn from(heuristic: Heuristic) -> TradeoffPolicy {
         TradeoffPolicy::Thesis(heuristic)
-    }
-}
-
-impl From<&'static dyn MetaPolicy> for TradeoffPolicy {
-    fn from(policy: &'static dyn MetaPolicy) -> TradeoffPolicy {
-        TradeoffPolicy::Each(policy)
     }
 }
 
@@ -160,7 +149,7 @@ pub struct TradeoffMetaBroker {
 
 impl TradeoffMetaBroker {
     /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`] or a registered
-    /// [`MetaPolicy`]) with `params` every `interval` seconds.
+    /// [`MetaPolicy`](super::MetaPolicy)) with `params` every `interval` seconds.
     pub fn new(
         policy: impl Into<TradeoffPolicy>,
         params: TradeoffParams,
