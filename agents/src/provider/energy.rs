@@ -125,7 +125,11 @@ impl Default for EnergyConfig {
     }
 }
 
-/// The energy manager's state at a provider.
+/// The energy manager: the nodes' power states, their holds in the core's plan, and what it counted. Its hook into
+/// the core is the plan alone (a node that is off is a one-PE hold there, see the module's doc; it reads the free
+/// capacity and the queue, and asks for holds and their release) and the figures the provider hands it (the
+/// running leases' load, the external arrivals and starts); consolidation, which moves leases, it sizes and the
+/// provider carries out ([`Provider::consolidate`]). Unit-testable on a scheduler alone.
 #[derive(Clone, Debug)]
 pub(super) struct Energy {
     config: EnergyConfig,
@@ -151,13 +155,6 @@ pub(super) struct Energy {
     replanned: u64,
     powered: Series,
     metered: Vec<Metered>,
-}
-
-impl Energy {
-    /// The end of the energy window, if one is set.
-    fn window_end(&self) -> Option<SimTime> {
-        self.config.window.and_then(|w| SimTime::new(w).ok())
-    }
 }
 
 /// The hold of a node that is off or shutting down.
@@ -203,20 +200,20 @@ fn forever() -> SimTime {
     SimTime::new(4.0 * crate::registry::limits::MAX_TIME).expect("a finite time")
 }
 
-impl Provider {
-    /// A provider whose nodes have power states managed by `config` (all off at t = 0); refused for bad delays or
-    /// wattages.
-    pub fn with_energy(mut self, config: EnergyConfig) -> Result<Provider, String> {
+impl Energy {
+    /// `pes` nodes with power states managed by `config`, all off at t = 0: each held in `plan` to the end of time,
+    /// which then plans before that end only; refused for bad delays or wattages.
+    pub(super) fn new(config: EnergyConfig, pes: u32, plan: &mut LocalScheduler) -> Result<Energy, String> {
         config.power.validate().map_err(|(key, m)| format!("{key}: {m}"))?;
-        let nodes = Nodes::new(self.config.pes, config.power).map_err(|e: PowerError| e.to_string())?;
-        let mut holds = Vec::with_capacity(self.config.pes as usize);
-        for _ in 0..self.config.pes {
+        let nodes = Nodes::new(pes, config.power).map_err(|e: PowerError| e.to_string())?;
+        let mut holds = Vec::with_capacity(pes as usize);
+        for _ in 0..pes {
             let request = ReservationRequest { start: SimTime::ZERO, end: forever(), pes: 1, partition: None };
-            let id = self.scheduler.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?;
+            let id = plan.reserve(SimTime::ZERO, request).map_err(|e| e.to_string())?;
             holds.push(OffHold { id, off: SimTime::ZERO, boot: None });
         }
-        self.scheduler.plan_before(forever());
-        self.energy = Some(Box::new(Energy {
+        plan.plan_before(forever());
+        Ok(Energy {
             config,
             nodes,
             holds,
@@ -231,33 +228,319 @@ impl Provider {
             replanned: 0,
             powered: Series::default(),
             metered: Vec::new(),
-        }));
-        Ok(self)
+        })
+    }
+
+    /// The policy that manages the nodes.
+    pub(super) fn policy(&self) -> EnergyPolicy {
+        self.config.policy
+    }
+
+    /// The end of the energy window, if one is set.
+    fn window_end(&self) -> Option<SimTime> {
+        self.config.window.and_then(|w| SimTime::new(w).ok())
+    }
+
+    /// Whether `t` is the end of the holds of switched-off nodes: a time past any run, which wakes nothing.
+    pub(super) fn is_horizon(t: SimTime) -> bool {
+        t >= forever()
     }
 
     /// An external request arrived: its wait starts.
     pub(super) fn note_arrival(&mut self, id: JobId, now: SimTime, duration: f64) {
-        if let Some(e) = self.energy.as_mut() {
-            e.arrived.entry(id).or_insert((now, duration));
-        }
+        self.arrived.entry(id).or_insert((now, duration));
     }
 
     /// A lease started: an external one's first start ends its wait.
     pub(super) fn note_start(&mut self, id: JobId, now: SimTime) {
-        if let Some(e) = self.energy.as_mut()
-            && let Some((at, duration)) = e.arrived.remove(&id)
-        {
-            e.waits.push((now - at, duration));
+        if let Some((at, duration)) = self.arrived.remove(&id) {
+            self.waits.push((now - at, duration));
         }
     }
 
     /// A lease completed: it is charged the node power × its VMs × every second it held nodes (see
     /// [`super::power`]).
-    pub(super) fn charge_lease(&mut self, job: &LocalJob, now: SimTime) {
-        let Some(e) = self.energy.as_mut() else { return };
+    pub(super) fn charge(&mut self, job: &LocalJob, now: SimTime) {
         let this_run = job.start.map_or(0.0, |s| now - s);
-        let joules = e.nodes.charge(job.spec.pes, job.held + this_run);
-        e.metered.push(Metered { job: job.spec.id, energy: joules / JOULES_PER_KWH, carbon: 0.0 });
+        let joules = self.nodes.charge(job.spec.pes, job.held + this_run);
+        self.metered.push(Metered { job: job.spec.id, energy: joules / JOULES_PER_KWH, carbon: 0.0 });
+    }
+
+    /// Switches on up to `count` nodes that are off for a use over `[at, end)`: at once if `at` is now (or too close
+    /// to boot by then), else each stays held off until then and boots to be ready at `at` (GESP "switches on
+    /// resources just when they are required by the local requests", §6.4.2; and a node switched on a day ahead
+    /// would be idle for a day, or run external requests GESP leaves to the fragments of local leases); returns how
+    /// many and when they are ready (`at` if none).
+    pub(super) fn switch_on_for(
+        &mut self,
+        plan: &mut LocalScheduler,
+        count: u32,
+        at: SimTime,
+        end: SimTime,
+        now: SimTime,
+    ) -> (u32, SimTime) {
+        let boot = self.config.power.boot;
+        if at - now <= boot {
+            return self.switch_on(plan, count, now).map_or((0, at), |(n, ready)| (n, ready.max(at)));
+        }
+        let boot_at = at + -boot;
+        let mut off = self.off_through(at, end);
+        off.truncate(count as usize);
+        off.sort_unstable();
+        let mut n = 0;
+        for i in off.into_iter().rev() {
+            let old = self.holds[i];
+            let _ = plan.cancel_reservation(now, old.id);
+            let request = ReservationRequest { start: now, end: at, pes: 1, partition: None };
+            // Its own PE, just freed: the shorter hold fits.
+            let id = plan.reserve(now, request).expect("the PE its hold freed");
+            self.holds[i] = OffHold { id, boot: Some(boot_at), ..old };
+            n += 1;
+        }
+        (n, at)
+    }
+
+    /// The nodes [`Self::switch_on_for`] may switch on for a use over `[at, end)` (later than a boot from now): off,
+    /// or shutting down in time to boot for it, and held off through the window; those held to the end of time
+    /// first, then those whose next planned use is latest (as `switch_on`). By index in the holds.
+    fn off_through(&self, at: SimTime, end: SimTime) -> Vec<usize> {
+        let boot = self.config.power.boot;
+        let boot_at = at + -boot;
+        let holds = &self.holds;
+        let mut off: Vec<usize> = (0..holds.len())
+            .filter(|&i| holds[i].off <= boot_at && holds[i].boot.is_none_or(|b| b + boot >= end))
+            .collect();
+        off.sort_by_key(|&i| (std::cmp::Reverse(holds[i].boot.is_none()), std::cmp::Reverse(holds[i].boot), i));
+        off
+    }
+
+    /// How many nodes could be switched on for a local request made ahead over `[at, end)`.
+    pub(super) fn switchable_through(&self, at: SimTime, end: SimTime, now: SimTime) -> u32 {
+        if at - now <= self.config.power.boot {
+            self.nodes.count(super::power::NodeState::Off)
+        } else {
+            self.off_through(at, end).len() as u32
+        }
+    }
+
+    /// Arms the periodic check while the provider is `busy` (has leases; so that an idle provider lets the run end).
+    pub(super) fn arm_check(&mut self, busy: bool, ctx: &mut Ctx<'_>) {
+        // GESP decides on local arrivals only.
+        if self.timer.is_none() && busy && self.config.policy != EnergyPolicy::Gesp {
+            self.timer = Some(ctx.wake_in(self.config.period, TimerMsg::PowerCheck));
+        }
+    }
+
+    /// The periodic check came: the next is armed anew.
+    pub(super) fn checked(&mut self) {
+        self.timer = None;
+    }
+
+    /// After the instant's pass: switches off the switched-on nodes the rule of [`SwitchOff`] allows.
+    pub(super) fn after_pass(&mut self, plan: &mut LocalScheduler, now: SimTime) {
+        self.advance(now);
+        self.switch_off_idle(plan, u32::MAX, now);
+        self.powered.set(now, f64::from(self.nodes.powered()));
+    }
+
+    /// Boots the nodes due to be ready for their next planned use, completes due boots and shutdowns (in time
+    /// order), and switches off the nodes whose GESP closing hold has begun.
+    pub(super) fn advance(&mut self, now: SimTime) {
+        // Every change to the nodes comes after this call in its instant: before it, they are as at the end of the
+        // window if the window ended since the last change.
+        if let Some(end) = self.window_end().filter(|&end| end <= now && self.window_joules.is_none()) {
+            self.window_joules = Some(joules_at(&self.nodes, &self.holds, end));
+        }
+        self.switched_on += boot_due(&mut self.nodes, &mut self.holds, now);
+        self.nodes.advance(now);
+        let (due, later): (Vec<_>, Vec<_>) = self.closing.iter().partition(|c| c.0 <= now);
+        self.closing = later;
+        let n = (due.len() as u32).min(self.nodes.on());
+        if n > 0 {
+            self.nodes.switch_off(now, n).expect("n nodes are on");
+        }
+        let off = now + self.config.power.shutdown;
+        self.holds.extend(due.into_iter().map(|c| OffHold { id: c.1, off, boot: None }));
+    }
+
+    /// GESP switches nodes on for a local request's window only: the `count` nodes just switched on for it are held
+    /// from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the external
+    /// requests can be scheduled in the remaining time slots of local leases").
+    pub(super) fn close_after(&mut self, plan: &mut LocalScheduler, count: u32, end: SimTime, now: SimTime) {
+        for _ in 0..count {
+            let request = ReservationRequest { start: end, end: forever(), pes: 1, partition: None };
+            // Just switched on for the window, so free from its start on.
+            let Ok(hold) = plan.reserve(now, request) else { break };
+            self.closing.push((end, hold));
+        }
+    }
+
+    /// Switches off up to `max` switched-on nodes by the rule of [`SwitchOff`], by holding them; returns how many.
+    pub(super) fn switch_off_idle(&mut self, plan: &mut LocalScheduler, max: u32, now: SimTime) -> u32 {
+        let power = self.config.power;
+        let mut off = 0;
+        while off < max && self.nodes.on() > 0 {
+            // Each node held takes one PE from the profile: the next one's planned use is no later.
+            let (end, boot) = match self.config.switch_off {
+                SwitchOff::Unscheduled => (forever(), None),
+                SwitchOff::Idle => match plan.free_until(now, 1) {
+                    None => (forever(), None),
+                    Some(use_at) if use_at - now > self.idle_gap() => (use_at, Some(use_at + -power.boot)),
+                    Some(_) => break,
+                },
+            };
+            let request = ReservationRequest { start: now, end, pes: 1, partition: None };
+            let Ok(id) = plan.reserve(now, request) else { break };
+            let done = self.nodes.switch_off(now, 1).expect("a node is on");
+            self.holds.push(OffHold { id, off: done, boot });
+            off += 1;
+        }
+        off
+    }
+
+    /// Switches on up to `count` nodes that are off; returns how many and when they are ready (`None` if none was
+    /// off).
+    pub(super) fn switch_on(&mut self, plan: &mut LocalScheduler, count: u32, now: SimTime) -> Option<(u32, SimTime)> {
+        // A node still shutting down is not switched on again: only off nodes. Those held to the end of time go
+        // first, then those whose next planned use is latest: a node held until a use gives nothing from then on.
+        let holds = &self.holds;
+        let mut off: Vec<usize> = (0..holds.len()).filter(|&i| holds[i].off <= now).collect();
+        off.sort_by_key(|&i| (std::cmp::Reverse(holds[i].boot.is_none()), std::cmp::Reverse(holds[i].boot), i));
+        let n = count.min(off.len() as u32).min(self.nodes.count(super::power::NodeState::Off));
+        if n == 0 {
+            return None;
+        }
+        // Only off nodes, so all are ready at once.
+        let ready = self.nodes.switch_on(now, n);
+        let (n, ready) = (ready.len() as u32, ready.last().copied().unwrap_or(now));
+        self.switched_on += u64::from(n);
+        let mut chosen: Vec<usize> = off[..n as usize].to_vec();
+        chosen.sort_unstable();
+        for i in chosen.into_iter().rev() {
+            let hold = self.holds.remove(i);
+            // Cancelling a hold starts nothing: the scheduler's pass is deferred to the end of the instant.
+            let _ = plan.cancel_reservation(now, hold.id);
+        }
+        if ready > now {
+            let request = ReservationRequest { start: now, end: ready, pes: n, partition: None };
+            // Just freed: the boot hold fits.
+            let _ = plan.reserve(now, request);
+        }
+        Some((n, ready))
+    }
+
+    /// Nodes switched on.
+    pub(super) fn nodes_on(&self) -> u32 {
+        self.nodes.on()
+    }
+
+    /// When a node is switched off.
+    pub(super) fn switch_off_rule(&self) -> SwitchOff {
+        self.config.switch_off
+    }
+
+    /// The idle time beyond which switching a node off pays: its shutdown and boot delays and the break-even time.
+    pub(super) fn idle_gap(&self) -> f64 {
+        self.config.power.shutdown + self.config.power.boot + self.config.break_even
+    }
+
+    /// Consolidation took a lease off its nodes: suspended if it was `running`, else planned anew.
+    pub(super) fn count_moved(&mut self, running: bool) {
+        if running {
+            self.consolidated += 1;
+        } else {
+            self.replanned += 1;
+        }
+    }
+
+    /// The controller's output f for the state now, its inputs clamped to their universes: the violation risk of
+    /// `plan`'s queue and the utilisation of the switched-on nodes by the `running` leases (VMs, seconds left).
+    pub(super) fn controller(&mut self, plan: &LocalScheduler, running: &[(u32, f64)], now: SimTime) -> f64 {
+        let (v, v_out) = pemp::clamp(self.risk(plan, now), RISK_UNIVERSE);
+        let (c, c_out) = pemp::clamp(self.utilisation_on(running), UTILISATION_UNIVERSE);
+        self.clamped += u64::from(v_out) + u64::from(c_out);
+        pemp::fuzzy_reasoning(v, c)
+    }
+
+    /// The violation risk V (Eq 6.2) of the external requests waiting in `plan`.
+    pub(super) fn risk(&self, plan: &LocalScheduler, now: SimTime) -> f64 {
+        let waiting: Vec<(u32, f64, f64)> = plan
+            .waiting()
+            .map(|q| {
+                let since = self.arrived.get(&q.id).map_or(q.submit, |a| a.0);
+                (q.pes, q.estimate, now - since)
+            })
+            .collect();
+        pemp::violation_risk(&waiting, self.config.alpha)
+    }
+
+    /// The utilisation of the switched-on nodes C: the remaining VM-seconds of the `running` leases over the nodes
+    /// on × the horizon to the latest completion (Algorithm 5's L/(P·T); the scheduler does not track which node a
+    /// VM is on, so the horizons T_j of Eq 6.5 are taken as the common one).
+    fn utilisation_on(&self, running: &[(u32, f64)]) -> f64 {
+        let load: f64 = running.iter().map(|&(n, r)| f64::from(n) * r).sum();
+        let horizon = running.iter().map(|r| r.1).fold(0.0, f64::max);
+        pemp::utilisation(load, std::iter::repeat_n(horizon, self.nodes.on() as usize))
+    }
+
+    /// The energy metrics, the powered-nodes series and each lease's energy.
+    pub(super) fn report(&self, now: SimTime, out: &mut Report) {
+        let mut nodes = self.nodes.clone();
+        boot_due(&mut nodes, &mut self.holds.clone(), now);
+        nodes.advance(now);
+        let window = match self.window_end() {
+            Some(end) if end < now => self.window_joules.unwrap_or_else(|| joules_at(&self.nodes, &self.holds, end)),
+            _ => nodes.joules(now),
+        };
+        let unstarted = self.arrived.values().map(|&(at, d)| (now - at, d));
+        let all: Vec<(f64, f64)> = self.waits.iter().copied().chain(unstarted).collect();
+        let mean = all.iter().map(|w| w.1).sum::<f64>() / all.len().max(1) as f64;
+        let violated = all.iter().filter(|w| w.0 > self.config.alpha * mean).count();
+        out.metrics.extend([
+            ("node_energy", nodes.joules(now) / JOULES_PER_KWH),
+            ("node_idle_energy", nodes.idle_joules(now) / JOULES_PER_KWH),
+            ("node_energy_window", window / JOULES_PER_KWH),
+            ("violation_rate", if all.is_empty() { 0.0 } else { violated as f64 / all.len() as f64 }),
+            ("nodes_switched_on", self.switched_on as f64),
+            ("consolidated_leases", self.consolidated as f64),
+            ("consolidation_replanned", self.replanned as f64),
+            ("controller_clamped", self.clamped as f64),
+        ]);
+        out.series.push(("powered_nodes", self.powered.clone()));
+        out.metered.extend(self.metered.iter().cloned());
+    }
+}
+
+/// Where energy meets the leases: the provider hands the energy manager its plan and the figures it reads, and carries
+/// out the consolidations it sizes.
+impl Provider {
+    /// A provider whose nodes have power states managed by `config` (all off at t = 0); refused for bad delays or
+    /// wattages.
+    pub fn with_energy(mut self, config: EnergyConfig) -> Result<Provider, String> {
+        let energy = Energy::new(config, self.config.pes, &mut self.scheduler)?;
+        self.energy = Some(Box::new(energy));
+        Ok(self)
+    }
+
+    /// An external request arrived: its wait starts.
+    pub(super) fn note_arrival(&mut self, id: JobId, now: SimTime, duration: f64) {
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.note_arrival(id, now, duration);
+        }
+    }
+
+    /// A lease started: an external one's first start ends its wait.
+    pub(super) fn note_start(&mut self, id: JobId, now: SimTime) {
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.note_start(id, now);
+        }
+    }
+
+    /// A lease completed: its energy is metered.
+    pub(super) fn charge_lease(&mut self, job: &LocalJob, now: SimTime) {
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.charge(job, now);
+        }
     }
 
     /// The policy's decision for a local request of `pes` VMs and `duration` seconds arriving now, to start at
@@ -273,8 +556,9 @@ impl Provider {
         ctx: &mut Ctx<'_>,
     ) -> (SimTime, u32) {
         let now = ctx.now();
-        let Some(policy) = self.energy.as_ref().map(|e| e.config.policy) else { return (start, 0) };
-        self.advance_nodes(now);
+        let Some(e) = self.energy.as_deref_mut() else { return (start, 0) };
+        let policy = e.policy();
+        e.advance(now);
         let window = duration.is_finite() && duration > 0.0;
         let end = if window { start + duration } else { start };
         // Counted in the plan as it stands, where the request is placed (not after a pending pass, which would give
@@ -333,63 +617,18 @@ impl Provider {
         if consolidate > 0 && !ahead {
             self.consolidate(consolidate, start, pes, ctx);
         }
-        let (switched, start) = self.switch_on_for(switch_on, start, end, now);
+        let Some(e) = self.energy.as_deref_mut() else { return (start, 0) };
+        let (switched, start) = e.switch_on_for(&mut self.scheduler, switch_on, start, end, now);
         if policy == EnergyPolicy::Gesp && window {
-            self.close_after(switched, start + duration, now);
+            e.close_after(&mut self.scheduler, switched, start + duration, now);
         }
         (start, if ahead { consolidate } else { 0 })
-    }
-
-    /// Switches on up to `count` nodes that are off for a use over `[at, end)`: at once if `at` is now (or too close
-    /// to boot by then), else each stays held off until then and boots to be ready at `at` (GESP "switches on
-    /// resources just when they are required by the local requests", §6.4.2; and a node switched on a day ahead
-    /// would be idle for a day, or run external requests GESP leaves to the fragments of local leases); returns how
-    /// many and when they are ready (`at` if none).
-    fn switch_on_for(&mut self, count: u32, at: SimTime, end: SimTime, now: SimTime) -> (u32, SimTime) {
-        let Some(e) = self.energy.as_ref() else { return (0, at) };
-        let boot = e.config.power.boot;
-        if at - now <= boot {
-            return self.switch_on(count, now).map_or((0, at), |(n, ready)| (n, ready.max(at)));
-        }
-        let boot_at = at + -boot;
-        let mut off = self.off_through(at, end);
-        off.truncate(count as usize);
-        off.sort_unstable();
-        let Some(e) = self.energy.as_mut() else { return (0, at) };
-        let mut n = 0;
-        for i in off.into_iter().rev() {
-            let old = e.holds[i];
-            let _ = self.scheduler.cancel_reservation(now, old.id);
-            let request = ReservationRequest { start: now, end: at, pes: 1, partition: None };
-            // Its own PE, just freed: the shorter hold fits.
-            let id = self.scheduler.reserve(now, request).expect("the PE its hold freed");
-            e.holds[i] = OffHold { id, boot: Some(boot_at), ..old };
-            n += 1;
-        }
-        (n, at)
-    }
-
-    /// The nodes [`Self::switch_on_for`] may switch on for a use over `[at, end)` (later than a boot from now): off,
-    /// or shutting down in time to boot for it, and held off through the window; those held to the end of time
-    /// first, then those whose next planned use is latest (as `switch_on`). By index in the holds.
-    fn off_through(&self, at: SimTime, end: SimTime) -> Vec<usize> {
-        let Some(e) = self.energy.as_ref() else { return Vec::new() };
-        let boot_at = at + -e.config.power.boot;
-        let mut off: Vec<usize> = (0..e.holds.len())
-            .filter(|&i| e.holds[i].off <= boot_at && e.holds[i].boot.is_none_or(|b| b + e.config.power.boot >= end))
-            .collect();
-        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
-        off
     }
 
     /// How many nodes could be switched on for a local request made ahead over `[at, end)` (none without power
     /// states).
     pub(super) fn switchable_through(&self, at: SimTime, end: SimTime, now: SimTime) -> u32 {
-        match self.energy.as_ref() {
-            Some(e) if at - now <= e.config.power.boot => e.nodes.count(super::power::NodeState::Off),
-            Some(_) => self.off_through(at, end).len() as u32,
-            None => 0,
-        }
+        self.energy.as_ref().map_or(0, |e| e.switchable_through(at, end, now))
     }
 
     /// VMs of the external leases a local request over `[start, end)` could preempt: those running now (`start` is
@@ -419,12 +658,10 @@ impl Provider {
     /// The periodic check: the policy's decision for the waiting external request at the head of the queue.
     pub(super) fn on_power_check(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let Some(e) = self.energy.as_ref() else { return };
-        let policy = e.config.policy;
-        self.advance_nodes(now);
-        if let Some(e) = self.energy.as_mut() {
-            e.timer = None;
-        }
+        let Some(e) = self.energy.as_deref_mut() else { return };
+        let policy = e.policy();
+        e.advance(now);
+        e.checked();
         let head = self.scheduler.waiting().next().map_or(0, |q| q.pes);
         // What the head request lacks beyond the free switched-on nodes (preempting externals for an external would
         // gain nothing, so a decision to provide switches all of it on).
@@ -440,9 +677,7 @@ impl Provider {
             // nothing (the request needs all its nodes at once), and nodes nothing is planned on are switched off
             // again at the end of the instant; preempting externals for an external gains nothing.
             EnergyPolicy::Pemp => match pemp::decide(self.controller(now), head) {
-                Decision::Provide { switch_on, .. } if switch_on > 0 => {
-                    self.switch_on(lacking, now);
-                }
+                Decision::Provide { switch_on, .. } if switch_on > 0 => self.switch_on(lacking, now),
                 Decision::Provide { .. } => {}
                 Decision::Consolidate(n) => self.consolidate(n, now, 0, ctx),
             },
@@ -452,19 +687,14 @@ impl Provider {
 
     /// Whether `t` is the end of the holds of switched-off nodes (with power states).
     pub(super) fn is_power_horizon(&self, t: SimTime) -> bool {
-        self.energy.is_some() && t >= forever()
+        self.energy.is_some() && Energy::is_horizon(t)
     }
 
     /// Arms the periodic check while the provider has leases (so that an idle provider lets the run end).
     pub(super) fn arm_power_check(&mut self, ctx: &mut Ctx<'_>) {
         let busy = !self.jobs.is_empty();
-        // GESP decides on local arrivals only.
-        if let Some(e) = self.energy.as_mut()
-            && e.timer.is_none()
-            && busy
-            && e.config.policy != EnergyPolicy::Gesp
-        {
-            e.timer = Some(ctx.wake_in(e.config.period, TimerMsg::PowerCheck));
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.arm_check(busy, ctx);
         }
     }
 
@@ -478,104 +708,33 @@ impl Provider {
 
     /// After the instant's pass: switches off the switched-on nodes the rule of [`SwitchOff`] allows.
     pub(super) fn power_after_pass(&mut self, now: SimTime) {
-        if self.energy.is_none() {
-            return;
-        }
-        self.advance_nodes(now);
-        self.switch_off_idle(u32::MAX, now);
-        self.record_power(now);
-    }
-
-    /// Boots the nodes due to be ready for their next planned use, completes due boots and shutdowns (in time
-    /// order), and switches off the nodes whose GESP closing hold has begun.
-    fn advance_nodes(&mut self, now: SimTime) {
-        if let Some(e) = self.energy.as_mut() {
-            // Every change to the nodes comes after this call in its instant: before it, they are as at the end of
-            // the window if the window ended since the last change.
-            if let Some(end) = e.window_end().filter(|&end| end <= now && e.window_joules.is_none()) {
-                e.window_joules = Some(joules_at(&e.nodes, &e.holds, end));
-            }
-            e.switched_on += boot_due(&mut e.nodes, &mut e.holds, now);
-            e.nodes.advance(now);
-            let (due, later): (Vec<_>, Vec<_>) = e.closing.iter().partition(|c| c.0 <= now);
-            e.closing = later;
-            let n = (due.len() as u32).min(e.nodes.on());
-            if n > 0 {
-                e.nodes.switch_off(now, n).expect("n nodes are on");
-            }
-            let off = now + e.config.power.shutdown;
-            e.holds.extend(due.into_iter().map(|c| OffHold { id: c.1, off, boot: None }));
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.after_pass(&mut self.scheduler, now);
         }
     }
 
-    /// GESP switches nodes on for a local request's window only: the `count` nodes just switched on for it are held
-    /// from `end` on, so that external requests take them only in the fragments before (§6.4.1: "the external
-    /// requests can be scheduled in the remaining time slots of local leases").
-    fn close_after(&mut self, count: u32, end: SimTime, now: SimTime) {
-        let Some(e) = self.energy.as_mut() else { return };
-        for _ in 0..count {
-            let request = ReservationRequest { start: end, end: forever(), pes: 1, partition: None };
-            // Just switched on for the window, so free from its start on.
-            let Ok(hold) = self.scheduler.reserve(now, request) else { break };
-            e.closing.push((end, hold));
+    /// Switches on up to `count` nodes that are off.
+    fn switch_on(&mut self, count: u32, now: SimTime) {
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.switch_on(&mut self.scheduler, count, now);
         }
     }
 
-    /// Switches off up to `max` switched-on nodes by the rule of [`SwitchOff`], by holding them; returns how many.
+    /// Switches off up to `max` switched-on nodes by the rule of [`SwitchOff`]; returns how many.
     fn switch_off_idle(&mut self, max: u32, now: SimTime) -> u32 {
-        let Some(e) = self.energy.as_mut() else { return 0 };
-        let power = e.config.power;
-        let mut off = 0;
-        while off < max && e.nodes.on() > 0 {
-            // Each node held takes one PE from the profile: the next one's planned use is no later.
-            let (end, boot) = match e.config.switch_off {
-                SwitchOff::Unscheduled => (forever(), None),
-                SwitchOff::Idle => match self.scheduler.free_until(now, 1) {
-                    None => (forever(), None),
-                    Some(use_at) if use_at - now > power.shutdown + power.boot + e.config.break_even => {
-                        (use_at, Some(use_at + -power.boot))
-                    }
-                    Some(_) => break,
-                },
-            };
-            let request = ReservationRequest { start: now, end, pes: 1, partition: None };
-            let Ok(id) = self.scheduler.reserve(now, request) else { break };
-            let done = e.nodes.switch_off(now, 1).expect("a node is on");
-            e.holds.push(OffHold { id, off: done, boot });
-            off += 1;
-        }
-        off
+        self.energy.as_deref_mut().map_or(0, |e| e.switch_off_idle(&mut self.scheduler, max, now))
     }
 
-    /// Switches on up to `count` nodes that are off; returns how many and when they are ready (`None` if none was
-    /// off).
-    fn switch_on(&mut self, count: u32, now: SimTime) -> Option<(u32, SimTime)> {
-        let e = self.energy.as_mut()?;
-        // A node still shutting down is not switched on again: only off nodes. Those held to the end of time go
-        // first, then those whose next planned use is latest: a node held until a use gives nothing from then on.
-        let mut off: Vec<usize> = (0..e.holds.len()).filter(|&i| e.holds[i].off <= now).collect();
-        off.sort_by_key(|&i| (std::cmp::Reverse(e.holds[i].boot.is_none()), std::cmp::Reverse(e.holds[i].boot), i));
-        let n = count.min(off.len() as u32).min(e.nodes.count(super::power::NodeState::Off));
-        if n == 0 {
-            return None;
-        }
-        // Only off nodes, so all are ready at once.
-        let ready = e.nodes.switch_on(now, n);
-        let (n, ready) = (ready.len() as u32, ready.last().copied().unwrap_or(now));
-        e.switched_on += u64::from(n);
-        let mut chosen: Vec<usize> = off[..n as usize].to_vec();
-        chosen.sort_unstable();
-        for i in chosen.into_iter().rev() {
-            let hold = e.holds.remove(i);
-            // Cancelling a hold starts nothing: the scheduler's pass is deferred to the end of the instant.
-            let _ = self.scheduler.cancel_reservation(now, hold.id);
-        }
-        if ready > now {
-            let request = ReservationRequest { start: now, end: ready, pes: n, partition: None };
-            // Just freed: the boot hold fits.
-            let _ = self.scheduler.reserve(now, request);
-        }
-        Some((n, ready))
+    /// The violation risk V (Eq 6.2) of the waiting external requests.
+    fn risk(&self, now: SimTime) -> f64 {
+        self.energy.as_ref().map_or(0.0, |e| e.risk(&self.scheduler, now))
+    }
+
+    /// The PEMP controller's output f for the state now (see [`Energy::controller`]).
+    fn controller(&mut self, now: SimTime) -> f64 {
+        let remaining = |j: &LocalJob| j.start.map(|s| (j.spec.pes, (s + j.runtime - now).max(0.0)));
+        let running: Vec<(u32, f64)> = self.jobs.values().filter_map(remaining).collect();
+        self.energy.as_deref_mut().map_or(0.0, |e| e.controller(&self.scheduler, &running, now))
     }
 
     /// Algorithm 5's consolidation of `count` nodes, if the local leases scheduled at `at` (with a local request of
@@ -585,7 +744,7 @@ impl Provider {
     pub(super) fn consolidate(&mut self, count: u32, at: SimTime, local: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
         let Some(e) = self.energy.as_ref() else { return };
-        let (on, rule) = (e.nodes.on(), e.config.switch_off);
+        let (on, rule) = (e.nodes_on(), e.switch_off_rule());
         let required = if at <= now {
             self.jobs.values().filter(|j| j.reservation.is_some() && j.start.is_some()).map(|j| j.spec.pes).sum()
         } else {
@@ -615,8 +774,7 @@ impl Provider {
     /// off, and it would pay its suspend overhead for nothing).
     fn suspend_for_idle(&mut self, count: u32, ctx: &mut Ctx<'_>) {
         let now = ctx.now();
-        let Some(e) = self.energy.as_ref() else { return };
-        let gap = e.config.power.shutdown + e.config.power.boot + e.config.break_even;
+        let Some(gap) = self.energy.as_ref().map(|e| e.idle_gap()) else { return };
         let ends: BTreeMap<JobId, SimTime> = self.scheduler.running().map(|r| (r.id, r.end)).collect();
         let mut victims: Vec<(u32, JobId)> = self
             .jobs
@@ -725,89 +883,24 @@ impl Provider {
     /// a planned one is planned anew.
     fn requeue_consolidated(&mut self, evicted: QueuedJob, ctx: &mut Ctx<'_>) {
         let Some(job) = self.jobs.get(&evicted.id) else { return };
-        let overhead = if job.start.is_some() {
+        let running = job.start.is_some();
+        let overhead = if running {
             let memory = job.spec.memory_mb.unwrap_or(self.config.vm_memory_mb);
-            if let Some(e) = self.energy.as_mut() {
-                e.consolidated += 1;
-            }
             self.config.overhead.overhead(PreemptionKind::Suspend, job.spec.pes, memory)
         } else {
-            if let Some(e) = self.energy.as_mut() {
-                e.replanned += 1;
-            }
             0.0
         };
+        if let Some(e) = self.energy.as_deref_mut() {
+            e.count_moved(running);
+        }
         self.requeue_preempted(evicted, overhead, ctx);
-    }
-
-    /// The controller's output f for the state now, its inputs clamped to their universes.
-    fn controller(&mut self, now: SimTime) -> f64 {
-        let (v, v_out) = pemp::clamp(self.risk(now), RISK_UNIVERSE);
-        let (c, c_out) = pemp::clamp(self.utilisation_on(now), UTILISATION_UNIVERSE);
-        if let Some(e) = self.energy.as_mut() {
-            e.clamped += u64::from(v_out) + u64::from(c_out);
-        }
-        pemp::fuzzy_reasoning(v, c)
-    }
-
-    /// The violation risk V (Eq 6.2) of the waiting external requests.
-    fn risk(&self, now: SimTime) -> f64 {
-        let Some(e) = self.energy.as_ref() else { return 0.0 };
-        let waiting: Vec<(u32, f64, f64)> = self
-            .scheduler
-            .waiting()
-            .map(|q| {
-                let since = e.arrived.get(&q.id).map_or(q.submit, |a| a.0);
-                (q.pes, q.estimate, now - since)
-            })
-            .collect();
-        pemp::violation_risk(&waiting, e.config.alpha)
-    }
-
-    /// The utilisation of the switched-on nodes C: the remaining VM-seconds of the running leases over the nodes
-    /// on × the horizon to the latest completion (Algorithm 5's L/(P·T); the scheduler does not track which node a
-    /// VM is on, so the horizons T_j of Eq 6.5 are taken as the common one).
-    fn utilisation_on(&self, now: SimTime) -> f64 {
-        let Some(e) = self.energy.as_ref() else { return 0.0 };
-        let remaining = |j: &LocalJob| j.start.map(|s| (j.spec.pes, (s + j.runtime - now).max(0.0)));
-        let running: Vec<(u32, f64)> = self.jobs.values().filter_map(remaining).collect();
-        let load: f64 = running.iter().map(|&(n, r)| f64::from(n) * r).sum();
-        let horizon = running.iter().map(|r| r.1).fold(0.0, f64::max);
-        pemp::utilisation(load, std::iter::repeat_n(horizon, e.nodes.on() as usize))
-    }
-
-    fn record_power(&mut self, now: SimTime) {
-        if let Some(e) = self.energy.as_mut() {
-            e.powered.set(now, f64::from(e.nodes.powered()));
-        }
     }
 
     /// The energy metrics, the powered-nodes series and each lease's energy.
     pub(super) fn report_energy(&self, now: SimTime, out: &mut Report) {
-        let Some(e) = self.energy.as_ref() else { return };
-        let mut nodes = e.nodes.clone();
-        boot_due(&mut nodes, &mut e.holds.clone(), now);
-        nodes.advance(now);
-        let window = match e.window_end() {
-            Some(end) if end < now => e.window_joules.unwrap_or_else(|| joules_at(&e.nodes, &e.holds, end)),
-            _ => nodes.joules(now),
-        };
-        let unstarted = e.arrived.values().map(|&(at, d)| (now - at, d));
-        let all: Vec<(f64, f64)> = e.waits.iter().copied().chain(unstarted).collect();
-        let mean = all.iter().map(|w| w.1).sum::<f64>() / all.len().max(1) as f64;
-        let violated = all.iter().filter(|w| w.0 > e.config.alpha * mean).count();
-        out.metrics.extend([
-            ("node_energy", nodes.joules(now) / JOULES_PER_KWH),
-            ("node_idle_energy", nodes.idle_joules(now) / JOULES_PER_KWH),
-            ("node_energy_window", window / JOULES_PER_KWH),
-            ("violation_rate", if all.is_empty() { 0.0 } else { violated as f64 / all.len() as f64 }),
-            ("nodes_switched_on", e.switched_on as f64),
-            ("consolidated_leases", e.consolidated as f64),
-            ("consolidation_replanned", e.replanned as f64),
-            ("controller_clamped", e.clamped as f64),
-        ]);
-        out.series.push(("powered_nodes", e.powered.clone()));
-        out.metered.extend(e.metered.iter().cloned());
+        if let Some(e) = &self.energy {
+            e.report(now, out);
+        }
     }
 }
 
@@ -907,3 +1000,106 @@ pub(super) const METRICS: &[Metric] = &[
     ),
     Metric::new("controller_clamped", Unit::Count, "PEMP controller inputs outside their universe, clamped"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::power::THESIS_NODE_WATTS;
+    use crate::provider::scheduler::SchedulerPolicy;
+
+    fn t(s: f64) -> SimTime {
+        SimTime::new(s).unwrap()
+    }
+
+    /// An energy manager of `pes` nodes on a conservative-backfilling plan of its own, without a provider.
+    fn cluster(pes: u32, power: PowerConfig) -> (Energy, LocalScheduler) {
+        let mut plan = LocalScheduler::new(SchedulerPolicy::Conservative, pes);
+        let energy = Energy::new(EnergyConfig { power, ..EnergyConfig::default() }, pes, &mut plan).unwrap();
+        (energy, plan)
+    }
+
+    fn metric(out: &Report, name: &str) -> f64 {
+        out.metrics.iter().find(|m| m.0 == name).unwrap().1
+    }
+
+    #[test]
+    fn every_node_starts_off_held_in_the_plan() {
+        let (energy, plan) = cluster(4, PowerConfig::default());
+        assert_eq!(energy.nodes_on(), 0);
+        assert_eq!(plan.free_now_as_planned(t(0.0)), 0);
+        assert_eq!(plan.reservations().count(), 4);
+        let bad =
+            EnergyConfig { power: PowerConfig { boot: -1.0, ..PowerConfig::default() }, ..EnergyConfig::default() };
+        let mut plan = LocalScheduler::new(SchedulerPolicy::Conservative, 4);
+        assert!(Energy::new(bad, 4, &mut plan).unwrap_err().contains("boot-delay"));
+    }
+
+    #[test]
+    fn a_node_switched_on_is_held_while_it_boots() {
+        let (mut energy, mut plan) = cluster(4, PowerConfig { boot: 60.0, ..PowerConfig::default() });
+        assert_eq!(energy.switch_on(&mut plan, 3, t(0.0)), Some((3, t(60.0))));
+        assert_eq!(plan.free_now_as_planned(t(0.0)), 0, "booting nodes host nothing");
+        assert_eq!(plan.min_free_as_planned(t(60.0), t(100.0)), 3);
+        assert_eq!(energy.switch_on(&mut plan, 5, t(0.0)), Some((1, t(60.0))), "only the one left off");
+        assert_eq!(energy.switch_on(&mut plan, 1, t(0.0)), None);
+    }
+
+    #[test]
+    fn an_idle_node_goes_off_until_its_next_use_when_the_gap_pays_for_the_delays() {
+        let (mut energy, mut plan) = cluster(2, PowerConfig { boot: 10.0, shutdown: 10.0, ..PowerConfig::default() });
+        energy.switch_on(&mut plan, 2, t(0.0));
+        energy.advance(t(10.0));
+        let lease = ReservationRequest { start: t(25.0), end: t(1000.0), pes: 2, partition: None };
+        let id = plan.reserve(t(10.0), lease).unwrap();
+        assert_eq!(energy.switch_off_idle(&mut plan, u32::MAX, t(10.0)), 0, "15 s idle < 20 s of delays");
+        plan.cancel_reservation(t(10.0), id).unwrap();
+        let lease = ReservationRequest { start: t(40.0), end: t(1000.0), pes: 2, partition: None };
+        plan.reserve(t(10.0), lease).unwrap();
+        assert_eq!(energy.switch_off_idle(&mut plan, u32::MAX, t(10.0)), 2);
+        assert_eq!(energy.nodes_on(), 0);
+        energy.advance(t(30.0));
+        assert_eq!(energy.switched_on, 4, "both booted at 30 s to be ready for the lease at 40 s");
+        assert!(energy.holds.is_empty());
+    }
+
+    #[test]
+    fn gesp_closes_the_nodes_it_switched_on_at_the_end_of_the_window() {
+        let (mut energy, mut plan) = cluster(2, PowerConfig::default());
+        assert_eq!(energy.switch_on_for(&mut plan, 1, t(0.0), t(100.0), t(0.0)), (1, t(0.0)));
+        energy.close_after(&mut plan, 1, t(100.0), t(0.0));
+        assert_eq!(plan.min_free_as_planned(t(0.0), t(100.0)), 1);
+        assert_eq!(plan.min_free_as_planned(t(100.0), t(200.0)), 0);
+        energy.advance(t(100.0));
+        assert_eq!(energy.nodes_on(), 0);
+        assert_eq!(energy.holds.len(), 2);
+    }
+
+    #[test]
+    fn a_node_switched_on_ahead_stays_off_until_it_boots_for_its_window() {
+        let (mut energy, mut plan) = cluster(2, PowerConfig { boot: 60.0, ..PowerConfig::default() });
+        assert_eq!(energy.switchable_through(t(1000.0), t(2000.0), t(0.0)), 2);
+        assert_eq!(energy.switch_on_for(&mut plan, 1, t(1000.0), t(2000.0), t(0.0)), (1, t(1000.0)));
+        assert_eq!(energy.switchable_through(t(1000.0), t(2000.0), t(0.0)), 1);
+        assert_eq!(plan.min_free_as_planned(t(0.0), t(1000.0)), 0);
+        assert_eq!(plan.min_free_as_planned(t(1000.0), t(2000.0)), 1);
+        energy.advance(t(939.0));
+        assert_eq!(energy.switched_on, 0);
+        energy.advance(t(940.0));
+        assert_eq!(energy.switched_on, 1);
+    }
+
+    #[test]
+    fn the_report_meters_the_nodes_and_counts_the_waits_beyond_alpha_times_the_mean() {
+        let (mut energy, mut plan) = cluster(2, PowerConfig::default());
+        energy.switch_on(&mut plan, 2, t(0.0));
+        energy.note_arrival(1, t(0.0), 100.0);
+        energy.note_start(1, t(600.0));
+        energy.note_arrival(2, t(0.0), 100.0);
+        energy.note_start(2, t(100.0));
+        let mut out = Report::default();
+        energy.report(t(1000.0), &mut out);
+        assert!((metric(&out, "node_energy") - 2.0 * THESIS_NODE_WATTS * 1000.0 / JOULES_PER_KWH).abs() < 1e-12);
+        assert_eq!(metric(&out, "violation_rate"), 0.5, "600 s > 5 × 100 s; 100 s is not");
+        assert_eq!(metric(&out, "nodes_switched_on"), 2.0);
+    }
+}
