@@ -27,11 +27,23 @@
 //! becomes of a preempted lease), `migration` (leases migrating in, parked leases settled) and `owner` (an owner's
 //! suspend and cancel).
 //!
-//! Capabilities own their state beside the core (scheduler, job life cycle, billing): [`pricing`] (its strategy and
-//! what it saw, reading the core through `PricingView`), `external` (external requests and their admission
-//! control), `reservations::Claims` (SLA claims granted, reservations' terms), `preempting::Preemption` (what
-//! contention cost, parked leases, arrivals that may preempt), `energy` (node power states) and `trading` (its
-//! session on an exchange).
+//! A provider is a core (the scheduler, the jobs' life cycle, billing) and the capabilities its scenario table turns
+//! on, each in its own file with its own state, keys and metrics (the decisions of pricing, admission, preemption,
+//! energy and trading are unit-tested without a provider):
+//!
+//! | capability | turned on by (keys) | state | reads the core through |
+//! |---|---|---|---|
+//! | pricing | `pricing` (default: the price, fixed) | [`pricing`]`::Pricing` | `PricingView` |
+//! | admission | `admission` | `external::ExternalRequests` | a lease's "still here?" |
+//! | preemption | `preemption`, `overhead`, `cancelled` | `preempting::Preemption` | the plan (`Contention`) |
+//! | energy | `energy` | `energy::Energy` | the plan alone |
+//! | trading | `exchange`, `sell`, `asking`… | `trading::Seller` | `TradingView` |
+//! | SLA, reservations | `sla` | `reservations::Claims` | the plan |
+//!
+//! A capability decides; what moves leases (starting, suspending, re-planning, migrating them) the core carries out,
+//! so that one place keeps a lease's books: consolidation is sized by the energy capability and done by the
+//! provider, victims are chosen by the preemption policy and preempted by the provider. The message dispatch below
+//! is grouped by capability.
 
 pub mod admission;
 pub mod kind;
@@ -64,7 +76,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::{Book, Transfer};
 use crate::model::{JobId, LeaseType, Service};
-use crate::protocol::{ExchangeMsg, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
+use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::report::{Capacity, Holds, Report, Series};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime, TimerId};
 use admission::{Admission, AdmissionConfig};
@@ -245,7 +257,7 @@ pub struct Provider {
     /// What contention cost, the leases parked out of the scheduler, the jobs that may preempt this instant.
     preemption: preempting::Preemption,
     /// How it sells on an exchange, and its standing there.
-    exchange: Option<(ExchangeTrading, trading::Session)>,
+    exchange: Option<trading::Seller>,
     /// The SLA claims it grants and the terms of the reservations others made.
     claims: reservations::Claims,
     /// How its price moves, and the requests it saw.
@@ -321,12 +333,6 @@ impl Provider {
         Ok(self)
     }
 
-    /// A provider that also sells its free slots on an exchange.
-    pub fn selling_on(mut self, trading: ExchangeTrading) -> Provider {
-        self.exchange = Some((trading, trading::Session::default()));
-        self
-    }
-
     /// The configuration.
     pub fn config(&self) -> &ProviderConfig {
         &self.config
@@ -348,8 +354,8 @@ impl Agent<GridMarket> for Provider {
     /// Joins every meta-broker's market (one that does not schedule on this provider refuses).
     fn start(&mut self, ctx: &mut Ctx<'_>) {
         self.start_pricing(ctx);
-        if let Some((trading, _)) = &self.exchange {
-            ctx.send(trading.exchange, ExchangeMsg::Register { login: ctx.name().into() });
+        if let Some(trading) = &self.exchange {
+            trading.register(ctx);
         }
         for &mb in ctx.offering(Service::SchedulesOnProviders.name()).to_vec().iter() {
             let me = self.resource_update(ctx.now(), 0.0);
@@ -372,14 +378,26 @@ impl Agent<GridMarket> for Provider {
     fn handle(&mut self, env: &Envelope, ctx: &mut Ctx<'_>) {
         self.on_request_seen(&env.msg, ctx.now());
         match &env.msg {
+            // The core: jobs in, cancelled and ended; the scheduler's wake-ups; what meta-brokers ask of its plan.
             Msg::Job(JobMsg::Submit(job)) => self.on_submit((**job).clone(), env.from(), false, ctx),
             Msg::Job(JobMsg::Reoffer(job)) => self.on_submit((**job).clone(), env.from(), true, ctx),
+            Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
+            Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
+            Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
+            Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::QueueQuery { horizon }) => self.on_queue_query(env.from(), *horizon, ctx),
+            Msg::Market(MarketMsg::Matched(m)) => self.on_matched(env.from(), m, ctx),
+            Msg::Market(MarketMsg::Registered) => {}
+            Msg::Market(MarketMsg::RegisterRefused { reason }) => {
+                tracing::debug!(provider = ctx.name(), from = ?env.from(), reason = reason.as_str(), "not registered")
+            }
+            // Preemption with migration: leases moved through gateways, parked leases settled, an owner's suspend.
             Msg::Lease(LeaseMsg::Migrate(m)) => self.on_migrate_in(m, env.from(), ctx),
             Msg::Lease(LeaseMsg::Migrated { lease, .. }) => self.settle_parked(*lease, true, env.from(), ctx),
             Msg::Lease(LeaseMsg::Resume { lease }) => self.settle_parked(*lease, false, env.from(), ctx),
             Msg::Lease(LeaseMsg::Suspend { lease }) => self.on_suspend(*lease, env.from(), ctx),
+            // SLA claims and advance reservations.
             Msg::Market(MarketMsg::SlaRequest(job)) => self.on_sla_request((**job).clone(), ctx),
-            Msg::Job(JobMsg::Cancel { job }) => self.on_cancel(*job, env.from(), ctx),
             Msg::Job(JobMsg::SubmitReserved { job, reservation, start }) => {
                 self.on_submit_reserved((**job).clone(), *reservation, *start, ctx)
             }
@@ -388,19 +406,11 @@ impl Agent<GridMarket> for Provider {
                 self.on_reserve(env.from(), *request, (*start, *end, *pes), ctx)
             }
             Msg::Lease(LeaseMsg::Release { reservation }) => self.on_release(*reservation, ctx),
-            Msg::Market(MarketMsg::SlotsQuery { horizon }) => self.on_slots_query(env.from(), *horizon, ctx),
-            Msg::Market(MarketMsg::QueueQuery { horizon }) => self.on_queue_query(env.from(), *horizon, ctx),
-            Msg::Market(MarketMsg::Matched(m)) => self.on_matched(env.from(), m, ctx),
-            Msg::Market(MarketMsg::Registered) => {}
-            Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
-            Msg::Timer(TimerMsg::Advertise) => self.advertise(ctx),
-            Msg::Market(MarketMsg::RegisterRefused { reason }) => {
-                tracing::debug!(provider = ctx.name(), from = ?env.from(), reason = reason.as_str(), "not registered")
-            }
-            Msg::Timer(TimerMsg::JobEnd { job }) => self.on_job_end(*job, ctx),
-            Msg::Timer(TimerMsg::Wakeup) => self.on_wakeup(ctx),
+            // Pricing, energy and trading: each capability's own timer and messages.
             Msg::Timer(TimerMsg::Reprice) => self.on_reprice(ctx),
             Msg::Timer(TimerMsg::PowerCheck) => self.on_power_check(ctx),
+            Msg::Exchange(m) => self.on_exchange(env.from(), m, ctx),
+            Msg::Timer(TimerMsg::Advertise) => self.advertise(ctx),
             other => crate::sim::unhandled(ctx, other.kind()),
         }
     }
