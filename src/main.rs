@@ -195,7 +195,7 @@ enum Command {
         #[command(flatten)]
         overrides: Overrides,
     },
-    /// List scenario families and the policies of each agent kind.
+    /// List scenario families, single scenario files and the policies of each agent kind.
     List {
         /// The scenarios folder.
         #[arg(long, default_value = "scenarios")]
@@ -566,6 +566,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let n = scenario_files(&scenarios.join(&f))?.len();
                 println!("  {f} ({n} scenario file(s))");
             }
+            let singles = scenario_files(&scenarios)?;
+            if !singles.is_empty() {
+                println!("\nsingle scenarios in {} (`gridmarket run FILE`):", scenarios.display());
+                for file in singles {
+                    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    match description(&file) {
+                        Some(about) => println!("  {name}: {about}"),
+                        None => println!("  {name}"),
+                    }
+                }
+            }
             print!("\n{}", schema::kinds_text(&Registry::standard()));
             Ok(ExitCode::SUCCESS)
         }
@@ -767,6 +778,13 @@ fn families(dir: &Path) -> anyhow::Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The `description` of the scenario `file`, if it reads as TOML and has one (`validate` reports a file that does
+/// not).
+fn description(file: &Path) -> Option<String> {
+    let table: toml::Table = std::fs::read_to_string(file).ok()?.parse().ok()?;
+    table.get("description")?.as_str().map(String::from)
 }
 
 /// The `*.toml` files directly in `dir`, sorted (profiles live in sub-folders).

@@ -152,7 +152,8 @@ pub fn kinds_text(registry: &Registry) -> String {
     let mut out = String::from("agent kinds, their scenario tables and policies:\n");
     for kind in registry.kinds() {
         let _ = writeln!(out, "  {} [{}.<name>]: {}", kind.name(), kind.table(), kind.about());
-        for p in kind.policies(registry) {
+        // A list of registered policies may be empty.
+        for p in kind.policies(registry).into_iter().filter(|p| !p.values.is_empty()) {
             let _ = writeln!(out, "      {}: {} ({})", p.key, p.values.join(", "), p.source);
             for (value, about) in &p.about {
                 let _ = writeln!(out, "          {value}: {about}");

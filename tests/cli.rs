@@ -891,6 +891,13 @@ fn list_shows_the_families_and_schema_the_keys() {
     assert!(text.contains("provider [providers.<name>]"), "{text}");
     assert!(text.contains("scheduler: fcfs, easy, conservative, multi-partition-easy"), "{text}");
     assert!(text.contains("preemption: nop, mov, mlip, moml"), "{text}");
+    assert!(!text.contains(":  ("), "a policy line without values: {text}");
+
+    let o = run(&["list"]);
+    let text = stdout(&o);
+    let about = "  quickstart.toml: Three providers of different speed and price, 30 users with Lublin workloads";
+    assert!(text.contains("single scenarios in scenarios") && text.contains(about), "{text}");
+    assert!(text.contains("  backfilling.toml: FCFS against EASY") && !text.contains("  garg-ch3.toml"), "{text}");
 
     let o = run(&["schema"]);
     assert_exit(&o, 0, "schema");
@@ -1615,4 +1622,51 @@ fn a_meta_broker_drops_a_job_wider_than_every_provider_instead_of_holding_it_for
         jobs.contains(",dropped,") && jobs.contains("6 PEs, wider than every provider (the widest has 4)"),
         "{jobs}"
     );
+}
+
+/// The long flags (`--name`) a `--help` text lists under its options, and the subcommands under its commands.
+fn help_of(path: &[&str]) -> (Vec<String>, Vec<String>) {
+    let o = run(&[path, &["--help"]].concat());
+    assert_exit(&o, 0, "--help");
+    let (mut flags, mut commands, mut section) = (Vec::new(), Vec::new(), "");
+    for line in stdout(&o).lines() {
+        match line {
+            "Commands:" | "Options:" | "Arguments:" => section = line,
+            _ if section == "Commands:" && line.starts_with("  ") => {
+                commands.extend(line.split_whitespace().next().filter(|&c| c != "help").map(String::from))
+            }
+            _ if section == "Options:" => {
+                let long = line.split_whitespace().find(|w| w.starts_with("--")).map(|w| w.trim_end_matches(','));
+                flags.extend(long.filter(|&f| f != "--help" && f != "--version").map(String::from))
+            }
+            _ => {}
+        }
+    }
+    (flags, commands)
+}
+
+#[test]
+fn the_readme_command_table_lists_every_command_and_flag_that_help_shows() {
+    let readme = read_string(Path::new("README.md"));
+    let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `gridmarket ")).collect();
+    let mut paths: Vec<Vec<String>> = help_of(&[]).1.into_iter().map(|c| vec![c]).collect();
+    let mut checked = 0;
+    while let Some(path) = paths.pop() {
+        let words: Vec<&str> = path.iter().map(String::as_str).collect();
+        let (flags, commands) = help_of(&words);
+        if !commands.is_empty() {
+            paths.extend(commands.into_iter().map(|c| [path.clone(), vec![c]].concat()));
+            continue;
+        }
+        let command = format!("`gridmarket {}", words.join(" "));
+        // The command cell of every row that names the command.
+        let cells: Vec<&str> =
+            rows.iter().filter_map(|r| r[1..].split(" | ").next()).filter(|c| c.contains(&command)).collect();
+        assert!(!cells.is_empty(), "the README's command table has no row for {command}`");
+        for flag in flags {
+            assert!(cells.iter().any(|c| c.contains(&flag)), "the README's row of {command}` lacks {flag}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} commands found in --help");
 }
