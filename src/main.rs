@@ -289,6 +289,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 trace,
                 schedule_swf,
                 command: command_line(),
+                report: true,
             };
             let interrupt = interrupt_flag()?;
             if let Some(shard) = shard {
@@ -418,6 +419,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         trace: None,
                         schedule_swf: false,
                         command: command_line(),
+                        report: false,
                     };
                     let result = match shard {
                         Some(shard) => run_shard(&study, &opts, &ShardRun { shard, offset, load }, &interrupt)?,
@@ -476,7 +478,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Merge { dirs, out, strict } => match shard::merge(&dirs)? {
             Merged::Study(merged) => {
-                merged.write(&out)?;
+                merged.write(&out, true)?;
                 let (study, result) = (&merged.study, &merged.result);
                 for w in report::substitution_warnings(study, result) {
                     eprintln!("warning: {w}");
@@ -494,7 +496,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     merged.iter().map(|m| m.study.name.clone()).chain(["report.md".into()]).collect();
                 let claim = gridmarket::folder::claim(&out, &command_line(), written_by(&out, &family), &declared)?;
                 for m in &merged {
-                    m.write(&out.join(&m.study.name))?;
+                    m.write(&out.join(&m.study.name), false)?;
                 }
                 let mut studies: Vec<_> = merged.into_iter().map(|m| (m.study, m.result)).collect();
                 let failed = conclude_family(&family, &mut studies, &out, strict)?;

@@ -318,74 +318,90 @@ pub fn write_family_report(family: &str, studies: &[(Study, StudyResult)], out: 
     let _ = writeln!(md, "{}\n", overall(&targets, &checks, quick));
     md.push_str(VERDICT_RULES);
     for (study, result) in studies {
-        let _ = writeln!(md, "## {}\n", study.name);
-        if let Some(d) = &study.description {
-            let _ = writeln!(md, "{d}\n");
-        }
-        if let Some(s) = &study.source {
-            let _ = writeln!(md, "Source: {s}\n");
-        }
-        let _ = writeln!(md, "```text\n{}```\n", summary_table(study, result));
-        let esc = |t: &str| t.replace('|', "\\|");
-        if !result.verdicts.is_empty() {
-            let _ = writeln!(md, "{}\n", tally_line(&result.verdicts, false, study.quick));
-            for class in [Class::Target, Class::Hypothesis, Class::Conflict] {
-                let of_class: Vec<&Verdict> = result.verdicts.iter().filter(|v| v.class() == class).collect();
-                if of_class.is_empty() {
-                    continue;
-                }
-                match class {
-                    Class::Conflict => md.push_str(
-                        "Documented conflicts: the source contradicts itself on these claims; reported, not scored.\n\n\
-                         | target | source | conflict | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
-                    ),
-                    Class::Hypothesis => md.push_str(
-                        "Own hypotheses: claims no source makes, judged like targets and counted apart.\n\n\
-                         | hypothesis | rests on | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
-                    ),
-                    _ => md.push_str(
-                        "| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
-                    ),
-                }
-                for v in of_class {
-                    let third = if class == Class::Conflict {
-                        v.conflict.clone().unwrap_or_default()
-                    } else {
-                        v.tolerance.clone()
-                    };
-                    let cells = [&v.target, &v.source, &third, &v.measured].map(|c| esc(c));
-                    let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
-                }
-                md.push('\n');
+        md.push_str(&study_section(study, result, out, &out.join(&study.name))?);
+    }
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(md)
+}
+
+/// Writes `report.md` and the charts of the study `run` ran into its folder `out`, as `reproduce` reports a
+/// family of one; returns the Markdown.
+pub fn write_study_report(study: &Study, result: &StudyResult, out: &Path) -> std::io::Result<String> {
+    let mut md = format!("# Study: {}\n\n", study.name);
+    let _ = writeln!(md, "{}\n", overall(&result.verdicts, &result.checks, study.quick));
+    md.push_str(VERDICT_RULES);
+    md.push_str(&study_section(study, result, out, out)?);
+    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    Ok(md)
+}
+
+/// A study's part of `report.md`: its description, summary table, targets, sanity checks and charts (written into
+/// `out`, beside the report; the study's runs are in `runs`).
+fn study_section(study: &Study, result: &StudyResult, out: &Path, runs: &Path) -> std::io::Result<String> {
+    let mut md = String::new();
+    let _ = writeln!(md, "## {}\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{d}\n");
+    }
+    if let Some(s) = &study.source {
+        let _ = writeln!(md, "Source: {s}\n");
+    }
+    let _ = writeln!(md, "```text\n{}```\n", summary_table(study, result));
+    let esc = |t: &str| t.replace('|', "\\|");
+    if !result.verdicts.is_empty() {
+        let _ = writeln!(md, "{}\n", tally_line(&result.verdicts, false, study.quick));
+        for class in [Class::Target, Class::Hypothesis, Class::Conflict] {
+            let of_class: Vec<&Verdict> = result.verdicts.iter().filter(|v| v.class() == class).collect();
+            if of_class.is_empty() {
+                continue;
             }
-        }
-        if !result.checks.is_empty() {
-            let _ = writeln!(md, "{} (not targets)\n", tally_line(&result.checks, true, false));
-            md.push_str("| check | why | measured | verdict |\n|---|---|---|---|\n");
-            for v in &result.checks {
-                let cells = [&v.target, &v.source, &v.measured].map(|c| esc(c));
-                let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.outcome.label());
+            match class {
+                Class::Conflict => md.push_str(
+                    "Documented conflicts: the source contradicts itself on these claims; reported, not scored.\n\n\
+                     | target | source | conflict | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                ),
+                Class::Hypothesis => md.push_str(
+                    "Own hypotheses: claims no source makes, judged like targets and counted apart.\n\n\
+                     | hypothesis | rests on | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                ),
+                _ => md.push_str(
+                    "| target | source | tolerance | measured (mean ± CI) | verdict |\n|---|---|---|---|---|\n",
+                ),
             }
-            md.push('\n');
-        }
-        let asked = crate::charts::scenario_charts(study, result, &out.join(&study.name));
-        for (file, svg) in charts(study, result).into_iter().chain(asked) {
-            write_atomic(&out.join(&file), svg.as_bytes())?;
-            let _ = writeln!(md, "![{file}]({file})\n");
-        }
-        if !result.unfinished.is_empty() {
-            let _ = writeln!(md, "Unfinished runs: {}\n", result.unfinished.len());
-        }
-        let warnings = substitution_warnings(study, result);
-        if !warnings.is_empty() {
-            md.push_str("Substitutions (what agents did in place of what they were configured to do):\n\n");
-            for w in warnings {
-                let _ = writeln!(md, "- {}", w.replace('|', "\\|"));
+            for v in of_class {
+                let third =
+                    if class == Class::Conflict { v.conflict.clone().unwrap_or_default() } else { v.tolerance.clone() };
+                let cells = [&v.target, &v.source, &third, &v.measured].map(|c| esc(c));
+                let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.verdict(study.quick));
             }
             md.push('\n');
         }
     }
-    write_atomic(&out.join("report.md"), md.as_bytes())?;
+    if !result.checks.is_empty() {
+        let _ = writeln!(md, "{} (not targets)\n", tally_line(&result.checks, true, false));
+        md.push_str("| check | why | measured | verdict |\n|---|---|---|---|\n");
+        for v in &result.checks {
+            let cells = [&v.target, &v.source, &v.measured].map(|c| esc(c));
+            let _ = writeln!(md, "| {} | {} |", cells.join(" | "), v.outcome.label());
+        }
+        md.push('\n');
+    }
+    let asked = crate::charts::scenario_charts(study, result, runs);
+    for (file, svg) in charts(study, result).into_iter().chain(asked) {
+        write_atomic(&out.join(&file), svg.as_bytes())?;
+        let _ = writeln!(md, "![{file}]({file})\n");
+    }
+    if !result.unfinished.is_empty() {
+        let _ = writeln!(md, "Unfinished runs: {}\n", result.unfinished.len());
+    }
+    let warnings = substitution_warnings(study, result);
+    if !warnings.is_empty() {
+        md.push_str("Substitutions (what agents did in place of what they were configured to do):\n\n");
+        for w in warnings {
+            let _ = writeln!(md, "- {}", w.replace('|', "\\|"));
+        }
+        md.push('\n');
+    }
     Ok(md)
 }
 

@@ -182,7 +182,7 @@ fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
 /// command line, so it is compared without it by [`run_json_without_command`]).
 fn result_files(out: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> =
-        ["points.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv", "checks.csv"]
+        ["points.csv", "runs.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv", "checks.csv"]
             .iter()
             .map(|f| out.join(f))
             .collect();
@@ -401,7 +401,8 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
         assert!(text.contains(needle), "the summary lacks `{needle}`:\n{text}");
     }
 
-    for f in ["points.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv", "checks.csv"] {
+    let study_files = ["points.csv", "runs.csv", "summary.csv", "summary.json", "differences.csv", "expectations.csv"];
+    for f in study_files.iter().chain(&["checks.csv", "report.md"]) {
         assert!(out.join(f).is_file(), "{f} is missing");
     }
     assert_eq!(
@@ -419,6 +420,21 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     assert_eq!(json["points"][1]["metrics"]["jobs.total"]["n"], 3);
     let differences = read_string(&out.join("differences.csv"));
     assert!(differences.lines().skip(1).any(|l| l.starts_with("1,")), "{differences}");
+    // The tidy table: every replication's value, whose mean is the summary's.
+    let runs = read_string(&out.join("runs.csv"));
+    assert!(runs.starts_with("point,providers.big.scheduler,replication,seed,metric,value\n"), "{runs}");
+    let utilisation: Vec<(String, f64)> = runs
+        .lines()
+        .filter(|l| l.starts_with("2,") && l.contains(",utilisation,"))
+        .map(|l| l.rsplit_once(',').map(|(head, v)| (head.to_string(), v.parse().unwrap())).unwrap())
+        .collect();
+    assert_eq!(utilisation.len(), 3, "one row per replication: {runs}");
+    assert!(utilisation[1].0.starts_with("2,conservative,1,"), "{utilisation:?}");
+    let mean = utilisation.iter().map(|u| u.1).sum::<f64>() / 3.0;
+    assert!((mean - means(&out.join("summary.csv"), "utilisation")[&2]).abs() < 1e-12);
+    let report = read_string(&out.join("report.md"));
+    assert!(report.starts_with("# Study: tiny\n\n**Overall: "), "{report}");
+    assert!(report.contains("## tiny\n") && report.contains("providers.big.scheduler=easy"), "{report}");
 
     let dirs = run_dirs(&out);
     assert_eq!(dirs.len(), 9, "3 points × 3 replications: {dirs:?}");

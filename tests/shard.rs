@@ -135,8 +135,9 @@ fn a_study_in_three_shards_merges_into_the_whole_run() {
     let o = gridmarket(&["merge", &shards[2], &shards[0], &shards[1], "--out", &tmp.arg("merged")]);
     assert_exit(&o, 0, "the merge");
     assert!(String::from_utf8_lossy(&o.stdout).contains("utilisation"), "the merge prints the summary");
-    let files = ["summary.csv", "summary.json", "points.csv", "differences.csv", "expectations.csv", "checks.csv"];
+    let files = ["summary.csv", "summary.json", "points.csv", "runs.csv", "differences.csv", "expectations.csv"];
     assert_same_tree(&tmp.0.join("whole"), &tmp.0.join("merged"), &files);
+    assert_same_tree(&tmp.0.join("whole"), &tmp.0.join("merged"), &["checks.csv", "report.md"]);
     assert_same_tree(&tmp.0.join("whole"), &tmp.0.join("merged"), &["p0/utilisation.svg", "p2/r1/jobs.csv"]);
 }
 

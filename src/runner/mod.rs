@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub schedule_swf: bool,
     /// The command line, recorded in `run.json`.
     pub command: String,
+    /// Write `report.md` and its charts beside the study's files (`run`; `reproduce` writes one for the family).
+    pub report: bool,
 }
 
 impl RunOptions {
@@ -55,6 +57,7 @@ impl RunOptions {
             trace: None,
             schedule_swf: false,
             command: String::new(),
+            report: false,
         }
     }
 }
@@ -166,6 +169,9 @@ fn run_share(
     // Without a finished run there is nothing to summarise: no header-only files.
     if !result.runs.is_empty() {
         outputs::write_study(study, &result, &opts.out)?;
+        if opts.report {
+            crate::report::write_study_report(study, &result, &opts.out)?;
+        }
     }
     claim.seal()?;
     Ok(result)

@@ -250,6 +250,20 @@ const TRACE: OutputFile = OutputFile {
     ],
 };
 
+const RUNS: OutputFile = OutputFile {
+    path: "runs.csv",
+    about: "one row per finished run and metric, the tidy table of every replication's value (a metric undefined in \
+            a run has no row)",
+    columns: &[
+        col("point", "", "the point's number (its label is in `points.csv`)"),
+        SWEPT,
+        col("replication", "", "the replication, from 0"),
+        col("seed", "", "the run's seed: runs of different points with the same seed pair up"),
+        col("metric", "", "the metric's name (see Metrics below)"),
+        col("value", "as the metric", "its value in the run"),
+    ],
+};
+
 const POINTS: OutputFile = OutputFile {
     path: "points.csv",
     about: "one row per sweep point",
@@ -329,9 +343,10 @@ const CHECKS: OutputFile = OutputFile {
 
 const REPORT: OutputFile = OutputFile {
     path: "report.md",
-    about: "`reproduce` only, in the family's folder (each scenario's files in a folder of its own): the count of \
-            targets that pass, fail or are inconclusive, how verdicts are reached, then per scenario its summary \
-            table, targets, sanity checks and one SVG chart per metric a target names (`<scenario>-<metric>.svg`)",
+    about: "the count of targets that pass, fail or are inconclusive, how verdicts are reached, then per scenario \
+            its summary table, targets, sanity checks, one SVG chart per metric a target names \
+            (`<scenario>-<metric>.svg`) and the charts of its `[[chart]]` tables; `run` writes it beside the \
+            scenario's files, `reproduce` in the family's folder (each scenario's files in a folder of its own)",
     columns: &[],
 };
 
@@ -408,7 +423,7 @@ const SHARD: OutputFile = OutputFile {
 };
 
 /// Every file a study may write, in the order the glossary lists them.
-pub const FILES: [OutputFile; 19] = [
+pub const FILES: [OutputFile; 20] = [
     JOBS,
     TIMESERIES,
     TIME_CHARTS,
@@ -422,6 +437,7 @@ pub const FILES: [OutputFile; 19] = [
     RUN,
     TRACE,
     POINTS,
+    RUNS,
     SUMMARY,
     DIFFERENCES,
     EXPECTATIONS,
@@ -838,6 +854,19 @@ pub fn write_study(study: &Study, result: &StudyResult, out: &Path) -> std::io::
         points.row(&lead(p, &values[p.index]));
     }
     write(&out.join("points.csv"), &points.into_bytes())?;
+
+    // Without the label, which `points.csv` holds: a row per run and metric adds up.
+    let names = RUNS.columns[2..].iter().map(|c| c.name);
+    let mut runs = Csv::new(&["point"].into_iter().chain(swept.iter().copied()).chain(names).collect::<Vec<_>>());
+    for run in &result.runs {
+        let point = [Field::UInt(run.point as u64)].into_iter().chain(values[run.point].iter().map(|v| Field::Str(v)));
+        let point: Vec<Field> = point.collect();
+        for (metric, &value) in run.metrics.iter().filter(|m| !m.1.is_nan()) {
+            let tail = [Field::UInt(u64::from(run.rep)), Field::UInt(run.seed), Field::Str(metric), Field::Num(value)];
+            runs.row(&[point.as_slice(), &tail].concat());
+        }
+    }
+    write(&out.join("runs.csv"), &runs.into_bytes())?;
 
     let mut csv = Csv::new(&header(&SUMMARY_COLUMNS));
     let mut json_points = Vec::new();
