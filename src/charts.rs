@@ -10,6 +10,7 @@ use toml::Value;
 
 use agents::registry::Unit;
 
+use crate::output::{Csv, Field};
 use crate::plot::{self, BarSeries, Chart as Frame, Series, TimeSeries};
 use crate::runner::metrics::{axis_label, unit_of};
 use crate::runner::{StudyResult, run_dir};
@@ -183,9 +184,139 @@ fn spread(csv: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The market's state over time that `run`'s report draws, averaged across replications: its name, the column of
+/// `timeseries.csv` it comes from, whether the providers' values are summed (else their mean is taken), its unit and
+/// what it is.
+const OVER_TIME: [(&str, bool, Unit, &str); 3] = [
+    ("utilisation", false, Unit::Share, "the providers' mean utilisation"),
+    ("queued", true, Unit::Count, "jobs queued at the providers"),
+    ("price", false, Unit::Price, "the providers' mean posted price"),
+];
+
+/// A point's state over time: at each sample time, per quantity of [`OVER_TIME`], its summary over replications.
+type Samples = Vec<(f64, Vec<Summary>)>;
+
+/// What [`time_bands`] gives: the bytes of `series.csv` and the charts, `(file, svg)`.
+pub type Bands = (Vec<u8>, Vec<(String, String)>);
+
+/// Sample times of a point's band: from 0 to the end of its shortest replication, in this many steps.
+const BAND_STEPS: u32 = 100;
+
+/// Points beyond which a study's report draws no bands over time (they would not be told apart).
+const MAX_BANDED_POINTS: usize = 8;
+
+/// `run`'s mean ± 95% CI time series across replications: the rows of `series.csv` and, for studies of at most
+/// [`MAX_BANDED_POINTS`] points, one chart per quantity of [`OVER_TIME`] with a band per point. Each point is sampled
+/// on its own grid, up to the end of its shortest replication (later, fewer runs would be averaged), each run's state
+/// at a grid time being its last sample at or before it. Charts are `(file, svg)`, their prices labelled by
+/// `currency`. `None` when no run wrote `timeseries.csv`.
+pub fn time_bands(
+    study: &Study,
+    result: &StudyResult,
+    runs: &Path,
+    currency: impl Fn(&str) -> String,
+) -> Option<Bands> {
+    let mut bands: Vec<(&Point, Samples)> = Vec::new();
+    for p in &study.points {
+        let reps: Vec<Vec<(f64, Vec<f64>)>> = result
+            .runs
+            .iter()
+            .filter(|r| r.point == p.index)
+            .filter_map(|r| std::fs::read_to_string(run_dir(runs, p.index, r.rep).join("timeseries.csv")).ok())
+            .map(|text| market_state(&text))
+            .filter(|state| !state.is_empty())
+            .collect();
+        let Some(end) = reps.iter().filter_map(|r| r.last()).map(|s| s.0).reduce(f64::min) else { continue };
+        let grid = (0..=BAND_STEPS).map(|k| end * f64::from(k) / f64::from(BAND_STEPS));
+        let samples = grid
+            .map(|t| {
+                let states: Vec<&Vec<f64>> = reps
+                    .iter()
+                    .filter_map(|r| r.partition_point(|s| s.0 <= t).checked_sub(1).map(|i| &r[i].1))
+                    .collect();
+                let of = |q: usize| Summary::of(&states.iter().map(|s| s[q]).collect::<Vec<_>>());
+                (t, (0..OVER_TIME.len()).map(of).collect())
+            })
+            .collect();
+        bands.push((p, samples));
+    }
+    if bands.is_empty() {
+        return None;
+    }
+    let swept: Vec<&str> = study.sweep.iter().map(|(k, _)| k.as_str()).collect();
+    let tail = ["quantity", "t", "n", "mean", "ci95", "lo", "hi"];
+    let mut csv = Csv::new(&["point"].into_iter().chain(swept.iter().copied()).chain(tail).collect::<Vec<_>>());
+    for (p, samples) in &bands {
+        let values: Vec<String> = p.assignments.iter().map(|(_, v)| show(v)).collect();
+        for (q, (name, ..)) in OVER_TIME.iter().enumerate() {
+            for (t, summaries) in samples {
+                let s = &summaries[q];
+                let lead = [Field::UInt(p.index as u64)].into_iter().chain(values.iter().map(|v| Field::Str(v)));
+                let mut row: Vec<Field> = lead.collect();
+                row.extend([Field::Str(name), Field::Num(*t), Field::UInt(s.n as u64), Field::Num(s.mean)]);
+                row.extend([Field::Num(s.ci95), Field::Num(s.mean - s.ci95), Field::Num(s.mean + s.ci95)]);
+                csv.row(&row);
+            }
+        }
+    }
+    let mut charts = Vec::new();
+    if study.points.len() <= MAX_BANDED_POINTS {
+        let end = bands.iter().filter_map(|b| b.1.last()).map(|s| s.0).fold(0.0, f64::max);
+        let (scale, unit) = plot::time_unit(end);
+        let x_label = format!("time [{unit}]");
+        for (q, (name, _, of, about)) in OVER_TIME.iter().enumerate() {
+            let series: Vec<Series> = bands
+                .iter()
+                .map(|(p, samples)| Series {
+                    label: if study.sweep.len() == 1 { first_value(study, p) } else { p.label.clone() },
+                    points: samples.iter().map(|(t, s)| (t / scale, s[q].mean, s[q].ci95)).collect(),
+                })
+                .collect();
+            let title = format!("{} — {about}, mean ± 95% CI", study.name);
+            let y_label = currency(&format!("{about} {}", of.axis()));
+            let frame = Frame { y_bounds: of.bounds(), ..Frame::new(&title, &x_label, &y_label) };
+            charts.push((format!("{}-{name}-over-time.svg", study.name), plot::band_chart(&frame, &series)));
+        }
+    }
+    Some((csv.into_bytes(), charts))
+}
+
+/// A run's state at each of its sample times, from its `timeseries.csv`: per quantity of [`OVER_TIME`], the
+/// providers' values summed or averaged. Rows that do not parse are skipped; a file without the columns gives none.
+fn market_state(csv: &str) -> Vec<(f64, Vec<f64>)> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let columns: Option<Vec<usize>> =
+        OVER_TIME.iter().map(|(name, ..)| header.iter().position(|h| h == name)).collect();
+    let Some(columns) = columns else { return Vec::new() };
+    let mut at: BTreeMap<u64, (f64, Vec<f64>)> = BTreeMap::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        let Some(Ok(t)) = fields.first().map(|t| t.parse::<f64>()) else { continue };
+        let Some(values) = columns.iter().map(|&c| fields.get(c)?.parse::<f64>().ok()).collect::<Option<Vec<f64>>>()
+        else {
+            continue;
+        };
+        let (n, sums) = at.entry(t.to_bits()).or_insert_with(|| (0.0, vec![0.0; OVER_TIME.len()]));
+        *n += 1.0;
+        sums.iter_mut().zip(values).for_each(|(s, v)| *s += v);
+    }
+    let combine = |(n, sums): (f64, Vec<f64>)| -> Vec<f64> {
+        sums.into_iter().zip(OVER_TIME).map(|(s, (_, summed, ..))| if summed { s } else { s / n }).collect()
+    };
+    at.into_iter().map(|(t, state)| (f64::from_bits(t), combine(state))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runs_market_state_sums_the_queues_and_averages_load_and_price() {
+        let csv = "t,agent,busy_pes,utilisation,queued,price\n0,a,4,1,2,0.5\n0,b,0,0,3,1.5\n10,a,2,0.5,0,1\nx,y\n";
+        assert_eq!(market_state(csv), [(0.0, vec![0.5, 5.0, 1.0]), (10.0, vec![0.5, 0.0, 1.0])]);
+        assert!(market_state("t,agent,busy_pes\n0,a,1\n").is_empty(), "no such columns, no state");
+    }
 
     #[test]
     fn spread_is_the_population_sd_per_sample_time() {

@@ -113,6 +113,16 @@ pub fn time_chart(chart: &Chart, series: &[TimeSeries]) -> String {
     svg
 }
 
+/// A standalone SVG document plotting each series over time as its mean, a line through `(t, mean)`, inside a shaded
+/// band from `mean − ci95` to `mean + ci95` (clipped to the quantity's bounds): a quantity sampled over time, averaged
+/// across replications.
+pub fn band_chart(chart: &Chart, series: &[Series]) -> String {
+    let mut svg = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_band_chart(&mut svg, chart, series);
+    svg
+}
+
 /// The unit to show a run of `end` seconds in: `(seconds per unit, symbol)`, days or hours once there are at least
 /// two of them, so that the time axis reads "4 d" rather than "345600".
 pub fn time_unit(end: f64) -> (f64, &'static str) {
@@ -594,6 +604,44 @@ fn write_time_chart(svg: &mut String, chart: &Chart, series: &[TimeSeries]) -> f
     Ok(())
 }
 
+fn write_band_chart(svg: &mut String, chart: &Chart, series: &[Series]) -> fmt::Result {
+    let finite = |p: &&(f64, f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let (min, max) = chart.y_bounds;
+    // A NaN half-width (a single replication) draws no band.
+    let edges = |&(t, mean, ci): &(f64, f64, f64)| {
+        let ci = if ci.is_finite() { ci.max(0.0) } else { 0.0 };
+        (t, (mean - ci).clamp(min, max), (mean + ci).clamp(min, max))
+    };
+    let all = || series.iter().flat_map(|s| s.points.iter().filter(finite));
+    let x = Scale::new(Extent::over(all().map(|p| p.0).chain([0.0])));
+    let y_values = all().map(edges).flat_map(|(_, lo, hi)| [lo, hi]).chain([min, max]);
+    let y = Scale::bounded(Extent::over(y_values).with_bands(chart.bands), (min, max));
+    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+    let f = Frame::new(chart.title, &y, &labels);
+    open(svg, &f, chart, &y)?;
+    x_ticks(svg, &f, &x)?;
+    for (i, s) in series.iter().enumerate() {
+        for run in s.points.split(|p| !finite(&p)).filter(|run| !run.is_empty()) {
+            // The band: along its upper edge, then back along its lower edge.
+            let upper = run.iter().map(edges).map(|(t, _, hi)| (t, hi));
+            let lower = run.iter().rev().map(edges).map(|(t, lo, _)| (t, lo));
+            write!(svg, r#"<path d=""#)?;
+            for (j, (t, v)) in upper.chain(lower).enumerate() {
+                let command = if j == 0 { 'M' } else { 'L' };
+                write!(svg, "{command}{:.2} {:.2}", x.map(t, f.left, f.right), f.y(&y, v))?;
+            }
+            writeln!(svg, r#"Z" fill="{}" fill-opacity="0.2" stroke="none"/>"#, color(i))?;
+            let mean = run.iter().map(|&(t, m, _)| (x.map(t, f.left, f.right), f.y(&y, m)));
+            polyline(svg, mean, &line_style(i))?;
+        }
+    }
+    legend(svg, &f, |svg, i, (lx, ly)| {
+        writeln!(svg, r#"<path d="M{lx:.2} {ly:.2}h24" fill="none"{}/>"#, line_style(i))
+    })?;
+    svg.push_str("</svg>\n");
+    Ok(())
+}
+
 /// Stroke attributes of the time chart's line `i`.
 fn line_style(i: usize) -> String {
     let dash = DASHES[i % DASHES.len()];
@@ -827,6 +875,26 @@ fn legend(svg: &mut String, f: &Frame, key: impl Fn(&mut String, usize, (f64, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_band_chart_shades_mean_plus_minus_ci_clipped_to_the_bounds_under_its_mean_line() {
+        let series = [
+            Series { label: "fixed".into(), points: vec![(0.0, 0.5, 0.1), (1.0, 0.9, 0.3), (2.0, f64::NAN, 0.1)] },
+            Series { label: "one run".into(), points: vec![(0.0, 0.2, f64::NAN), (2.0, 0.4, f64::NAN)] },
+        ];
+        let chart = Chart { y_bounds: (0.0, 1.0), ..Chart::new("load", "time [h]", "utilisation (share)") };
+        let svg = band_chart(&chart, &series);
+        balanced(&svg).unwrap();
+        assert_eq!(svg.matches(r#"fill-opacity="0.2""#).count(), 2, "a band per series");
+        assert_eq!(svg.matches("<polyline").count(), 2, "a mean line per series");
+        // The first band's top edge at t = 1 is clipped to 1, the top of the axis.
+        let y = Scale::bounded(Extent::over([0.0, 1.0].into_iter()), (0.0, 1.0));
+        let f = Frame::new("load", &y, &["fixed", "one run"]);
+        let top = format!("{:.2}", f.y(&y, 1.0));
+        let band = svg.split(r#"<path d="M"#).nth(1).unwrap();
+        assert!(band.split('L').nth(1).unwrap().ends_with(&top), "{band}");
+        assert!(svg.contains(">fixed<") && svg.contains(">one run<"));
+    }
 
     /// Checks that every element is closed in order; returns the first problem found.
     fn balanced(svg: &str) -> Result<(), String> {

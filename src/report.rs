@@ -331,6 +331,16 @@ pub fn write_study_report(study: &Study, result: &StudyResult, out: &Path) -> st
     let _ = writeln!(md, "{}\n", overall(&result.verdicts, &result.checks, study.quick));
     md.push_str(VERDICT_RULES);
     md.push_str(&study_section(study, result, out, out)?);
+    if let Some((series, charts)) = crate::charts::time_bands(study, result, out, |l| in_currency(study, l)) {
+        write_atomic(&out.join("series.csv"), &series)?;
+        if !charts.is_empty() {
+            md.push_str("Over time, mean ± 95% CI over the replications (`series.csv`):\n\n");
+        }
+        for (file, svg) in charts {
+            write_atomic(&out.join(&file), svg.as_bytes())?;
+            let _ = writeln!(md, "![{file}]({file})\n");
+        }
+    }
     write_atomic(&out.join("report.md"), md.as_bytes())?;
     Ok(md)
 }

@@ -435,6 +435,14 @@ fn run_writes_the_documented_files_and_prints_the_summary() {
     let report = read_string(&out.join("report.md"));
     assert!(report.starts_with("# Study: tiny\n\n**Overall: "), "{report}");
     assert!(report.contains("## tiny\n") && report.contains("providers.big.scheduler=easy"), "{report}");
+    // The state over time as mean ± CI bands: a chart per quantity, 101 samples per point and quantity.
+    for quantity in ["utilisation", "queued", "price"] {
+        let chart = format!("tiny-{quantity}-over-time.svg");
+        assert!(report.contains(&format!("![{chart}]({chart})")) && out.join(&chart).is_file(), "{report}");
+    }
+    let series = read_string(&out.join("series.csv"));
+    assert!(series.starts_with("point,providers.big.scheduler,quantity,t,n,mean,ci95,lo,hi\n0,fcfs,utilisation,0,3,"));
+    assert_eq!(series.lines().count(), 1 + 3 * 3 * 101, "{series}");
 
     let dirs = run_dirs(&out);
     assert_eq!(dirs.len(), 9, "3 points × 3 replications: {dirs:?}");

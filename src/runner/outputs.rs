@@ -264,6 +264,30 @@ const RUNS: OutputFile = OutputFile {
     ],
 };
 
+const SERIES: OutputFile = OutputFile {
+    path: "series.csv",
+    about: "`run` only, with `timeseries.csv`: the market's state over time, mean ± 95% CI over each point's \
+            replications, sampled at 101 times from 0 to the end of its shortest replication (each run's state at a \
+            time being its last sample at or before it); drawn in `report.md` as `<scenario>-<quantity>-over-time.svg`, \
+            a band per point, for studies of at most 8 points",
+    columns: &[
+        col("point", "", "the point's number (its label is in `points.csv`)"),
+        SWEPT,
+        col(
+            "quantity",
+            "",
+            "`utilisation` (the providers' mean), `queued` (jobs queued at the providers, summed) or `price` (the \
+             providers' mean posted price)",
+        ),
+        col("t", "s", "the sample time"),
+        col("n", "count", "replications sampled"),
+        col("mean", "as the quantity", "the mean over the replications"),
+        col("ci95", "as the quantity", "the half-width of the 95% confidence interval of the mean (Student t)"),
+        col("lo", "as the quantity", "mean − ci95 (not clipped to the values the quantity can take)"),
+        col("hi", "as the quantity", "mean + ci95"),
+    ],
+};
+
 const POINTS: OutputFile = OutputFile {
     path: "points.csv",
     about: "one row per sweep point",
@@ -423,7 +447,7 @@ const SHARD: OutputFile = OutputFile {
 };
 
 /// Every file a study may write, in the order the glossary lists them.
-pub const FILES: [OutputFile; 20] = [
+pub const FILES: [OutputFile; 21] = [
     JOBS,
     TIMESERIES,
     TIME_CHARTS,
@@ -438,6 +462,7 @@ pub const FILES: [OutputFile; 20] = [
     TRACE,
     POINTS,
     RUNS,
+    SERIES,
     SUMMARY,
     DIFFERENCES,
     EXPECTATIONS,
