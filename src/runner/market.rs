@@ -125,13 +125,14 @@ pub fn contention(sites: &[Site<'_>], k: usize, a: f64, b: f64) -> f64 {
     requests / free.max(1.0)
 }
 
-/// The run-wide market metrics of a run of `sites` that ended at `end`, sampled every `period`, with its jobs, the
-/// ledger's money received by providers and each job's owner.
+/// The run-wide market metrics of a run of `sites`, those of time over `window` = (from, to) (the whole run: from 0 to
+/// its end), sampled every `period` from its start, with its jobs, the ledger's money received by providers and each
+/// job's owner.
 pub fn market_metrics(
     sites: &[Site<'_>],
     k: usize,
     period: f64,
-    end: f64,
+    (from, to): (f64, f64),
     jobs: &[(&str, &super::metrics::JobRow)],
     revenue: f64,
     out: &mut BTreeMap<String, f64>,
@@ -142,23 +143,27 @@ pub fn market_metrics(
     let mut put = |name: &str, v: f64| {
         out.insert(format!("market.{name}"), v);
     };
-    let intervals = if end > 0.0 && period > 0.0 { (end / period).ceil() as usize } else { 0 };
-    let index: Vec<f64> =
-        (0..intervals).map(|i| contention(sites, k, i as f64 * period, ((i + 1) as f64 * period).min(end))).collect();
+    let span = to - from;
+    let intervals = if span > 0.0 && period > 0.0 { (span / period).ceil() as usize } else { 0 };
+    // The i-th sample interval of the window.
+    let interval = |i: usize| (from + i as f64 * period, (from + (i + 1) as f64 * period).min(to));
+    let index: Vec<f64> = (0..intervals).map(interval).map(|(a, b)| contention(sites, k, a, b)).collect();
     let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
     put("contention", mean(&index));
     put("contention_peak", index.iter().copied().fold(f64::NAN, f64::max));
     let pes: f64 = sites.iter().map(|s| s.pes).sum();
+    // Over the window; at its start when it is an instant.
+    let over = |series: &Series| series.integral(to) - series.integral(from);
     let mean_price = |s: &Site<'_>| match s.price {
-        Some(p) if end > 0.0 => p.integral(end) / end,
-        _ => s.price_at(0.0),
+        Some(p) if span > 0.0 => over(p) / span,
+        _ => s.price_at(from),
     };
     put("price", sites.iter().map(|s| s.pes * mean_price(s)).sum::<f64>() / pes);
     let volatility: Vec<f64> = sites
         .iter()
         .filter_map(|s| {
-            let changes: Vec<f64> = (1..=intervals)
-                .map(|i| (s.price_at((i - 1) as f64 * period), s.price_at((i as f64 * period).min(end))))
+            let changes: Vec<f64> = (0..intervals)
+                .map(|i| (s.price_at(interval(i).0), s.price_at(interval(i).1)))
                 .filter(|(a, _)| *a > 0.0)
                 .map(|(a, b)| (b - a) / a)
                 .collect();
@@ -182,7 +187,7 @@ pub fn market_metrics(
     }
     put("user_surplus", surplus);
     put("welfare", surplus + revenue);
-    let load: Vec<f64> = sites.iter().map(|s| if s.pes > 0.0 { s.busy.integral(end) / s.pes } else { 0.0 }).collect();
+    let load: Vec<f64> = sites.iter().map(|s| if s.pes > 0.0 { over(s.busy) / s.pes } else { 0.0 }).collect();
     put("gini_load", gini(&load));
     put("gini_surplus", gini(&by_owner.into_values().collect::<Vec<_>>()));
     let violations = jobs
@@ -194,8 +199,8 @@ pub fn market_metrics(
         .count();
     put("sla_violations", violations as f64);
     let mut ranked: Vec<&Site<'_>> = sites.iter().collect();
-    ranked.sort_by(|x, y| x.price_at(0.0).total_cmp(&y.price_at(0.0)));
-    let busy = |s: &&Site<'_>| s.busy.integral(end);
+    ranked.sort_by(|x, y| x.price_at(from).total_cmp(&y.price_at(from)));
+    let busy = |s: &&Site<'_>| over(s.busy);
     let total: f64 = ranked.iter().map(busy).sum();
     let cheapest: f64 = ranked.iter().take(k).map(busy).sum();
     put("cheapest_share", if total > 0.0 { cheapest / total } else { f64::NAN });
@@ -312,7 +317,7 @@ mod tests {
         // Only the requests of the interval count.
         assert_eq!(contention(&sites, 1, 40.0, 100.0), 8.0 / 5.0);
         let mut out = BTreeMap::new();
-        market_metrics(&sites, 1, 50.0, 100.0, &[], 7.0, &mut out);
+        market_metrics(&sites, 1, 50.0, (0.0, 100.0), &[], 7.0, &mut out);
         // Intervals (0, 50] and (50, 100]: 12 / 5 and 0.
         assert_eq!(out["market.contention"], 1.2);
         assert_eq!(out["market.contention_peak"], 2.4);
@@ -321,5 +326,26 @@ mod tests {
         assert_eq!(out["market.revenue"], 7.0);
         assert_eq!(out["market.refused_cheapest"], 2.0);
         assert_eq!(out["market.price_volatility"], 0.0, "fixed prices");
+    }
+
+    #[test]
+    fn the_market_window_measures_prices_loads_and_the_cheapest_over_its_span_only() {
+        // "a" idles at price 1 until 50 s, then is full at price 3; "b" is half busy at price 2 throughout.
+        let (busy_a, busy_b) = (series(&[(0.0, 0.0), (50.0, 10.0)]), series(&[(0.0, 5.0)]));
+        let (price_a, price_b) = (series(&[(0.0, 1.0), (50.0, 3.0)]), series(&[(0.0, 2.0)]));
+        let site = |busy, price| Site { pes: 10.0, busy, price: Some(price), requests: None, refused: 0.0 };
+        let sites = [site(&busy_a, &price_a), site(&busy_b, &price_b)];
+        let measure = |window| {
+            let mut out = BTreeMap::new();
+            market_metrics(&sites, 1, 25.0, window, &[], 0.0, &mut out);
+            out
+        };
+        let (whole, late) = (measure((0.0, 100.0)), measure((50.0, 100.0)));
+        assert_eq!((whole["market.price"], late["market.price"]), (2.0, 2.5));
+        assert_eq!((whole["market.gini_load"], late["market.gini_load"]), (0.0, gini(&[50.0, 25.0])));
+        // The cheapest at the window's start: "a" at 0 s, "b" at 50 s.
+        assert_eq!((whole["market.cheapest_share"], late["market.cheapest_share"]), (0.5, 250.0 / 750.0));
+        // From 50 s on, no price moves.
+        assert!(whole["market.price_volatility"] > 0.0 && late["market.price_volatility"] == 0.0);
     }
 }

@@ -566,7 +566,8 @@ pub fn measure(
         .sum();
     let owned: Vec<(&str, &JobRow)> =
         m.jobs.iter().map(|j| (names.get(j.owner.index()).map_or("?", String::as_str), j)).collect();
-    market_metrics(&sites, plan.contention_k, period, end, &owned, revenue, &mut m.metrics);
+    let window = plan.market_window.map_or((0.0, end), |(from, to)| (from.min(end), to.min(end)));
+    market_metrics(&sites, plan.contention_k, period, window, &owned, revenue, &mut m.metrics);
     sum_large_groups(plan, &mut m.metrics);
     m.names = names.to_vec();
     // An empty sum of floats is -0.0: written as 0.

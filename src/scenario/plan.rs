@@ -74,6 +74,8 @@ pub struct Plan {
     pub sample_period: Option<f64>,
     /// The k of the contention index.
     pub contention_k: usize,
+    /// The window of the market metrics of time, `(from, to)` \[s\]; `None`: the whole run.
+    pub market_window: Option<(f64, f64)>,
     /// Jobs left out of the job metrics, the first submitted (warm-up).
     pub warm_up: usize,
     /// Agent runtime.
@@ -1201,6 +1203,11 @@ impl Plan {
             let m = format!("{k} cheapest providers, but the scenario has {providers}: the index would count them all");
             return Err(err("contention-k", m));
         }
+        let market_window = raw.market_window.map(|[from, to]| (from.0, to.0));
+        if let Some((from, to)) = market_window.filter(|(from, to)| from >= to) {
+            let m = format!("expected [from, to] with from < to, found [{}, {}]", short(from), short(to));
+            return Err(err("market-window", m));
+        }
         if let (Some(h), Some(p)) = (horizon, sample_period)
             && h / p > MAX_SAMPLES
         {
@@ -1236,6 +1243,7 @@ impl Plan {
             horizon,
             sample_period,
             contention_k: raw.contention_k.map_or(1, |k| k.0 as usize),
+            market_window,
             warm_up: raw.warm_up.map_or(0, |n| n.0 as usize),
             runtime: raw.runtime,
             groups: plans,
@@ -1292,6 +1300,26 @@ mod tests {
         assert!(overlap("providers.site.pes", "providers"));
         assert!(!overlap("workloads.*.until", "workloads.local-c64.time-scale"));
         assert!(!overlap("providers.site.pes", "providers.site2.pes"));
+    }
+
+    #[test]
+    fn the_market_window_is_read_and_a_window_that_ends_before_it_starts_is_refused() {
+        let scenario = |window: &str| {
+            let text = format!(
+                "market-window = {window}\n[workloads.w]\nmodel = \"poisson\"\njobs = 10\nrate = 0.1\n\
+                 runtime = {{ kind = \"constant\", value = 5.0 }}\n[providers.site]\npes = 4\n\
+                 [brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n"
+            );
+            let path = std::env::temp_dir().join(format!("gridmarket-window-{}.toml", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            let study = Study::load(&path, &LoadOptions::default());
+            std::fs::remove_file(&path).unwrap();
+            study
+        };
+        assert_eq!(scenario("[600, 3600]").unwrap().points[0].plan.market_window, Some((600.0, 3600.0)));
+        let refused = scenario("[3600, 600]").unwrap_err();
+        assert_eq!((refused.key.as_deref(), refused.at.map(|a| a.0)), (Some("market-window"), Some(1)), "{refused}");
+        assert_eq!(refused.message, "expected [from, to] with from < to, found [3600, 600]");
     }
 
     #[test]

@@ -42,6 +42,12 @@ pub struct RawScenario {
     /// The k of the contention index (`market.contention`): requests per free PE at the k cheapest providers, per
     /// sample interval (default 1, the cheapest).
     pub contention_k: Option<PositiveInt>,
+    /// The window [from, to] \[s\] over which the market metrics of time (`market.contention`, `contention_peak`,
+    /// `price`, `price_volatility`, `gini_load`, `cheapest_share`) are measured, to leave out a warm-up and the drain
+    /// after arrivals stop (default: the whole run; a `to` past the run's end is its end). The metrics of money and
+    /// jobs (`revenue`, `user_surplus`, `welfare`, `gini_surplus`, `sla_violations`, `refused_cheapest`) keep the
+    /// whole run: `warm-up` leaves jobs out.
+    pub market_window: Option<[Seconds; 2]>,
     /// Steady-state measurement: the job metrics (`jobs.`, `brokers.`, `classes.`, `leases.`, `urgency.`,
     /// `valuation.`) leave out the first this many jobs submitted, a warm-up (Garg 2010 §7.4.2 discards the first
     /// 5,000 applications and measures the next 5,000). Default 0.
