@@ -30,6 +30,16 @@ const HEADLINE: [(&str, &str); 12] = [
     ("events_per_job", "messages per job"),
 ];
 
+/// The market's rows of the summary, shown when money changes hands or prices move.
+const MARKET_ROWS: [(&str, &str); 6] = [
+    ("market.price", "mean posted price [G$/(PE·s)]"),
+    ("market.price_volatility", "price volatility"),
+    ("market.contention", "contention index"),
+    ("market.gini_load", "load Gini across providers"),
+    ("market.revenue", "providers' revenue [G$]"),
+    ("market.user_surplus", "users' surplus [G$]"),
+];
+
 /// `label` with its money in the study's currency: data centres bill in US dollars (Garg 2010 ch6's prices), the
 /// rest of the market in G$.
 fn in_currency(study: &Study, label: &str) -> String {
@@ -49,6 +59,13 @@ pub fn summary_table(study: &Study, result: &StudyResult) -> String {
         .filter(|(metric, _)| result.summaries.iter().any(|s| s.contains_key(*metric)))
         .map(|(metric, label)| (in_currency(study, label), metric.to_string()))
         .collect();
+    // With a market (money changes hands or prices move), what a pricing study reads of it, after the job rows.
+    let positive = |metric: &str| result.summaries.iter().any(|s| s.get(metric).is_some_and(|s| s.mean > 0.0));
+    let market = positive("market.revenue") || positive("market.price_volatility");
+    if market {
+        let present = |(metric, _): &&(&str, &str)| result.summaries.iter().any(|s| s.contains_key(*metric));
+        shown.extend(MARKET_ROWS.iter().filter(present).map(|(m, label)| (in_currency(study, label), m.to_string())));
+    }
     // Without any job (an induced-value market alone), the job rows say nothing.
     let jobs = result.summaries.iter().any(|s| s.get("jobs.total").is_some_and(|t| t.mean > 0.0));
     if !jobs {
