@@ -31,7 +31,7 @@
 //! the price at p*). The price converges monotonically when g η < 1, in damped oscillations when 1 < g η < 2, and
 //! oscillates with a growing amplitude, until the bounds hold it, when g η > 2.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use schemars::JsonSchema;
@@ -144,8 +144,20 @@ pub enum FeedbackSignal {
     Utilisation,
     /// Jobs waiting per PE.
     Queue,
-    /// Demand over supply.
-    Demand,
+    /// Demand over supply, demand counted as it says.
+    Demand(DemandCount),
+}
+
+/// What the demand rule counts as demand (`counts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DemandCount {
+    /// Every request (claim, submission, reservation), granted or not: a broker that retries a refused claim asks
+    /// again, and its job counts again.
+    #[default]
+    Requests,
+    /// Each job once per interval however often it asks (a reservation, which has no job, counts each time).
+    Jobs,
 }
 
 impl PriceRule for Feedback {
@@ -153,7 +165,7 @@ impl PriceRule for Feedback {
         let x = match self.signal {
             FeedbackSignal::Utilisation => seen.utilisation,
             FeedbackSignal::Queue => seen.queue,
-            FeedbackSignal::Demand => seen.demand,
+            FeedbackSignal::Demand(_) => seen.demand,
         };
         seen.price * (1.0 + self.gain * (x - self.target))
     }
@@ -320,6 +332,10 @@ pub struct RawPricing {
     /// Utilisation: "utilisation" (default) or "queue".
     #[schemars(with = "Option<String>")]
     pub signal: Option<Signal>,
+    /// Demand: what counts as demand, "requests" (every claim, submission and reservation, granted or not; default)
+    /// or "jobs" (each job once per interval, however often its broker asks).
+    #[schemars(with = "Option<String>")]
+    pub counts: Option<DemandCount>,
     /// Utilisation and demand: how often the price is revised \[s\] (default 3,600).
     pub interval: Option<Interval>,
     /// The lowest and highest price [G$ per PE-second] (default [price / 10, 10 × price] for utilisation and demand,
@@ -372,6 +388,9 @@ impl RawPricing {
         if rule != RuleName::Utilisation {
             only("signal", self.signal.is_some(), "utilisation")?;
         }
+        if rule != RuleName::Demand {
+            only("counts", self.counts.is_some(), "demand")?;
+        }
         if !time_of_day {
             only("schedule", self.schedule.is_some(), "time-of-day")?;
             only("day", self.day.is_some(), "time-of-day")?;
@@ -394,13 +413,13 @@ impl RawPricing {
                     return Err(at("gain", format!("expected a number from 0 to 1000, found {}", short(gain))));
                 }
                 let signal = match (rule, self.signal.unwrap_or_default()) {
-                    (RuleName::Demand, _) => FeedbackSignal::Demand,
+                    (RuleName::Demand, _) => FeedbackSignal::Demand(self.counts.unwrap_or_default()),
                     (_, Signal::Utilisation) => FeedbackSignal::Utilisation,
                     (_, Signal::Queue) => FeedbackSignal::Queue,
                 };
                 let (default, max) = match signal {
                     FeedbackSignal::Utilisation => (0.7, 1.0),
-                    FeedbackSignal::Queue | FeedbackSignal::Demand => (1.0, 1e6),
+                    FeedbackSignal::Queue | FeedbackSignal::Demand(_) => (1.0, 1e6),
                 };
                 let target = self.target.unwrap_or(default);
                 if !(0.0..=max).contains(&target) {
@@ -429,6 +448,7 @@ impl RawPricing {
             ("gain", self.gain.is_some()),
             ("target", self.target.is_some()),
             ("signal", self.signal.is_some()),
+            ("counts", self.counts.is_some()),
             ("schedule", self.schedule.is_some()),
             ("day", self.day.is_some()),
         ];
@@ -485,6 +505,8 @@ pub(super) struct Pricing {
     since: SimTime,
     /// PE-seconds requested in the current interval.
     demand: f64,
+    /// The jobs whose requests the current interval counted (a demand rule that counts jobs).
+    asked: BTreeSet<JobId>,
     /// The last clearing price heard of.
     cleared: Option<f64>,
     /// Requests received and refused, over the run.
@@ -527,6 +549,7 @@ impl Pricing {
             base,
             since: SimTime::ZERO,
             demand: 0.0,
+            asked: BTreeSet::new(),
             cleared: None,
             requests: 0,
             refused: 0,
@@ -614,7 +637,14 @@ impl Pricing {
         };
         self.requests += 1;
         self.requests_seen.set(now, self.requests as f64);
-        self.demand += pe_seconds;
+        let by_job = matches!(
+            self.config.rule,
+            Rule::Feedback(Feedback { signal: FeedbackSignal::Demand(DemandCount::Jobs), .. })
+        );
+        // A job asking again in the interval, counted once by a rule that counts jobs.
+        if !(by_job && job.is_some_and(|id| !self.asked.insert(id))) {
+            self.demand += pe_seconds;
+        }
         if let Some(job) = job
             && self.config.dynamic()
         {
@@ -653,6 +683,7 @@ impl Pricing {
         let price = self.clamp(proposed, current, provider);
         self.since = now;
         self.demand = 0.0;
+        self.asked.clear();
         self.history.push((to, price));
         if price == current {
             return None;
@@ -863,7 +894,7 @@ mod tests {
     fn test_the_pricing_capability_works_without_a_provider() {
         // Demand feedback from 4: a 2-PE job of 100 s in the first hour is 200 of 14,400 PE-seconds, 1/72 of the
         // supply, against a target of 1: 4 · (1 + 0.5 · (1/72 − 1)) = 2.0278, clamped to [3, 8].
-        let demand = Feedback { signal: FeedbackSignal::Demand, gain: 0.5, target: 1.0 };
+        let demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 };
         let config = PricingConfig { rule: Rule::Feedback(demand), interval: 3600.0, bounds: (3.0, 8.0) };
         let mut pricing = Pricing::new(config, 4.0);
         let t = |s: f64| SimTime::new(s).unwrap();
@@ -888,13 +919,40 @@ mod tests {
     }
 
     #[test]
+    fn demand_counts_every_request_or_each_job_once_per_interval() {
+        // Job 7 asks three times (a broker retrying a refused claim), job 8 once, then job 7 again in the next hour:
+        // 4 or 2 requests of 2 PEs × 100 s in the first hour; the jobs count afresh in the second.
+        let t = |s: f64| SimTime::new(s).unwrap();
+        let submit = |id| Msg::Job(JobMsg::Submit(Box::new(JobSpec::new(id, crate::sim::AgentId::ENV, 2, 100.0))));
+        let demand_seen = |counts: &str| {
+            let table = format!("rule = \"demand\"\ngain = 1\ncounts = \"{counts}\"\nbounds = [0, 100]");
+            let mut pricing = Pricing::new(raw(&table).check(4.0, &Registry::empty()).unwrap(), 4.0);
+            for (id, at) in [(7, 10.0), (7, 20.0), (8, 30.0), (7, 40.0)] {
+                pricing.on_request_seen(&Busy(4.0), &submit(id), t(at));
+            }
+            let first = pricing.reprice(&Busy(4.0), t(3600.0), "p");
+            pricing.on_request_seen(&Busy(4.0), &submit(7), t(3700.0));
+            let second = pricing.reprice(&Busy(4.0), t(7200.0), "p");
+            // p' = 4 · (1 + (x − 1)) = 4x from the posted 4, x the PE-seconds asked over 14,400 offered.
+            (first.map(|p| p / 4.0 * 14_400.0), second.map(|p| p / 4.0 * 14_400.0))
+        };
+        let close = |(a, b): (Option<f64>, Option<f64>), (x, y): (f64, f64)| {
+            (a.unwrap() - x).abs() < 1e-9 && (b.unwrap() - y).abs() < 1e-9
+        };
+        assert!(close(demand_seen("requests"), (800.0, 200.0)), "{:?}", demand_seen("requests"));
+        assert!(close(demand_seen("jobs"), (400.0, 200.0)), "{:?}", demand_seen("jobs"));
+        let key = raw("rule = \"utilisation\"\ngain = 1\ncounts = \"jobs\"").check(4.0, &Registry::empty());
+        assert_eq!(key.unwrap_err().key, "pricing.counts");
+    }
+
+    #[test]
     fn test_feedback_moves_the_price_by_the_gain_times_the_error() {
         let mut rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 0.5, target: 0.6 };
         // Busier than the target by 0.2: up by 10%; idler by 0.4: down by 20%.
         assert!((rule.next(&seen(4.0, 0.8)) - 4.4).abs() < 1e-12);
         assert!((rule.next(&seen(4.0, 0.2)) - 3.2).abs() < 1e-12);
         assert_eq!(rule.next(&seen(4.0, 0.6)), 4.0);
-        let mut demand = Feedback { signal: FeedbackSignal::Demand, gain: 1.0, target: 1.0 };
+        let mut demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 1.0, target: 1.0 };
         assert!((demand.next(&Observation { demand: 1.5, ..seen(2.0, 0.0) }) - 3.0).abs() < 1e-12);
         let mut queue = Feedback { signal: FeedbackSignal::Queue, gain: 0.1, target: 0.0 };
         assert!((queue.next(&Observation { queue: 2.0, ..seen(2.0, 0.0) }) - 2.4).abs() < 1e-12);
@@ -956,7 +1014,10 @@ mod tests {
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, -1]]", 4.0), "pricing.schedule");
         let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0, &Registry::empty()).unwrap();
         assert_eq!(ok.bounds, (0.4, 40.0));
-        assert_eq!(ok.rule, Rule::Feedback(Feedback { signal: FeedbackSignal::Demand, gain: 0.5, target: 1.0 }));
+        assert_eq!(
+            ok.rule,
+            Rule::Feedback(Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 })
+        );
         assert!(toml::from_str::<RawPricing>("rule = \"fixed\"\nspeed = 1").is_err(), "unknown keys are refused");
     }
 
