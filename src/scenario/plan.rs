@@ -272,6 +272,14 @@ impl Study {
             let set = opts.set.iter().any(|(k, _)| k == key).then(|| format!("--set {key}"));
             set.or_else(|| (key == "replications" && opts.replications.is_some()).then(|| "--replications".into()))
         };
+        // A table value's `label` names it in labels, columns and charts; it is no key of the table.
+        for (key, values) in &sweep {
+            let label = values.iter().filter_map(|v| v.as_table()?.get("label")).find(|l| !l.is_str());
+            if let Some(l) = label {
+                let m = format!("a swept table's `label` names it: expected a string, found {l}");
+                return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), m));
+            }
+        }
         for (key, values) in &sweep {
             if let Some(arg) = given(key) {
                 let msg = format!("{arg}: this key is swept; drop it from [sweep] or drop {arg}");
@@ -331,7 +339,7 @@ impl Study {
             let mut assignments = Vec::with_capacity(steps.len());
             for ((key, values), &step) in sweep.iter().zip(&steps) {
                 point_doc
-                    .set(key, values[step].clone())
+                    .set(key, unlabelled(&values[step]))
                     .map_err(|m| ScenarioError::at_key(&spans, &format!("sweep.{key}"), m))?;
                 overrides.push((key.clone(), Override::Sweep));
                 assignments.push((key.clone(), values[step].clone()));
@@ -497,20 +505,37 @@ fn label(assignments: &[(String, Value)]) -> String {
     assignments.iter().map(|(k, v)| format!("{k}={}", show(v))).collect::<Vec<_>>().join(", ")
 }
 
-/// A value as a user would write it on the command line (strings unquoted).
+/// A value as a user would write it on the command line (strings unquoted); a table (a swept `pricing = { … }`) by
+/// its `label` if it has one.
 pub fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Table(t) if t.get("label").is_some_and(Value::is_str) => t["label"].as_str().unwrap_or_default().into(),
         other => other.to_string(),
     }
 }
 
-/// Whether two values of a sweep key are the same: numbers as numbers (120 = 120.0), anything else as written.
+/// A swept value as the scenario takes it: a table without the `label` that names it.
+fn unlabelled(v: &Value) -> Value {
+    match v {
+        Value::Table(t) if t.contains_key("label") => {
+            Value::Table(t.iter().filter(|(k, _)| *k != "label").map(|(k, v)| (k.clone(), v.clone())).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Whether two values of a sweep key are the same: numbers as numbers (120 = 120.0), a labelled table as its label
+/// (`order = ["fixed", "surge"]`), anything else as written.
 pub fn same_value(a: &Value, b: &Value) -> bool {
     let number = |v: &Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+    let label = |v: &Value| v.as_table()?.get("label")?.as_str().map(String::from);
     match (number(a), number(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => a == b,
+        _ => match (a, b) {
+            (Value::String(s), t) | (t, Value::String(s)) => label(t).is_some_and(|l| l == *s) || a == b,
+            _ => a == b,
+        },
     }
 }
 
@@ -1320,6 +1345,31 @@ mod tests {
         let refused = scenario("[3600, 600]").unwrap_err();
         assert_eq!((refused.key.as_deref(), refused.at.map(|a| a.0)), (Some("market-window"), Some(1)), "{refused}");
         assert_eq!(refused.message, "expected [from, to] with from < to, found [3600, 600]");
+    }
+
+    #[test]
+    fn a_swept_table_is_named_by_its_label_and_the_label_is_no_key_of_it() {
+        let load = |values: &str| {
+            let text = format!(
+                "horizon = 7200\n[workloads.w]\nmodel = \"poisson\"\njobs = 10\nrate = 0.1\n\
+                 runtime = {{ kind = \"constant\", value = 5.0 }}\n[providers.site]\npes = 4\nprice = 2\n\
+                 [brokers.user]\nworkload = \"w\"\nsubmit-to = \"site\"\n\
+                 [sweep]\n\"providers.site.pricing\" = {values}\n"
+            );
+            let path = std::env::temp_dir().join(format!("gridmarket-labels-{}.toml", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            let study = Study::load(&path, &LoadOptions::default());
+            std::fs::remove_file(&path).unwrap();
+            study
+        };
+        let study = load("[{ rule = \"fixed\", label = \"flat\" }, { rule = \"demand\", gain = 0.5 }]").unwrap();
+        let labels: Vec<&str> = study.points.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["providers.site.pricing=flat", "providers.site.pricing={ rule = \"demand\", gain = 0.5 }"]);
+        let flat = &study.points[0].assignments[0].1;
+        assert!(super::same_value(flat, &toml::Value::from("flat")) && !super::same_value(flat, &"fixed".into()));
+        let refused = load("[{ rule = \"fixed\", label = 1 }]").unwrap_err();
+        assert_eq!(refused.key.as_deref(), Some("sweep.providers.site.pricing"));
+        assert_eq!(refused.message, "a swept table's `label` names it: expected a string, found 1");
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub struct RawScenario {
     /// after arrivals stop (default: the whole run; a `to` past the run's end is its end). The metrics of money and
     /// jobs (`revenue`, `user_surplus`, `welfare`, `gini_surplus`, `sla_violations`, `refused_cheapest`) keep the
     /// whole run: `warm-up` leaves jobs out.
-    pub market_window: Option<[Seconds; 2]>,
+    pub market_window: Option<[Delay; 2]>,
     /// Steady-state measurement: the job metrics (`jobs.`, `brokers.`, `classes.`, `leases.`, `urgency.`,
     /// `valuation.`) leave out the first this many jobs submitted, a warm-up (Garg 2010 §7.4.2 discards the first
     /// 5,000 applications and measures the next 5,000). Default 0.
@@ -67,7 +67,10 @@ pub struct RawScenario {
     pub outputs: RawOutputs,
     /// Parameter sweep: dotted key → list of values; runs the cartesian product (at most 10,000 points). A `*` in a
     /// key stands for every table at its place: `"datacentres.*.dvs"` sets `dvs` in every data centre group, and
-    /// `"workloads.local-*.time-scale"` `time-scale` in every workload whose name starts with `local-`.
+    /// `"workloads.local-*.time-scale"` `time-scale` in every workload whose name starts with `local-`. A value may be
+    /// a whole table (`"providers.site.pricing" = [{ rule = "fixed" }, { rule = "demand", gain = 0.5 }]`); a table's
+    /// `label = "…"` names it in labels, columns, charts and targets (`order = ["fixed", "demand"]`), and is not one
+    /// of its keys; without one it is shown as written.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
