@@ -205,8 +205,9 @@ const BAND_STEPS: u32 = 100;
 /// Points beyond which a study's report draws no bands over time (they would not be told apart).
 const MAX_BANDED_POINTS: usize = 8;
 
-/// `run`'s mean ± 95% CI time series across replications: the rows of `series.csv` and, for studies of at most
-/// [`MAX_BANDED_POINTS`] points, one chart per quantity of [`OVER_TIME`] with a band per point. Each point is sampled
+/// `run`'s mean ± 95% CI time series across replications: the rows of `series.csv` and, for studies of at most 8
+/// points, one chart per quantity (the providers' mean utilisation, their queues summed, their mean posted price)
+/// with a band per point. Each point is sampled
 /// on its own grid, up to the end of its shortest replication (later, fewer runs would be averaged), each run's state
 /// at a grid time being its last sample at or before it. Charts are `(file, svg)`, their prices labelled by
 /// `currency`. `None` when no run wrote `timeseries.csv`.

@@ -289,7 +289,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 trace,
                 schedule_swf,
                 command: command_line(),
-                report: true,
+                report: Some(report::write_study_report),
             };
             let interrupt = interrupt_flag()?;
             if let Some(shard) = shard {
@@ -419,7 +419,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         trace: None,
                         schedule_swf: false,
                         command: command_line(),
-                        report: false,
+                        report: None,
                     };
                     let result = match shard {
                         Some(shard) => run_shard(&study, &opts, &ShardRun { shard, offset, load }, &interrupt)?,
@@ -478,7 +478,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Merge { dirs, out, strict } => match shard::merge(&dirs)? {
             Merged::Study(merged) => {
-                merged.write(&out, true)?;
+                merged.write(&out, Some(report::write_study_report))?;
                 let (study, result) = (&merged.study, &merged.result);
                 for w in report::substitution_warnings(study, result) {
                     eprintln!("warning: {w}");
@@ -496,7 +496,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     merged.iter().map(|m| m.study.name.clone()).chain(["report.md".into()]).collect();
                 let claim = gridmarket::folder::claim(&out, &command_line(), written_by(&out, &family), &declared)?;
                 for m in &merged {
-                    m.write(&out.join(&m.study.name), false)?;
+                    m.write(&out.join(&m.study.name), None)?;
                 }
                 let mut studies: Vec<_> = merged.into_iter().map(|m| (m.study, m.result)).collect();
                 let failed = conclude_family(&family, &mut studies, &out, strict)?;

@@ -41,9 +41,13 @@ pub struct RunOptions {
     pub schedule_swf: bool,
     /// The command line, recorded in `run.json`.
     pub command: String,
-    /// Write `report.md` and its charts beside the study's files (`run`; `reproduce` writes one for the family).
-    pub report: bool,
+    /// What writes `report.md` and its charts beside the study's files (`run` gives `report::write_study_report`;
+    /// `reproduce` writes one for the family instead).
+    pub report: Option<StudyReport>,
 }
+
+/// Writes a study's report into its output folder, before the folder is sealed.
+pub type StudyReport = fn(&Study, &StudyResult, &Path) -> std::io::Result<String>;
 
 impl RunOptions {
     /// Runs into `out` on `jobs` threads, with no progress bar, no resume and no extra outputs: what tests, benches
@@ -57,7 +61,7 @@ impl RunOptions {
             trace: None,
             schedule_swf: false,
             command: String::new(),
-            report: false,
+            report: None,
         }
     }
 }
@@ -169,8 +173,8 @@ fn run_share(
     // Without a finished run there is nothing to summarise: no header-only files.
     if !result.runs.is_empty() {
         outputs::write_study(study, &result, &opts.out)?;
-        if opts.report {
-            crate::report::write_study_report(study, &result, &opts.out)?;
+        if let Some(report) = opts.report {
+            report(study, &result, &opts.out)?;
         }
     }
     claim.seal()?;

@@ -545,8 +545,8 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
 impl MergedStudy {
     /// Writes the study's files into `out`, with every run's folder (and each point's charts) hard-linked from its
     /// shard, or copied where links cannot be made: `out` is laid out as one run of the whole study; with `report`,
-    /// its `report.md` too (a study `run` ran in shards; a family's gets one for the family).
-    pub fn write(&self, out: &Path, report: bool) -> anyhow::Result<()> {
+    /// its `report.md` too, by `report` (a study `run` ran in shards; a family's gets one for the family).
+    pub fn write(&self, out: &Path, report: Option<super::StudyReport>) -> anyhow::Result<()> {
         for (dir, _) in &self.sources {
             if std::fs::canonicalize(dir).ok() == std::fs::canonicalize(out).ok() {
                 bail!("--out {} is one of the shards; merge into another folder", out.display());
@@ -564,8 +564,8 @@ impl MergedStudy {
         }
         outputs::write_study(&self.study, &self.result, out)
             .with_context(|| format!("writing the study's files into {}", out.display()))?;
-        if report {
-            crate::report::write_study_report(&self.study, &self.result, out)
+        if let Some(report) = report {
+            report(&self.study, &self.result, out)
                 .with_context(|| format!("writing {}", out.join("report.md").display()))?;
         }
         Ok(claim.seal()?)
