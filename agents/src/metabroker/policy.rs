@@ -9,8 +9,6 @@
 //! `offers = "profiles"` the trade-off meta-broker of chapter 5 runs it instead, on the sites' free profiles
 //! (`tradeoff::heuristics::allocate_each`).
 
-use std::fmt;
-
 use super::SchedulingPolicy;
 use super::dam::AuctionPolicy;
 use super::energy::mapping::MappingPolicy;
@@ -33,18 +31,7 @@ pub trait MetaPolicy: Send + Sync {
     fn choose<'c>(&self, app: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate>;
 }
 
-impl fmt::Debug for dyn MetaPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Policies are registered under unique names: the same name is the same policy.
-impl PartialEq for dyn MetaPolicy {
-    fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name()
-    }
-}
+crate::registry::by_name!(dyn MetaPolicy);
 
 impl Registry {
     /// Adds `policy`, which scenarios then name in a meta-broker's `policy`.

@@ -195,6 +195,13 @@ fn joules_at(nodes: &Nodes, holds: &[OffHold], t: SimTime) -> f64 {
     nodes.joules(t)
 }
 
+/// `off`, indices of `holds`, in the order their nodes are switched on: those held to the end of time first, then
+/// those whose next planned use is latest (a node held until a use gives nothing from then on).
+fn switch_on_order(holds: &[OffHold], mut off: Vec<usize>) -> Vec<usize> {
+    off.sort_by_key(|&i| (std::cmp::Reverse(holds[i].boot.is_none()), std::cmp::Reverse(holds[i].boot), i));
+    off
+}
+
 /// The end of every hold: far beyond any run.
 fn forever() -> SimTime {
     SimTime::new(4.0 * crate::registry::limits::MAX_TIME).expect("a finite time")
@@ -307,11 +314,9 @@ impl Energy {
         let boot = self.config.power.boot;
         let boot_at = at + -boot;
         let holds = &self.holds;
-        let mut off: Vec<usize> = (0..holds.len())
-            .filter(|&i| holds[i].off <= boot_at && holds[i].boot.is_none_or(|b| b + boot >= end))
-            .collect();
-        off.sort_by_key(|&i| (std::cmp::Reverse(holds[i].boot.is_none()), std::cmp::Reverse(holds[i].boot), i));
-        off
+        let off =
+            (0..holds.len()).filter(|&i| holds[i].off <= boot_at && holds[i].boot.is_none_or(|b| b + boot >= end));
+        switch_on_order(holds, off.collect())
     }
 
     /// How many nodes could be switched on for a local request made ahead over `[at, end)`.
@@ -401,11 +406,9 @@ impl Energy {
     /// Switches on up to `count` nodes that are off; returns how many and when they are ready (`None` if none was
     /// off).
     pub(super) fn switch_on(&mut self, plan: &mut LocalScheduler, count: u32, now: SimTime) -> Option<(u32, SimTime)> {
-        // A node still shutting down is not switched on again: only off nodes. Those held to the end of time go
-        // first, then those whose next planned use is latest: a node held until a use gives nothing from then on.
+        // A node still shutting down is not switched on again: only off nodes.
         let holds = &self.holds;
-        let mut off: Vec<usize> = (0..holds.len()).filter(|&i| holds[i].off <= now).collect();
-        off.sort_by_key(|&i| (std::cmp::Reverse(holds[i].boot.is_none()), std::cmp::Reverse(holds[i].boot), i));
+        let off = switch_on_order(holds, (0..holds.len()).filter(|&i| holds[i].off <= now).collect());
         let n = count.min(off.len() as u32).min(self.nodes.count(super::power::NodeState::Off));
         if n == 0 {
             return None;

@@ -88,18 +88,7 @@ pub trait NamedPriceRule: Send + Sync {
     fn build(&self, base: f64) -> Box<dyn PriceRule>;
 }
 
-impl fmt::Debug for dyn NamedPriceRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Rules are registered under unique names: the same name is the same rule.
-impl PartialEq for dyn NamedPriceRule {
-    fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name()
-    }
-}
+crate::registry::by_name!(dyn NamedPriceRule);
 
 impl Registry {
     /// Adds `rule`, which scenarios then name in a provider's `pricing.rule`.

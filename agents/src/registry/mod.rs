@@ -31,6 +31,25 @@ use crate::model::{ProviderInfo, Service};
 use crate::protocol::UserJob;
 use crate::sim::{AgentId, BoxedAgent};
 
+/// `Debug` and equality by name for the trait objects of a kind of named plug-in (a queue order, a pricing rule, a
+/// meta-broker policy): plug-ins are registered under unique names, so the same name is the same plug-in.
+macro_rules! by_name {
+    ($($plugin:ty),+) => {$(
+        impl std::fmt::Debug for $plugin {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl PartialEq for $plugin {
+            fn eq(&self, other: &Self) -> bool {
+                self.name() == other.name()
+            }
+        }
+    )+};
+}
+pub(crate) use by_name;
+
 /// One kind of agent, as scenarios, the command line and the runner know it.
 pub trait AgentKind: Send + Sync {
     /// The kind as the directory, latency rules and trace name it (`"provider"`).

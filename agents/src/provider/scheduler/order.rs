@@ -8,8 +8,6 @@
 //! Built in: [`ShortestJobFirst`], the order of "SJF-backfill" in Chiang, Arpaci-Dusseau & Vernon (2002), *The impact
 //! of more accurate requested runtimes on production job scheduling performance*.
 
-use std::fmt;
-
 use super::QueuedJob;
 use crate::registry::Registry;
 use crate::sim::SimTime;
@@ -32,18 +30,7 @@ pub trait QueueOrder: Send + Sync {
     fn rank(&self, job: &QueuedJob, now: SimTime) -> f64;
 }
 
-impl fmt::Debug for dyn QueueOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Orders are registered under unique names: the same name is the same order.
-impl PartialEq for dyn QueueOrder {
-    fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name()
-    }
-}
+crate::registry::by_name!(dyn QueueOrder);
 
 impl Registry {
     /// Adds `order`, which scenarios then name in `queue-order`.
