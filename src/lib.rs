@@ -3,6 +3,7 @@
 
 pub mod analytic;
 pub mod charts;
+pub mod cli;
 pub mod folder;
 pub mod lock;
 pub mod output;

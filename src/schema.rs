@@ -15,18 +15,20 @@ use crate::runner::metrics::{
     VALUATION_GROUPS,
 };
 use crate::runner::outputs::FILES;
+use crate::scenario::Plugins;
 use crate::scenario::raw::RawScenario;
-use crate::scenario::workload::WorkloadRegistry;
 
-/// The scenario reference as a Markdown table (what `docs/scenario.md` holds), with the agent kinds of `registry`.
-pub fn markdown(registry: &Registry) -> String {
+/// The scenario reference as a Markdown table (what `docs/scenario.md` holds), with the agent kinds and workload
+/// models of `plugins`.
+pub fn markdown(plugins: &Plugins) -> String {
     let mut generator = SchemaGenerator::default();
-    let kinds: Vec<_> = registry
+    let kinds: Vec<_> = plugins
+        .registry
         .kinds()
         .iter()
         .map(|k| (*k, serde_json::to_value(k.schema(&mut generator)).unwrap_or(Value::Null)))
         .collect();
-    let workloads = WorkloadRegistry::standard().schema(&mut generator);
+    let workloads = plugins.workloads.schema(&mut generator);
     let schema = serde_json::to_value(generator.into_root_schema_for::<RawScenario>()).unwrap_or(Value::Null);
     let defs = schema.get("$defs").cloned().unwrap_or(Value::Null);
     let mut rows = Vec::new();
@@ -239,7 +241,7 @@ fn walk(s: &Value, prefix: &str, defs: &Value, rows: &mut Vec<(String, String, S
 mod tests {
     #[test]
     fn lists_nested_keys_with_docs() {
-        let md = super::markdown(&agents::registry::Registry::standard());
+        let md = super::markdown(&crate::scenario::Plugins::default());
         for key in ["`seed`", "`providers.<name>.pes`", "`brokers.<name>.submit-to`", "`expect.[].metric`"] {
             assert!(md.contains(key), "missing {key} in\n{md}");
         }
@@ -256,7 +258,7 @@ mod tests {
     #[test]
     fn docs_scenario_md_is_up_to_date() {
         let committed = std::fs::read_to_string("docs/scenario.md").unwrap_or_default();
-        let generated = super::markdown(&agents::registry::Registry::standard());
+        let generated = super::markdown(&crate::scenario::Plugins::default());
         assert!(committed == generated, "regenerate it: cargo run -- schema > docs/scenario.md");
     }
 }

@@ -458,7 +458,7 @@ fn run(p: Parser, path: &Path, input: &[u8], registry: &Registry, whole: bool) {
         // A merge of the one shard: its manifest read, checked against the scenario it names (loaded again) and,
         // when it is whole, summarised; nothing is written.
         Parser::Shard => {
-            let _ = shard::merge_manifests(&[(PathBuf::from("fuzzed"), input.to_vec())]);
+            let _ = shard::merge_manifests(&[(PathBuf::from("fuzzed"), input.to_vec())], &Default::default());
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use agents::registry::Registry;
 use gridmarket::runner::{RunOptions, run_study};
-use gridmarket::scenario::{LoadOptions, Study};
+use gridmarket::scenario::{LoadOptions, Plugins, Study};
 use gridmarket::schema;
 
 #[path = "../examples/echo_market/echo.rs"]
@@ -29,13 +29,13 @@ fn a_new_kind_is_listed_and_documented() {
     let list = schema::kinds_text(&registry());
     assert!(list.contains("echo [echoes.<name>]: a toy market"), "{list}");
     assert!(list.contains("answer: always, never"), "{list}");
-    let keys = schema::markdown(&registry());
+    let keys = schema::markdown(&Plugins { registry: registry(), ..Plugins::default() });
     for key in
         ["| `echoes` |", "| `echoes.<name>.peers` |", "| `echoes.<name>.profile` |", "| `providers.<name>.pes` |"]
     {
         assert!(keys.contains(key), "missing {key}");
     }
-    assert!(!schema::markdown(&Registry::standard()).contains("echoes"));
+    assert!(!schema::markdown(&Plugins::default()).contains("echoes"));
 }
 
 #[test]

@@ -282,12 +282,14 @@ fn slurm_writes_an_array_of_shards_and_a_merge_after_it() {
 fn the_fuzzed_seed_shards_are_valid() {
     use gridmarket::runner::shard::{Merged, merge_manifests};
     let read = |f: &str| std::fs::read(Path::new("tests/fixtures/shard").join(f)).expect(f);
-    let whole = merge_manifests(&[(PathBuf::from("hand-1-1"), read("hand-1-1.json"))]);
+    let whole = merge_manifests(&[(PathBuf::from("hand-1-1"), read("hand-1-1.json"))], &Default::default());
     match whole {
         Ok(Merged::Study(m)) => assert_eq!(m.result.runs.len(), 2),
         Ok(Merged::Family(..)) => panic!("a study's shard read as a family's"),
         Err(e) => panic!("the seed shard 1/1 does not merge (write it again, see above): {e:#}"),
     }
-    let half = merge_manifests(&[(PathBuf::from("hand-1-2"), read("hand-1-2.json"))]).err().expect("a run missing");
+    let half = merge_manifests(&[(PathBuf::from("hand-1-2"), read("hand-1-2.json"))], &Default::default())
+        .err()
+        .expect("a run missing");
     assert!(format!("{half:#}").contains("1 of 2 runs missing"), "{half:#}");
 }

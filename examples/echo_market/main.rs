@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use agents::registry::Registry;
 use gridmarket::runner::{RunOptions, run_study};
-use gridmarket::scenario::{LoadOptions, Study};
+use gridmarket::scenario::{LoadOptions, Plugins, Study};
 use gridmarket::schema;
 
 mod echo;
@@ -17,14 +17,15 @@ mod echo;
 fn main() -> anyhow::Result<()> {
     let registry = Registry::standard().with(&echo::KIND);
     print!("{}", schema::kinds_text(&registry));
-    let keys = schema::markdown(&registry);
+    let plugins = Plugins { registry, ..Plugins::default() };
+    let keys = schema::markdown(&plugins);
     println!("{} scenario keys, of which the echo kind's:", keys.lines().count());
     for line in keys.lines().filter(|l| l.starts_with("| `echoes")) {
         println!("  {line}");
     }
 
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/echo_market/echo_market.toml");
-    let study = Study::load(&file, &LoadOptions { registry, ..LoadOptions::default() })?;
+    let study = Study::load(&file, &LoadOptions { registry: plugins.registry, ..LoadOptions::default() })?;
     // A folder of its own: another checkout's run of this example is another scenario file.
     let out = std::env::temp_dir().join(format!("gridmarket-echo-market-{}", std::process::id()));
     let opts = RunOptions::quiet(out.clone(), 1);

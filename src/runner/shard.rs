@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{Finished, StudyResult, outputs, run, run_dir, summarise};
 use crate::output::write_atomic;
-use crate::scenario::{LoadOptions, Study};
+use crate::scenario::{LoadOptions, Plugins, Study};
 
 /// The manifest's file name in a shard's folder.
 pub const MANIFEST: &str = "shard.json";
@@ -77,8 +77,7 @@ impl Shard {
     }
 }
 
-/// The options of a load that change a study (the agent kinds are always gridmarket's own): `merge` loads the
-/// scenario again with them.
+/// The options of a load that change a study: `merge` loads the scenario again with them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Loaded {
     /// `--quick`.
@@ -92,14 +91,15 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The same options as a [`LoadOptions`].
-    pub fn options(&self) -> LoadOptions {
+    /// The same options as a [`LoadOptions`], over what `plugins` offers scenarios.
+    pub fn options(&self, plugins: &Plugins) -> LoadOptions {
         LoadOptions {
+            registry: plugins.registry.clone(),
+            workloads: plugins.workloads.clone(),
             quick: self.quick,
             set: self.set.clone(),
             seed: self.seed,
             replications: self.replications,
-            ..LoadOptions::default()
         }
     }
 }
@@ -284,7 +284,9 @@ pub struct MergedStudy {
 }
 
 /// Reads and checks the shards in `dirs`; nothing is written. An error names the folder and what is wrong.
-pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
+/// The study is loaded again with what `plugins` offers scenarios (the kinds, policies and workload models the shards
+/// ran with).
+pub fn merge(dirs: &[PathBuf], plugins: &Plugins) -> anyhow::Result<Merged> {
     if dirs.is_empty() {
         bail!("merge: no shard folder given");
     }
@@ -300,11 +302,11 @@ pub fn merge(dirs: &[PathBuf]) -> anyhow::Result<Merged> {
         })?;
         manifests.push((dir.clone(), bytes));
     }
-    merge_manifests(&manifests)
+    merge_manifests(&manifests, plugins)
 }
 
 /// As [`merge`], given the folders with the bytes of their `shard.json` (a family's studies are read from disk).
-pub fn merge_manifests(manifests: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
+pub fn merge_manifests(manifests: &[(PathBuf, Vec<u8>)], plugins: &Plugins) -> anyhow::Result<Merged> {
     let mut families = Vec::new();
     let mut studies = Vec::new();
     for (dir, bytes) in manifests {
@@ -328,12 +330,12 @@ pub fn merge_manifests(manifests: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merge
         if families.is_empty() {
             bail!("merge: no shard folder given");
         }
-        return merge_family(&families);
+        return merge_family(&families, plugins);
     }
-    Ok(Merged::Study(Box::new(merge_study(studies)?)))
+    Ok(Merged::Study(Box::new(merge_study(studies, plugins)?)))
 }
 
-fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> {
+fn merge_family(shards: &[(PathBuf, FamilyManifest)], plugins: &Plugins) -> anyhow::Result<Merged> {
     let (first_dir, first) = &shards[0];
     let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
     for (dir, m) in shards {
@@ -363,7 +365,7 @@ fn merge_family(shards: &[(PathBuf, FamilyManifest)]) -> anyhow::Result<Merged> 
                 .map_err(|e| anyhow::anyhow!("{}: not a shard manifest: {e}", path.display()))?;
             studies.push((sub, m));
         }
-        merged.push(merge_study(studies)?);
+        merged.push(merge_study(studies, plugins)?);
     }
     Ok(Merged::Family(first.family.clone(), merged))
 }
@@ -405,7 +407,7 @@ fn same_split<'a>(
     Ok(())
 }
 
-fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedStudy> {
+fn merge_study(shards: Vec<(PathBuf, StudyManifest)>, plugins: &Plugins) -> anyhow::Result<MergedStudy> {
     let (first_dir, first) = &shards[0];
     let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
     for (dir, m) in &shards {
@@ -446,7 +448,7 @@ fn merge_study(shards: Vec<(PathBuf, StudyManifest)>) -> anyhow::Result<MergedSt
     let given = Path::new(&first.scenario);
     let same = |p: &Path| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&first.scenario_absolute).ok();
     let path = if given.exists() && same(given) { given } else { Path::new(&first.scenario_absolute) };
-    let study = Study::load(path, &first.load.options())?;
+    let study = Study::load(path, &first.load.options(plugins))?;
     if point_ids(&study) != first.points {
         bail!(
             "{}: {} changed since the shards ran (its sweep points differ from theirs); run the shards again",

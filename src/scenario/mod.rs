@@ -12,4 +12,4 @@ pub mod workload;
 
 pub use document::{Document, parse_value};
 pub use error::ScenarioError;
-pub use plan::{LoadOptions, MAX_CHARTED_POINTS, Plan, Study};
+pub use plan::{LoadOptions, MAX_CHARTED_POINTS, Plan, Plugins, Study};

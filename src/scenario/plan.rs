@@ -210,6 +210,16 @@ pub enum Test {
     Versus { scenario: String, min: Option<f64>, max: Option<f64> },
 }
 
+/// What scenarios may name: the agent kinds and their policies, and the workload models (by default gridmarket's
+/// own). The command line runs over one ([`crate::cli::main`]).
+#[derive(Clone, Debug, Default)]
+pub struct Plugins {
+    /// The agent kinds and the policies registered for them.
+    pub registry: Registry,
+    /// The workload models.
+    pub workloads: WorkloadRegistry,
+}
+
 /// How to load: the agent kinds, the workload models, `--quick` and `--set` overrides.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {

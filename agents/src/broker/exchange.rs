@@ -38,7 +38,7 @@ pub(super) struct Bidder {
 }
 
 /// How a broker trades on an exchange.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ExchangeStrategy {
     /// Lease at posted prices, or bid in auctions.
     pub trade: Trade,

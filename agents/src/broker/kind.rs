@@ -4,12 +4,16 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, Submission, Trade, UserBroker};
-use crate::exchange::traders::Strategy;
+use super::{
+    AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, ProviderChoice, Submission, Trade,
+    UserBroker,
+};
+use crate::exchange::traders::{NamedTraderStrategy, Strategy, StrategyName};
 use crate::model::Service;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
     AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup, Registry,
+    serde_name, unknown_name,
 };
 use crate::sim::BoxedAgent;
 
@@ -36,19 +40,17 @@ impl AgentKind for BrokerKind {
         "user brokers replaying a workload's jobs and recording each job's life"
     }
 
-    fn policies(&self, _: &Registry) -> Vec<Policy> {
+    fn policies(&self, registry: &Registry) -> Vec<Policy> {
         let modes = ["submit-to", "metabroker", "personalised", "exchange"];
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
-            Policy::of(
-                "bidding",
-                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
-                "on an exchange; Gode and Sunder (1993), Cliff (1997)",
-            ),
+            Policy::of("bidding", &StrategyName::ALL, "on an exchange; Gode and Sunder (1993), Cliff (1997)"),
+            Policy::registered::<dyn NamedTraderStrategy>("bidding", &[], "on an exchange, registered", registry),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
-            Policy::of("choose", &[Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest], "personalised"),
+            Policy::of("choose", &Choose::ALL, "personalised"),
+            Policy::registered::<dyn ProviderChoice>("choose", &[], "personalised, registered", registry),
         ]
     }
 
@@ -108,9 +110,9 @@ pub struct RawBroker {
     pub max_refusals: Option<PositiveInt>,
     /// Personalised mode: how a provider is chosen by its posted price (brokers follow the prices providers announce):
     /// "cheapest-feasible" (the cheapest on which the job meets its deadline and budget; default), "cheapest" (the
-    /// cheapest, feasible or not) or "random-cheapest" (one of the `cheapest-k` cheapest feasible, at random).
-    #[schemars(with = "Option<String>")]
-    pub choose: Option<Choose>,
+    /// cheapest, feasible or not) or "random-cheapest" (one of the `cheapest-k` cheapest feasible, at random); or the
+    /// name of a rule added to the registry (`Registry::with_provider_choice`).
+    pub choose: Option<String>,
     /// Personalised mode, `choose = "random-cheapest"`: how many of the cheapest feasible providers the choice is
     /// among (default 3).
     pub cheapest_k: Option<PositiveInt>,
@@ -129,10 +131,11 @@ pub struct RawBroker {
     pub shade: Option<Fraction>,
     /// Exchange mode, bidding: how a bid is priced on the job's value of a CPU-second (see `docs/market.md`):
     /// "truthful" (the value; default), "shaded" (`shade` × the value), "zi-c" (uniform in [0, value]), "zi-u" (uniform
-    /// in [0, `ceiling`]) or "zip" (an adaptive margin on the value, learnt from the call markets' clearing prices).
-    #[schemars(with = "Option<String>")]
-    pub bidding: Option<Strategy>,
-    /// Exchange mode, `bidding = "zi-u"`: the highest bid drawn [G$ per CPU-second].
+    /// in [0, `ceiling`]) or "zip" (an adaptive margin on the value, learnt from the call markets' clearing prices); or
+    /// the name of a strategy added to the registry (`Registry::with_trader_strategy`).
+    pub bidding: Option<String>,
+    /// Exchange mode, `bidding = "zi-u"`: the highest bid drawn [G$ per CPU-second] (a registered strategy may take
+    /// one: its limits' ceiling, else none).
     pub ceiling: Option<Price>,
     /// Exchange mode: leases or bids a job tries before it is dropped (default 3).
     pub attempts: Option<PositiveInt>,
@@ -171,8 +174,11 @@ impl RawBroker {
                 return Err(Invalid::at("", "give one of `submit-to`, `personalised`, `metabroker` or `exchange`"));
             }
             let names = cx.resolve("exchange", exchange, &[Service::ClearsAuctions])?;
-            let bidding =
-                self.bidding.unwrap_or(if self.shade.is_some() { Strategy::Shaded } else { Strategy::Truthful });
+            let bidding = match &self.bidding {
+                Some(name) => Strategy::named("bidding", name, cx.registry)?,
+                None if self.shade.is_some() => Strategy::Shaded,
+                None => Strategy::Truthful,
+            };
             if self.bidding.is_some() && self.trade != Trade::Bid {
                 return Err(Invalid::at("bidding", "a key of brokers that bid").hint("add `trade = \"bid\"`"));
             }
@@ -184,6 +190,7 @@ impl RawBroker {
                         "zi-u bids are drawn up to a ceiling: expected a price, found none",
                     ));
                 }
+                (Strategy::Registered(_), c) => c.map_or(f64::INFINITY, |c| c.0),
                 (_, Some(_)) => return Err(Invalid::at("ceiling", "a key of `bidding = \"zi-u\"`")),
                 // Only zero-intelligence unconstrained bids are drawn up to a ceiling.
                 (_, None) => f64::INFINITY,
@@ -228,14 +235,13 @@ impl RawBroker {
                     refused: self.on_refusal.unwrap_or_default(),
                     max_refusals: self.max_refusals.map_or(crate::broker::MAX_REFUSALS, |m| m.0),
                 };
-                let choice = match (self.choose.unwrap_or(Choose::CheapestFeasible), self.cheapest_k) {
-                    (Choose::RandomCheapest, k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
+                let choice = match (self.choice(cx.registry)?, self.cheapest_k) {
+                    (Choice::RandomCheapest(_), k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
                     (_, Some(_)) => {
                         return Err(Invalid::at("cheapest-k", "a key of `choose = \"random-cheapest\"`")
                             .hint("add `choose = \"random-cheapest\"` or remove `cheapest-k`"));
                     }
-                    (Choose::CheapestFeasible, None) => Choice::CheapestFeasible,
-                    (Choose::Cheapest, None) => Choice::Cheapest,
+                    (choice, None) => choice,
                 };
                 Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims, choice })
             }
@@ -244,6 +250,24 @@ impl RawBroker {
                 Err(Invalid::at("", "say where jobs go: `submit-to`, `personalised`, `metabroker` or `exchange`"))
             }
         }
+    }
+
+    /// What `choose` names: a built-in rule (random-cheapest's k still to be set) or one of `registry`'s.
+    fn choice(&self, registry: &Registry) -> Result<Choice, Invalid> {
+        let Some(name) = self.choose.as_deref() else { return Ok(Choice::CheapestFeasible) };
+        if let Some(&built_in) = Choose::ALL.iter().find(|c| serde_name(*c) == name) {
+            return Ok(match built_in {
+                Choose::CheapestFeasible => Choice::CheapestFeasible,
+                Choose::Cheapest => Choice::Cheapest,
+                Choose::RandomCheapest => Choice::RandomCheapest(0),
+            });
+        }
+        if let Some(choice) = registry.policy::<dyn ProviderChoice>(name) {
+            return Ok(Choice::Registered(choice));
+        }
+        let registered = registry.policies::<dyn ProviderChoice>().map(|(name, ..)| name.to_string());
+        let known: Vec<String> = Choose::ALL.iter().map(serde_name).chain(registered).collect();
+        Err(unknown_name("choose", name, known.iter().map(String::as_str)))
     }
 }
 
@@ -313,7 +337,7 @@ impl GroupSpec for BrokerSpec {
     }
 }
 
-/// A personalised broker's `choose`, as written.
+/// The built-in rules a personalised broker's `choose` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Choose {
@@ -323,4 +347,9 @@ pub enum Choose {
     Cheapest,
     /// [`Choice::RandomCheapest`].
     RandomCheapest,
+}
+
+impl Choose {
+    /// Every built-in rule, in the order `gridmarket list` gives them.
+    pub const ALL: [Choose; 3] = [Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest];
 }

@@ -21,7 +21,7 @@ pub mod kind;
 mod strategy;
 
 pub use exchange::{AuctionChoice, ExchangeStrategy, Trade};
-pub use strategy::Choice;
+pub use strategy::{Choice, ProviderChoice};
 
 pub use crate::protocol::UserJob;
 
@@ -35,7 +35,7 @@ use crate::report::{JobOutcome, JobRecord, Report};
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
 
 /// How the broker submits.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Submission {
     /// Every job to one provider or gateway.
     Direct {
@@ -336,7 +336,7 @@ impl UserBroker {
             let mut pick = |refused: &[AgentId]| {
                 let candidates: Vec<&ProviderInfo> =
                     providers.iter().filter(|p| p.pes >= spec.pes && !refused.contains(&p.id)).collect();
-                choice.pick(&candidates, |p| feasible(&p), ctx.rng())
+                choice.pick(spec, &candidates, |p| feasible(&p), ctx.rng())
             };
             let choice = match claims.refused {
                 OnRefusal::Cheapest => pick(&[]),

@@ -1,6 +1,8 @@
 //! Trader strategies: the price a buyer bids or a seller asks for its next unit, given its limit price (a buyer's
 //! valuation, a seller's cost) and, for the adaptive one, what it saw of the market. One [`TraderStrategy`] each,
-//! built from a [`Strategy`] named in the scenario; the induced-value market (`crate::market`) runs them.
+//! built from a [`Strategy`] named in the scenario; the induced-value market (`crate::market`) runs them, brokers bid
+//! and providers ask by them in the exchange's call markets. A strategy of one's own is a [`NamedTraderStrategy`] added
+//! to the registry.
 //!
 //! - **truthful**: the limit price itself.
 //! - **shaded**: a buyer bids a fraction s of its valuation; a seller asks its cost plus (1 − s) of the way from its
@@ -20,14 +22,13 @@
 //!   [0.1, 0.5], γ in [0, 0.1], the first margin's size in [0.05, 0.35], c_R = c_A = 0.05 (Cliff 1997's values).
 
 use rand::{Rng, RngExt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::mechanism::Side;
+use crate::registry::{Invalid, Registry, serde_name, unknown_name};
 
-/// A trader's strategy, as a scenario names it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
+/// A trader's strategy, checked: a built-in one, or one added to the registry.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Strategy {
     /// Its limit price.
     Truthful,
@@ -36,10 +37,82 @@ pub enum Strategy {
     /// Zero intelligence, unconstrained.
     ZiU,
     /// Zero intelligence, constrained.
-    #[default]
     ZiC,
     /// Zero intelligence plus.
     Zip,
+    /// A strategy added to the registry.
+    Registered(&'static dyn NamedTraderStrategy),
+}
+
+/// The built-in strategies, as scenarios name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StrategyName {
+    /// [`Strategy::Truthful`].
+    Truthful,
+    /// [`Strategy::Shaded`].
+    Shaded,
+    /// [`Strategy::ZiU`].
+    ZiU,
+    /// [`Strategy::ZiC`].
+    ZiC,
+    /// [`Strategy::Zip`].
+    Zip,
+}
+
+impl StrategyName {
+    /// Every built-in strategy, in the order `gridmarket list` gives them.
+    pub const ALL: [StrategyName; 5] =
+        [StrategyName::Truthful, StrategyName::Shaded, StrategyName::ZiU, StrategyName::ZiC, StrategyName::Zip];
+}
+
+/// A trader strategy scenarios name (a market's `strategy`, a broker's `bidding`, a provider's `asking`), added to
+/// the registry with `Registry::with_trader_strategy`.
+pub trait NamedTraderStrategy: Send + Sync {
+    /// Its name in scenario files, in kebab-case, not one of the built-in strategies'.
+    fn name(&self) -> &'static str;
+    /// One line for `gridmarket list`.
+    fn about(&self) -> &'static str;
+    /// A trader of `units` units on `side`, in a market whose shouts lie within `limits`; `rng` is the trader's
+    /// own stream, to draw its parameters from.
+    fn build(&self, limits: Limits, side: Side, units: usize, rng: &mut dyn RngLike) -> Box<dyn TraderStrategy>;
+}
+
+crate::registry::by_name!(dyn NamedTraderStrategy);
+
+impl Registry {
+    /// Adds `strategy`, which scenarios then name wherever a trader strategy is asked for.
+    ///
+    /// # Panics
+    /// If its name is a built-in strategy's or another registered one's.
+    pub fn with_trader_strategy(self, strategy: &'static dyn NamedTraderStrategy) -> Registry {
+        let name = strategy.name();
+        let taken = StrategyName::ALL.iter().any(|s| serde_name(s) == name)
+            || self.policy::<dyn NamedTraderStrategy>(name).is_some();
+        assert!(!taken, "the trader strategy name `{name}` is taken");
+        self.with_policy(name, strategy.about(), strategy)
+    }
+}
+
+impl Strategy {
+    /// The strategy `name` at `key` names: a built-in one or one of `registry`'s.
+    pub fn named(key: &str, name: &str, registry: &Registry) -> Result<Strategy, Invalid> {
+        if let Some(&built_in) = StrategyName::ALL.iter().find(|s| serde_name(*s) == name) {
+            return Ok(match built_in {
+                StrategyName::Truthful => Strategy::Truthful,
+                StrategyName::Shaded => Strategy::Shaded,
+                StrategyName::ZiU => Strategy::ZiU,
+                StrategyName::ZiC => Strategy::ZiC,
+                StrategyName::Zip => Strategy::Zip,
+            });
+        }
+        if let Some(strategy) = registry.policy::<dyn NamedTraderStrategy>(name) {
+            return Ok(Strategy::Registered(strategy));
+        }
+        let registered = registry.policies::<dyn NamedTraderStrategy>().map(|(name, ..)| name.to_string());
+        let known: Vec<String> = StrategyName::ALL.iter().map(serde_name).chain(registered).collect();
+        Err(unknown_name(key, name, known.iter().map(String::as_str)))
+    }
 }
 
 /// What every strategy may read: the price range of the market and the shading fraction.
@@ -102,6 +175,7 @@ impl Strategy {
             Strategy::ZiU => Box::new(ZiU(limits)),
             Strategy::ZiC => Box::new(ZiC(limits)),
             Strategy::Zip => Box::new(Zip::new(limits, side, units, rng)),
+            Strategy::Registered(strategy) => strategy.build(limits, side, units, rng),
         }
     }
 }
@@ -330,5 +404,67 @@ mod tests {
         }
         assert!(buyer.price(unit(100.0)) > bid && buyer.price(unit(100.0)) <= 100.0);
         assert!((-1.0..=0.0).contains(&buyer.margin(0)));
+    }
+
+    /// A fixed margin of a tenth on the limit: a strategy of one's own.
+    struct Margin;
+
+    #[derive(Debug)]
+    struct MarginTrader;
+
+    impl TraderStrategy for MarginTrader {
+        fn shout(&mut self, side: Side, unit: Unit, _rng: &mut dyn RngLike) -> f64 {
+            match side {
+                Side::Bid => unit.limit * 0.9,
+                Side::Ask => unit.limit * 1.1,
+            }
+        }
+    }
+
+    impl NamedTraderStrategy for Margin {
+        fn name(&self) -> &'static str {
+            "margin"
+        }
+
+        fn about(&self) -> &'static str {
+            "a tenth below its valuation, above its cost"
+        }
+
+        fn build(&self, _: Limits, _: Side, _: usize, _: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
+            Box::new(MarginTrader)
+        }
+    }
+
+    #[test]
+    fn test_a_registered_strategy_is_named_and_built() {
+        let registry = Registry::empty().with_trader_strategy(&Margin);
+        let strategy = Strategy::named("bidding", "margin", &registry).unwrap();
+        assert_eq!(strategy, Strategy::Registered(&Margin));
+        let mut rng = SimRng::seed_from_u64(3);
+        let mut trader = strategy.build(LIMITS, Side::Ask, 1, &mut rng);
+        assert_eq!(trader.shout(Side::Ask, unit(100.0), &mut rng), 110.00000000000001);
+        assert_eq!(Strategy::named("bidding", "zip", &registry), Ok(Strategy::Zip));
+        let e = Strategy::named("bidding", "margn", &registry).unwrap_err();
+        assert_eq!((e.key.as_str(), e.hint.as_deref()), ("bidding", Some("did you mean `margin`?")));
+        let e = Strategy::named("bidding", "margin", &Registry::empty()).unwrap_err();
+        assert_eq!(e.message, "unknown value `margin`, expected one of `truthful`, `shaded`, `zi-u`, `zi-c`, `zip`");
+    }
+
+    #[test]
+    #[should_panic(expected = "the trader strategy name `zi-c` is taken")]
+    fn test_a_built_in_name_cannot_be_registered() {
+        struct ZiCAgain;
+        impl NamedTraderStrategy for ZiCAgain {
+            fn name(&self) -> &'static str {
+                "zi-c"
+            }
+            fn about(&self) -> &'static str {
+                ""
+            }
+            fn build(&self, _: Limits, _: Side, _: usize, _: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
+                Box::new(Truthful)
+            }
+        }
+        let _ = Registry::empty().with_trader_strategy(&ZiCAgain);
     }
 }

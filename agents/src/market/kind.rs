@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::schedules::Schedule;
 use super::{DoubleAuctionMarket, MarketConfig, quiet_traders};
-use crate::exchange::traders::{Limits, Strategy};
+use crate::exchange::traders::{Limits, NamedTraderStrategy, Strategy, StrategyName};
 use crate::registry::limits::{MAX_TIME, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt};
 use crate::registry::{
@@ -45,10 +45,10 @@ impl AgentKind for MarketKind {
         "an induced-value continuous double auction of traders with unit valuations and costs (Gode and Sunder 1993)"
     }
 
-    fn policies(&self, _: &Registry) -> Vec<Policy> {
-        use Strategy::*;
+    fn policies(&self, registry: &Registry) -> Vec<Policy> {
         vec![
-            Policy::of("strategy", &[Truthful, Shaded, ZiU, ZiC, Zip], "Gode and Sunder (1993); Cliff (1997)"),
+            Policy::of("strategy", &StrategyName::ALL, "Gode and Sunder (1993); Cliff (1997)"),
+            Policy::registered::<dyn NamedTraderStrategy>("strategy", &[], "registered", registry),
             Policy::of("schedule", &Schedule::ALL, "demand and supply shapes shipped with gridmarket"),
         ]
     }
@@ -139,16 +139,13 @@ pub struct RawMarket {
     pub buyers: Option<Vec<Vec<f64>>>,
     /// Each seller's unit costs, in the order it trades them.
     pub sellers: Option<Vec<Vec<f64>>>,
-    /// Every trader's strategy: "truthful", "shaded", "zi-u", "zi-c" (default) or "zip".
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub strategy: Strategy,
+    /// Every trader's strategy: "truthful", "shaded", "zi-u", "zi-c" (default) or "zip", or the name of a strategy
+    /// added to the registry (`Registry::with_trader_strategy`).
+    pub strategy: Option<String>,
     /// The buyers' strategy, if not `strategy`.
-    #[schemars(with = "Option<String>")]
-    pub buyer_strategy: Option<Strategy>,
+    pub buyer_strategy: Option<String>,
     /// The sellers' strategy, if not `strategy`.
-    #[schemars(with = "Option<String>")]
-    pub seller_strategy: Option<Strategy>,
+    pub seller_strategy: Option<String>,
     /// Shaded traders: a buyer bids this fraction of its valuation, a seller asks its cost plus (1 − this) of the way
     /// to the ceiling (default 0.9).
     pub shade: Option<Fraction>,
@@ -169,7 +166,7 @@ impl RawGroup for RawMarket {
         self.count.0 as usize
     }
 
-    fn check(&self, _cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
+    fn check(&self, cx: &CheckCx<'_>) -> Result<Box<dyn GroupSpec>, Invalid> {
         let (floor, ceiling) = (self.floor.unwrap_or(1.0), self.ceiling.unwrap_or(200.0));
         if !(floor.is_finite() && ceiling.is_finite() && 0.0 <= floor && floor < ceiling) {
             let m =
@@ -230,14 +227,25 @@ impl RawGroup for RawMarket {
         let config = MarketConfig {
             buyers,
             sellers,
-            buyer_strategy: self.buyer_strategy.unwrap_or(self.strategy),
-            seller_strategy: self.seller_strategy.unwrap_or(self.strategy),
+            buyer_strategy: self.strategy("buyer-strategy", &self.buyer_strategy, cx.registry)?,
+            seller_strategy: self.strategy("seller-strategy", &self.seller_strategy, cx.registry)?,
             limits: Limits { floor, ceiling, shade: self.shade.map_or(0.9, |s| s.0) },
             periods,
             steps,
             step,
         };
         Ok(Box::new(MarketSpec { config }))
+    }
+}
+
+impl RawMarket {
+    /// The strategy of one side, at `key`: its own, else `strategy`, else ZI-C.
+    fn strategy(&self, key: &str, side: &Option<String>, registry: &Registry) -> Result<Strategy, Invalid> {
+        match (side, &self.strategy) {
+            (Some(name), _) => Strategy::named(key, name, registry),
+            (None, Some(name)) => Strategy::named("strategy", name, registry),
+            (None, None) => Ok(Strategy::ZiC),
+        }
     }
 }
 
@@ -257,7 +265,9 @@ impl GroupSpec for MarketSpec {
     fn notes(&self) -> Vec<String> {
         let c = &self.config;
         let quiet = quiet_traders(&c.buyers, &c.sellers);
-        let constrained = |s: Strategy| s != Strategy::ZiU;
+        // A registered strategy may trade at a loss, for all the market knows.
+        let constrained =
+            |s: Strategy| matches!(s, Strategy::Truthful | Strategy::Shaded | Strategy::ZiC | Strategy::Zip);
         let mut notes = Vec::new();
         if c.equilibrium().quantity == 0 {
             notes.push(

@@ -23,7 +23,7 @@ use super::{
 };
 use super::{energy, external, preempting, pricing};
 use crate::exchange::mechanism::MechanismKind;
-use crate::exchange::traders::Strategy;
+use crate::exchange::traders::{NamedTraderStrategy, Strategy, StrategyName};
 use crate::metabroker::tradeoff::prices::WeibullPrice;
 use crate::model::Service;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
@@ -114,9 +114,10 @@ impl AgentKind for ProviderKind {
             ),
             Policy::of(
                 "asking",
-                &[Strategy::Truthful, Strategy::Shaded, Strategy::ZiU, Strategy::ZiC, Strategy::Zip],
+                &StrategyName::ALL,
                 "asks in an exchange's call markets; Gode and Sunder (1993), Cliff (1997)",
             ),
+            Policy::registered::<dyn NamedTraderStrategy>("asking", &[], "registered", registry),
             Policy::registered::<dyn QueueOrder>("queue-order", &[ARRIVAL], "of the FCFS and EASY queues", registry),
         ]
     }
@@ -287,10 +288,11 @@ pub struct RawProvider {
     /// On the exchange, selling in its call markets: how an ask is priced on the provider's price (see
     /// `docs/market.md`): "truthful" (its price; default), "shaded" (its price plus a tenth of the way to
     /// `ask-ceiling`), "zi-c" (uniform in [price, ask-ceiling]), "zi-u" (uniform in [0, ask-ceiling]) or "zip" (an
-    /// adaptive margin on its price, learnt from the markets' clearing prices).
-    #[schemars(with = "Option<String>")]
-    pub asking: Option<Strategy>,
-    /// On the exchange, `asking` "shaded", "zi-c" or "zi-u": the highest ask [G$ per CPU-second].
+    /// adaptive margin on its price, learnt from the markets' clearing prices); or the name of a strategy added to the
+    /// registry (`Registry::with_trader_strategy`).
+    pub asking: Option<String>,
+    /// On the exchange, `asking` "shaded", "zi-c" or "zi-u": the highest ask [G$ per CPU-second] (a registered
+    /// strategy may take one: its limits' ceiling, else none).
     pub ask_ceiling: Option<Price>,
     /// Admission control of external requests (Amini Salehi, Javadi & Buyya): `{ policy = "pacp" }`; see
     /// [`RawAdmission`].
@@ -535,7 +537,12 @@ impl RawGroup for RawProvider {
                     return Err(Invalid::at(*key, "a key of a provider that sells in call markets")
                         .hint("add `sell = \"market\"`"));
                 }
-                let ceiling = match (self.asking.unwrap_or(Strategy::Truthful), self.ask_ceiling) {
+                let asking = match &self.asking {
+                    Some(name) => Some(Strategy::named("asking", name, cx.registry)?),
+                    None => None,
+                };
+                let ceiling = match (asking.unwrap_or(Strategy::Truthful), self.ask_ceiling) {
+                    (Strategy::Registered(_), c) => c.map_or(f64::INFINITY, |c| c.0),
                     (Strategy::Shaded | Strategy::ZiC | Strategy::ZiU, None) => {
                         let m = "these asks are drawn up to a ceiling: expected a price, found none";
                         return Err(Invalid::at("ask-ceiling", m));
@@ -554,7 +561,7 @@ impl RawGroup for RawProvider {
                 let interval = self.advertise_every.map_or(600.0, |s| s.0);
                 let horizon = self.advertise_ahead.map_or(86_400.0, |s| s.0);
                 let lease = self.auction_lease.map_or(3_600.0, |s| s.0);
-                let asking = self.asking.map(|a| (a, ceiling));
+                let asking = asking.map(|a| (a, ceiling));
                 Some(Trading { exchange, sell, interval, horizon, lease, asking })
             }
         };

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 
-use gridmarket::output::write_atomic;
-use gridmarket::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan, WorkloadRegistry};
-use gridmarket::workload::stats::WorkloadStats;
-use gridmarket::workload::{Workload, csv, gwf, swf};
+use crate::output::write_atomic;
+use crate::scenario::workload::{RawWorkload, TraceCache, WorkloadPlan, WorkloadRegistry};
+use crate::workload::stats::WorkloadStats;
+use crate::workload::{Workload, csv, gwf, swf};
 
 /// Workload commands.
 #[derive(Subcommand)]
@@ -57,7 +57,7 @@ pub enum WorkloadCmd {
     },
 }
 
-pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: WorkloadCmd, models: &WorkloadRegistry) -> anyhow::Result<ExitCode> {
     match cmd {
         WorkloadCmd::Generate { model, jobs, until, params, seed, output } => {
             let mut table = toml::Table::new();
@@ -75,9 +75,9 @@ pub fn run(cmd: WorkloadCmd) -> anyhow::Result<ExitCode> {
             }
             for p in &params {
                 let (k, v) = p.split_once('=').context("--param takes KEY=VALUE")?;
-                table.insert(k.trim().into(), gridmarket::scenario::parse_value(v.trim()));
+                table.insert(k.trim().into(), crate::scenario::parse_value(v.trim()));
             }
-            let raw = RawWorkload::parse(&WorkloadRegistry::standard(), toml::Value::Table(table))
+            let raw = RawWorkload::parse(models, toml::Value::Table(table))
                 .map_err(|e| anyhow::anyhow!("{}: {}", e.path.join("."), e.message))?;
             let plan = WorkloadPlan::check(&raw, Path::new("."), &mut TraceCache::default())
                 .map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))?;

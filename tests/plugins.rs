@@ -1,0 +1,141 @@
+//! Strategies plugged in by name: a trader strategy (a market's traders, a broker's bids, a provider's asks) and a
+//! personalised broker's choice of provider, added to the registry and named in scenario files. A registered
+//! strategy that does what a built-in one does gives the very same run; `list` shows them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use agents::broker::ProviderChoice;
+use agents::exchange::mechanism::Side;
+use agents::exchange::traders::{Limits, NamedTraderStrategy, RngLike, TraderStrategy, Unit};
+use agents::model::ProviderInfo;
+use agents::protocol::JobSpec;
+use agents::registry::Registry;
+use agents::sim::AgentId;
+use gridmarket::runner::run::run;
+use gridmarket::scenario::{LoadOptions, Study};
+use gridmarket::schema;
+use rand::Rng;
+
+/// Shouts its limit price, as the built-in `truthful` does.
+struct AtLimit;
+
+#[derive(Debug)]
+struct AtLimitTrader;
+
+impl TraderStrategy for AtLimitTrader {
+    fn shout(&mut self, _side: Side, unit: Unit, _rng: &mut dyn RngLike) -> f64 {
+        unit.limit
+    }
+}
+
+impl NamedTraderStrategy for AtLimit {
+    fn name(&self) -> &'static str {
+        "at-limit"
+    }
+
+    fn about(&self) -> &'static str {
+        "its limit price"
+    }
+
+    fn build(&self, _: Limits, _: Side, _: usize, _: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
+        Box::new(AtLimitTrader)
+    }
+}
+
+/// The cheapest feasible provider, ties to the lower id, as the built-in `cheapest-feasible` does.
+struct Thrifty;
+
+impl ProviderChoice for Thrifty {
+    fn name(&self) -> &'static str {
+        "thrifty"
+    }
+
+    fn about(&self) -> &'static str {
+        "the cheapest feasible provider"
+    }
+
+    fn pick(
+        &self,
+        _job: &JobSpec,
+        candidates: &[&ProviderInfo],
+        feasible: &dyn Fn(&ProviderInfo) -> bool,
+        _rng: &mut dyn Rng,
+    ) -> Option<AgentId> {
+        let feasible = candidates.iter().filter(|p| feasible(p));
+        feasible.min_by(|a, b| a.price.total_cmp(&b.price).then(a.id.cmp(&b.id))).map(|p| p.id)
+    }
+}
+
+fn registry() -> Registry {
+    Registry::standard().with_trader_strategy(&AtLimit).with_provider_choice(&Thrifty)
+}
+
+/// Every metric of every run of the scenario `text`, by point and replication (as text: NaN is a value here).
+fn metrics(name: &str, text: &str) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("gridmarket-plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let opts = LoadOptions { registry: registry(), ..LoadOptions::default() };
+    let study = Study::load(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let mut out = Vec::new();
+    for point in &study.points {
+        for rep in 0..point.plan.replications {
+            let metrics: BTreeMap<String, f64> = run(&point.plan, rep, &interrupt, None).unwrap().measured.metrics;
+            out.push(format!("{metrics:?}"));
+        }
+    }
+    out
+}
+
+fn scenario(path: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn test_a_registered_trader_strategy_trades_as_the_built_in_it_copies() {
+    let market = "seed = 1\nreplications = 2\n[markets.floor]\nschedule = \"symmetric\"\nstrategy = \"truthful\"\n";
+    let built_in = metrics("market.toml", market);
+    assert!(built_in[0].contains("\"markets.floor.trades\": 14.8"), "{}", built_in[0]);
+    assert_eq!(metrics("market.toml", &market.replace("\"truthful\"", "\"at-limit\"")), built_in);
+    // Brokers bidding and providers asking in the exchange's call markets, at a tenth of garg-ch8/mandi's size.
+    let mandi = scenario("scenarios/garg-ch8/mandi.toml");
+    let mandi = mandi.split("[sweep]").next().unwrap().replace("jobs = 50000", "jobs = 2000");
+    let mandi = mandi.replace("count = 1000", "count = 20").replace("replications = 3", "replications = 1");
+    let mandi = mandi.replace("ask-cpus = 8", "ask-cpus = 8\nasking = \"truthful\"");
+    let mandi = mandi.replace("choice = \"random\"", "choice = \"random\"\nbidding = \"truthful\"");
+    let built_in = metrics("mandi.toml", &mandi);
+    assert!(!built_in[0].contains("\"jobs.completed\": 0.0"), "{}", built_in[0]);
+    assert_eq!(metrics("mandi.toml", &mandi.replace("\"truthful\"", "\"at-limit\"")), built_in);
+}
+
+#[test]
+fn test_a_registered_provider_choice_claims_as_the_built_in_it_copies() {
+    let herding = scenario("scenarios/market/herding-pricing.toml").split("[[expect]]").next().unwrap().to_string();
+    let herding = herding.replace("../profiles/", &format!("{}/scenarios/profiles/", env!("CARGO_MANIFEST_DIR")));
+    let herding = herding.replace("replications = 10", "replications = 2").replace("count = 50", "count = 10");
+    let built_in =
+        metrics("herding.toml", &herding.replace("round = 50", "round = 50\nchoose = \"cheapest-feasible\""));
+    assert!(!built_in[0].contains("\"jobs.completed\": 0.0"), "{}", built_in[0]);
+    assert_eq!(metrics("herding.toml", &herding.replace("round = 50", "round = 50\nchoose = \"thrifty\"")), built_in);
+}
+
+#[test]
+fn test_registered_strategies_are_listed_where_they_are_named() {
+    let list = schema::kinds_text(&registry());
+    for line in [
+        "      choose: thrifty (personalised, registered)\n",
+        "          thrifty: the cheapest feasible provider\n",
+        "      bidding: at-limit (on an exchange, registered)\n",
+        "      asking: at-limit (registered)\n",
+        "      strategy: at-limit (registered)\n",
+        "          at-limit: its limit price\n",
+    ] {
+        assert!(list.contains(line), "missing {line:?} in\n{list}");
+    }
+}
