@@ -271,7 +271,7 @@ impl Study {
         // Check the base document first: its errors point at the file.
         let (base, ..) = read(&doc, registry, &opts.workloads).map_err(|e| relocate(e, &overrides, &spans))?;
         // In the order written (the tree keeps file order): the first key varies slowest.
-        let sweep: Vec<(String, Vec<Value>)> = match doc.table.get("sweep") {
+        let mut sweep: Vec<(String, Vec<Value>)> = match doc.table.get("sweep") {
             Some(Value::Table(t)) => {
                 t.iter().map(|(k, v)| (k.clone(), v.as_array().cloned().unwrap_or_default())).collect()
             }
@@ -289,6 +289,9 @@ impl Study {
                 let m = format!("a swept table's `label` names it: expected a string, found {l}");
                 return Err(ScenarioError::at_key(&spans, &format!("sweep.{key}"), m));
             }
+        }
+        for (_, values) in &mut sweep {
+            label_tables(values);
         }
         for (key, values) in &sweep {
             if let Some(arg) = given(key) {
@@ -525,6 +528,42 @@ pub fn show(v: &Value) -> String {
     }
 }
 
+/// Names each unlabelled table of a swept list by what sets it apart from the others: the keys whose values differ
+/// across the list, the first by its value when that is a string, the others as `key=value` (`{ rule = "demand", gain
+/// = 0.5 }` beside `{ rule = "fixed" }` is `demand gain=0.5`). A list whose names would not tell its tables apart is
+/// left as written.
+fn label_tables(values: &mut [Value]) {
+    let tables: Vec<&toml::Table> = values.iter().filter_map(Value::as_table).collect();
+    if tables.len() != values.len() || tables.len() < 2 || tables.iter().all(|t| t.contains_key("label")) {
+        return;
+    }
+    let mut keys: Vec<&String> = Vec::new();
+    for key in tables.iter().flat_map(|t| t.keys()).filter(|k| *k != "label") {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let differing: Vec<&String> =
+        keys.into_iter().filter(|k| tables.iter().any(|t| t.get(*k) != tables[0].get(*k))).collect();
+    let name = |t: &toml::Table| -> String {
+        let parts = differing.iter().filter_map(|k| Some((*k, t.get(*k)?)));
+        let parts = parts.map(|(k, v)| match v {
+            Value::String(s) if Some(&k) == differing.first() => s.clone(),
+            other => format!("{k}={}", show(other)),
+        });
+        parts.collect::<Vec<_>>().join(" ")
+    };
+    let names: Vec<String> = tables.iter().map(|t| t.get("label").map_or_else(|| name(t), show)).collect();
+    if names.iter().any(String::is_empty) || (1..names.len()).any(|i| names[..i].contains(&names[i])) {
+        return;
+    }
+    for (value, name) in values.iter_mut().zip(names) {
+        if let Value::Table(t) = value {
+            t.entry("label").or_insert(Value::String(name));
+        }
+    }
+}
+
 /// A swept value as the scenario takes it: a table without the `label` that names it.
 fn unlabelled(v: &Value) -> Value {
     match v {
@@ -544,6 +583,8 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => match (a, b) {
             (Value::String(s), t) | (t, Value::String(s)) => label(t).is_some_and(|l| l == *s) || a == b,
+            // A table as written is the swept table it names, whatever the label the sweep gave it.
+            (Value::Table(_), Value::Table(_)) => unlabelled(a) == unlabelled(b),
             _ => a == b,
         },
     }
@@ -1358,6 +1399,28 @@ mod tests {
     }
 
     #[test]
+    fn unlabelled_tables_are_named_by_what_sets_them_apart() {
+        let names = |list: &str| {
+            let mut values: toml::Value = toml::from_str(&format!("v = {list}")).unwrap();
+            let values = values["v"].as_array_mut().unwrap();
+            super::label_tables(values);
+            values.iter().map(super::show).collect::<Vec<_>>()
+        };
+        let dam = "{ policy = \"dam\", interval = 50, age-unit = \"seconds\" }";
+        let list = format!(
+            "[{dam}, {{ policy = \"dam\", interval = 50, age-unit = \"cycles\" }}, {{ policy = \"sjf\", interval = 50 }}]"
+        );
+        assert_eq!(names(&list), ["dam age-unit=seconds", "dam age-unit=cycles", "sjf"]);
+        // A number first is shown with its key; a label given is kept and counts among the names.
+        let list = "[{ gain = 0.5, label = \"slow\" }, { gain = 2.5 }]";
+        assert_eq!(names(list), ["slow", "gain=2.5"]);
+        // Names that would not tell the tables apart leave them as written.
+        let list = "[{ gain = 0.5, label = \"gain=2.5\" }, { gain = 2.5 }]";
+        assert_eq!(names(list), ["gain=2.5", "{ gain = 2.5 }"]);
+        assert_eq!(names("[1, { gain = 2.5 }]"), ["1", "{ gain = 2.5 }"]);
+    }
+
+    #[test]
     fn a_swept_table_is_named_by_its_label_and_the_label_is_no_key_of_it() {
         let load = |values: &str| {
             let text = format!(
@@ -1374,9 +1437,12 @@ mod tests {
         };
         let study = load("[{ rule = \"fixed\", label = \"flat\" }, { rule = \"demand\", gain = 0.5 }]").unwrap();
         let labels: Vec<&str> = study.points.iter().map(|p| p.label.as_str()).collect();
-        assert_eq!(labels, ["providers.site.pricing=flat", "providers.site.pricing={ rule = \"demand\", gain = 0.5 }"]);
+        assert_eq!(labels, ["providers.site.pricing=flat", "providers.site.pricing=demand gain=0.5"]);
         let flat = &study.points[0].assignments[0].1;
         assert!(super::same_value(flat, &toml::Value::from("flat")) && !super::same_value(flat, &"fixed".into()));
+        // The table as written still names its point.
+        let written: toml::Value = toml::from_str("t = { rule = \"demand\", gain = 0.5 }").unwrap();
+        assert!(super::same_value(&study.points[1].assignments[0].1, &written["t"]));
         let refused = load("[{ rule = \"fixed\", label = 1 }]").unwrap_err();
         assert_eq!(refused.key.as_deref(), Some("sweep.providers.site.pricing"));
         assert_eq!(refused.message, "a swept table's `label` names it: expected a string, found 1");

@@ -70,7 +70,8 @@ pub struct RawScenario {
     /// `"workloads.local-*.time-scale"` `time-scale` in every workload whose name starts with `local-`. A value may be
     /// a whole table (`"providers.site.pricing" = [{ rule = "fixed" }, { rule = "demand", gain = 0.5 }]`); a table's
     /// `label = "…"` names it in labels, columns, charts and targets (`order = ["fixed", "demand"]`), and is not one
-    /// of its keys; without one it is shown as written.
+    /// of its keys; without one it is named by the keys that set it apart from the list's other tables (`demand
+    /// gain=0.5` beside `fixed`), and shown as written if those would not tell the tables apart.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<serde_json::Value>>")]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
