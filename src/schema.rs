@@ -51,6 +51,16 @@ pub fn markdown(plugins: &Plugins) -> String {
     for (key, ty, default, doc) in rows {
         let _ = writeln!(out, "| `{key}` | {ty} | {default} | {} |", doc.replace('\n', " ").replace('|', "\\|"));
     }
+    out.push_str(
+        "\n## Policies by name\n\nThe values of the keys that name a policy, those added to the registry included \
+         (`gridmarket list` prints the same).\n\n| key | values | from |\n|---|---|---|\n",
+    );
+    for kind in plugins.registry.kinds() {
+        for p in kind.policies(&plugins.registry).into_iter().filter(|p| !p.values.is_empty()) {
+            let values: Vec<String> = p.values.iter().map(|v| format!("`{v}`")).collect();
+            let _ = writeln!(out, "| `{}.<name>.{}` | {} | {} |", kind.table(), p.key, values.join(", "), p.source);
+        }
+    }
     out
 }
 

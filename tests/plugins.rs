@@ -1,6 +1,6 @@
 //! Strategies plugged in by name: a trader strategy (a market's traders, a broker's bids, a provider's asks) and a
 //! personalised broker's choice of provider, added to the registry and named in scenario files. A registered
-//! strategy that does what a built-in one does gives the very same run; `list` shows them.
+//! strategy that does what a built-in one does gives the very same run; `list` and `schema` show them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +15,7 @@ use agents::protocol::JobSpec;
 use agents::registry::Registry;
 use agents::sim::AgentId;
 use gridmarket::runner::run::run;
-use gridmarket::scenario::{LoadOptions, Study};
+use gridmarket::scenario::{LoadOptions, Plugins, Study};
 use gridmarket::schema;
 use rand::Rng;
 
@@ -138,4 +138,9 @@ fn test_registered_strategies_are_listed_where_they_are_named() {
     ] {
         assert!(list.contains(line), "missing {line:?} in\n{list}");
     }
+    // `schema` too, in its table of the keys that name a policy.
+    let keys = schema::markdown(&Plugins { registry: registry(), ..Plugins::default() });
+    assert!(keys.contains("| `brokers.<name>.choose` | `thrifty` | personalised, registered |"), "{keys}");
+    assert!(keys.contains("| `markets.<name>.strategy` | `at-limit` | registered |"), "{keys}");
+    assert!(!schema::markdown(&Plugins::default()).contains("at-limit"));
 }
