@@ -227,16 +227,17 @@ enum Command {
 /// The command line over what `plugins` offers scenarios: parses the process's arguments, runs the command and
 /// returns its exit status (`gridmarket`'s own `main` is this over [`Plugins::default`], gridmarket's own).
 pub fn main(plugins: Plugins) -> ExitCode {
+    quiet_panics();
     main_from(std::env::args_os(), plugins)
 }
 
-/// As [`main`], with the arguments given (the first is the program's name).
+/// As [`main`], with the arguments given (the first is the program's name), for a program that runs commands of its
+/// own (a test, say): the process's panic hook and signals are left as they are.
 pub fn main_from(args: impl IntoIterator<Item = impl Into<OsString>>, plugins: Plugins) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     // Recorded in run.json and the folders' manifests.
     let command = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
     let started = std::time::Instant::now();
-    quiet_panics();
     // A second call in one process keeps the first's logger.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))

@@ -82,7 +82,7 @@ pub fn run_watched(
     // Agents are registered in plan order, so their ids are known before any is built.
     let ids = plan.agents().enumerate().map(|(i, a)| (a.name, AgentId(i as u32))).collect();
     let (jobs, sources) = deal_jobs(plan, seed)?;
-    let mut cx = BuildCx { seed, ids, jobs, ..BuildCx::default() };
+    let mut cx = BuildCx { seed, ids, jobs, market_window: plan.market_window, ..BuildCx::default() };
     for (i, agent) in plan.agents().enumerate() {
         let member = Member { name: &agent.name, id: AgentId(i as u32), index: agent.index, count: agent.count };
         let built =

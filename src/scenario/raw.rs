@@ -44,7 +44,8 @@ pub struct RawScenario {
     pub contention_k: Option<PositiveInt>,
     /// The window [from, to] \[s\] over which the market metrics of time (`market.contention`, `contention_peak`,
     /// `price`, `price_volatility`, `gini_load`, `cheapest_share`) are measured, to leave out a warm-up and the drain
-    /// after arrivals stop (default: the whole run; a `to` past the run's end is its end). The metrics of money and
+    /// after arrivals stop (default: the whole run; a `to` past the run's end is its end), and so are each
+    /// provider's `price_mean`, `price_settled`, `price_swing` and `price_alternation`. The metrics of money and
     /// jobs (`revenue`, `user_surplus`, `welfare`, `gini_surplus`, `sla_violations`, `refused_cheapest`) keep the
     /// whole run: `warm-up` leaves jobs out.
     pub market_window: Option<[Delay; 2]>,

@@ -730,6 +730,9 @@ impl GroupSpec for ProviderSpec {
         let info = ProviderInfo { id: member.id, pes: config.pes, speed: config.speed, price: config.price };
         cx.providers.insert(member.name.to_string(), info);
         let mut provider = Provider::new(config).with_sla(self.sla).with_pricing(self.pricing.clone());
+        if let Some(window) = cx.market_window {
+            provider = provider.with_market_window(window);
+        }
         if let Some(energy) = self.energy {
             provider = provider.with_energy(energy)?;
         }

@@ -512,6 +512,9 @@ pub(super) struct Pricing {
     reported: bool,
     /// The price each job was accepted at, while the price may move.
     agreed: BTreeMap<JobId, f64>,
+    /// The span [from, to] \[s\] the price metrics are measured over (the scenario's `market-window`), if not the
+    /// whole run.
+    window: Option<(f64, f64)>,
 }
 
 /// What the pricing capability reads of the provider's core.
@@ -545,6 +548,7 @@ impl Pricing {
             requests_seen: Series::default(),
             posted: Series::default(),
             history: Vec::new(),
+            window: None,
             clamped: 0,
             reported: false,
             agreed: BTreeMap::new(),
@@ -684,8 +688,14 @@ impl Pricing {
     /// The pricing metrics and series.
     pub(super) fn report(&self, core: &impl PricingView, now: SimTime, out: &mut Report) {
         let end = now.secs();
-        let mean = if end > 0.0 { self.posted.integral(end) / end } else { core.posted() };
-        let (swing, alternation, settled) = swings(&self.history, end / 2.0);
+        let (from, to) = self.window.map_or((0.0, end), |(from, to)| (from.min(end), to.min(end)));
+        let mean = match self.window {
+            _ if to <= from => core.posted(),
+            None => self.posted.integral(end) / end,
+            Some(_) => self.posted.integral_over(from, to) / (to - from),
+        };
+        let within: Vec<(f64, f64)> = self.history.iter().copied().filter(|h| h.0 <= to).collect();
+        let (swing, alternation, settled) = swings(&within, (from + to) / 2.0);
         out.metrics.extend([
             ("price", core.posted()),
             ("price_mean", mean),
@@ -743,6 +753,12 @@ impl Provider {
     /// Sets the pricing strategy (the default: the configured price, fixed).
     pub fn with_pricing(mut self, config: PricingConfig) -> Provider {
         self.pricing = Pricing::new(config, self.config.price);
+        self
+    }
+
+    /// Measures the price metrics over `[from, to]` \[s\] (a scenario's `market-window`) instead of the whole run.
+    pub fn with_market_window(mut self, (from, to): (f64, f64)) -> Provider {
+        self.pricing.window = Some((from, to));
         self
     }
 
@@ -817,24 +833,29 @@ pub fn swings(history: &[(f64, f64)], from: f64) -> (f64, f64, f64) {
 /// The pricing capability's metrics.
 pub(super) const METRICS: &[Metric] = &[
     Metric::new("price", Unit::Price, "the price posted at the end of the run"),
-    Metric::new("price_mean", Unit::Price, "the posted price averaged over time, from t = 0 to the end"),
+    Metric::new(
+        "price_mean",
+        Unit::Price,
+        "the posted price averaged over time, from t = 0 to the end (over `market-window` when the scenario gives one)",
+    ),
     Metric::new("price_changes", Unit::Count, "times the pricing strategy changed the posted price"),
     Metric::new(
         "price_settled",
         Unit::Price,
-        "the mean price after the repricings of the second half of the run (undefined without repricing)",
+        "the mean price after the repricings of the second half of the run, or of `market-window` (undefined without \
+         repricing)",
     ),
     Metric::new(
         "price_swing",
         Unit::Ratio,
-        "over the repricings of the second half of the run, the mean absolute price change over the mean price \
-             (0 for a settled price; undefined without repricing)",
+        "over the repricings of the second half of the run (or of `market-window`), the mean absolute price change \
+         over the mean price (0 for a settled price; undefined without repricing)",
     ),
     Metric::new(
         "price_alternation",
         Unit::Share,
-        "over the price changes of the second half of the run, the share that reverse the change before (near 1 \
-             for a price oscillating at every repricing)",
+        "over the price changes of the second half of the run (or of `market-window`), the share that reverse the \
+         change before (near 1 for a price oscillating at every repricing)",
     ),
     Metric::new(
         "price_clamped",
@@ -901,6 +922,30 @@ mod tests {
         pricing.report(&Busy(6.0), t(3600.0), &mut out);
         assert_eq!(out.metric("price"), Some(6.0));
         assert_eq!(out.metric("price_clamped"), Some(0.0));
+    }
+
+    #[test]
+    fn the_price_metrics_follow_the_market_window() {
+        // The queue rule raises the price by half each hour: 4, 6, 9, 13.5 and 20.25 G$ from hours 0 to 4.
+        let queue = Feedback { signal: FeedbackSignal::Queue, gain: 1.0, target: 0.5 };
+        let config = PricingConfig { rule: Rule::Feedback(queue), interval: 3600.0, bounds: (0.0, 100.0) };
+        let t = |s: f64| SimTime::new(s).unwrap();
+        let metrics = |window| {
+            let mut pricing = Pricing::new(config.clone(), 4.0);
+            pricing.window = window;
+            pricing.start(&Busy(4.0), t(0.0), "p");
+            let mut price = 4.0;
+            for hour in 1..=4 {
+                price = pricing.reprice(&Busy(price), t(3600.0 * f64::from(hour)), "p").unwrap();
+            }
+            let mut out = Report::default();
+            pricing.report(&Busy(price), t(14_400.0), &mut out);
+            (out.metric("price_mean").unwrap(), out.metric("price_settled").unwrap())
+        };
+        // The whole run: the mean of the four hours; the repricings of its second half (hours 2 to 4).
+        assert_eq!(metrics(None), (8.125, 14.25));
+        // Hours 1 to 3: the mean of 6 and 9; the repricings of the window's second half (hours 2 and 3).
+        assert_eq!(metrics(Some((3600.0, 10_800.0))), (7.5, 11.25));
     }
 
     fn raw(table: &str) -> RawPricing {

@@ -580,6 +580,9 @@ pub struct BuildCx {
     pub providers: BTreeMap<String, ProviderInfo>,
     /// Each user broker's jobs, dealt by the application, by broker name.
     pub jobs: BTreeMap<String, Vec<UserJob>>,
+    /// The span [from, to] \[s\] over which the market is measured (the scenario's `market-window`), if not the whole
+    /// run.
+    pub market_window: Option<(f64, f64)>,
 }
 
 impl BuildCx {
