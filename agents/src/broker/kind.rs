@@ -12,8 +12,8 @@ use crate::exchange::traders::{NamedTraderStrategy, Strategy, StrategyName};
 use crate::model::Service;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup, Registry,
-    serde_name, unknown_name,
+    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, Named, ParseError, Policy, RawGroup,
+    Registry, named,
 };
 use crate::sim::BoxedAgent;
 
@@ -255,19 +255,12 @@ impl RawBroker {
     /// What `choose` names: a built-in rule (random-cheapest's k still to be set) or one of `registry`'s.
     fn choice(&self, registry: &Registry) -> Result<Choice, Invalid> {
         let Some(name) = self.choose.as_deref() else { return Ok(Choice::CheapestFeasible) };
-        if let Some(&built_in) = Choose::ALL.iter().find(|c| serde_name(*c) == name) {
-            return Ok(match built_in {
-                Choose::CheapestFeasible => Choice::CheapestFeasible,
-                Choose::Cheapest => Choice::Cheapest,
-                Choose::RandomCheapest => Choice::RandomCheapest(0),
-            });
-        }
-        if let Some(choice) = registry.policy::<dyn ProviderChoice>(name) {
-            return Ok(Choice::Registered(choice));
-        }
-        let registered = registry.policies::<dyn ProviderChoice>().map(|(name, ..)| name.to_string());
-        let known: Vec<String> = Choose::ALL.iter().map(serde_name).chain(registered).collect();
-        Err(unknown_name("choose", name, known.iter().map(String::as_str)))
+        Ok(match named::<_, dyn ProviderChoice>("choose", name, &Choose::ALL, registry)? {
+            Named::BuiltIn(Choose::CheapestFeasible) => Choice::CheapestFeasible,
+            Named::BuiltIn(Choose::Cheapest) => Choice::Cheapest,
+            Named::BuiltIn(Choose::RandomCheapest) => Choice::RandomCheapest(0),
+            Named::Registered(choice) => Choice::Registered(choice),
+        })
     }
 }
 

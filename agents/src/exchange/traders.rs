@@ -25,7 +25,7 @@ use rand::{Rng, RngExt};
 use serde::Serialize;
 
 use super::mechanism::Side;
-use crate::registry::{Invalid, Registry, serde_name, unknown_name};
+use crate::registry::{Invalid, Named, Registry, named, serde_name};
 
 /// A trader's strategy, checked: a built-in one, or one added to the registry.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,21 +97,14 @@ impl Registry {
 impl Strategy {
     /// The strategy `name` at `key` names: a built-in one or one of `registry`'s.
     pub fn named(key: &str, name: &str, registry: &Registry) -> Result<Strategy, Invalid> {
-        if let Some(&built_in) = StrategyName::ALL.iter().find(|s| serde_name(*s) == name) {
-            return Ok(match built_in {
-                StrategyName::Truthful => Strategy::Truthful,
-                StrategyName::Shaded => Strategy::Shaded,
-                StrategyName::ZiU => Strategy::ZiU,
-                StrategyName::ZiC => Strategy::ZiC,
-                StrategyName::Zip => Strategy::Zip,
-            });
-        }
-        if let Some(strategy) = registry.policy::<dyn NamedTraderStrategy>(name) {
-            return Ok(Strategy::Registered(strategy));
-        }
-        let registered = registry.policies::<dyn NamedTraderStrategy>().map(|(name, ..)| name.to_string());
-        let known: Vec<String> = StrategyName::ALL.iter().map(serde_name).chain(registered).collect();
-        Err(unknown_name(key, name, known.iter().map(String::as_str)))
+        Ok(match named::<_, dyn NamedTraderStrategy>(key, name, &StrategyName::ALL, registry)? {
+            Named::BuiltIn(StrategyName::Truthful) => Strategy::Truthful,
+            Named::BuiltIn(StrategyName::Shaded) => Strategy::Shaded,
+            Named::BuiltIn(StrategyName::ZiU) => Strategy::ZiU,
+            Named::BuiltIn(StrategyName::ZiC) => Strategy::ZiC,
+            Named::BuiltIn(StrategyName::Zip) => Strategy::Zip,
+            Named::Registered(strategy) => Strategy::Registered(strategy),
+        })
     }
 }
 

@@ -43,7 +43,7 @@ use crate::model::Service;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::limits::{MAX_PRICE, short};
 use crate::registry::values::{Interval, Seconds};
-use crate::registry::{Invalid, Metric, Registry, Unit, serde_name, unknown_name};
+use crate::registry::{Invalid, Metric, Named, Registry, Unit, named, serde_name};
 use crate::report::{Report, Series};
 use crate::sim::{Ctx, SimTime};
 
@@ -296,13 +296,6 @@ impl RuleName {
         [RuleName::Fixed, RuleName::Utilisation, RuleName::Demand, RuleName::AuctionCleared, RuleName::TimeOfDay];
 }
 
-/// What a scenario's `pricing.rule` names.
-#[derive(Clone, Copy, Debug)]
-enum Named {
-    BuiltIn(RuleName),
-    Registered(&'static dyn NamedPriceRule),
-}
-
 /// A provider's `pricing` table as written, e.g. `{ rule = "utilisation", gain = 0.5, target = 0.7 }`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -341,24 +334,10 @@ pub struct RawPricing {
 const MAX_GAIN: f64 = 1_000.0;
 
 impl RawPricing {
-    /// What `rule` names: a built-in rule, or one of `registry`'s.
-    fn named(&self, registry: &Registry) -> Result<Named, Invalid> {
-        let name = self.rule.as_str();
-        if let Some(&rule) = RuleName::ALL.iter().find(|r| serde_name(*r) == name) {
-            return Ok(Named::BuiltIn(rule));
-        }
-        if let Some(rule) = registry.policy::<dyn NamedPriceRule>(name) {
-            return Ok(Named::Registered(rule));
-        }
-        let registered = registry.policies::<dyn NamedPriceRule>().map(|(name, ..)| name.to_string());
-        let known: Vec<String> = RuleName::ALL.iter().map(serde_name).chain(registered).collect();
-        Err(unknown_name("pricing.rule", name, known.iter().map(String::as_str)))
-    }
-
     /// The strategy for a provider whose configured price is `base`, a rule of `registry` named; errors name the key
     /// under `pricing.`.
     pub fn check(&self, base: f64, registry: &Registry) -> Result<PricingConfig, Invalid> {
-        let rule = match self.named(registry)? {
+        let rule = match named::<_, dyn NamedPriceRule>("pricing.rule", &self.rule, &RuleName::ALL, registry)? {
             Named::BuiltIn(rule) => rule,
             Named::Registered(rule) => return self.check_registered(rule, base),
         };

@@ -689,6 +689,35 @@ impl fmt::Debug for Registry {
     }
 }
 
+/// What a name in a scenario file names: one of a key's built-in values, or a policy of family `P` added to the
+/// registry.
+#[derive(Clone, Copy, Debug)]
+pub enum Named<B, P: ?Sized + 'static> {
+    /// A built-in value.
+    BuiltIn(B),
+    /// A registered policy.
+    Registered(&'static P),
+}
+
+/// What `name`, given at `key`, names: one of `built_in` (by its serde name), else a policy of family `P` that
+/// `registry` holds; else the error listing both and the closest.
+pub fn named<B: Serialize + Copy, P: ?Sized + 'static>(
+    key: &str,
+    name: &str,
+    built_in: &[B],
+    registry: &Registry,
+) -> Result<Named<B, P>, Invalid> {
+    if let Some(&b) = built_in.iter().find(|b| serde_name(*b) == name) {
+        return Ok(Named::BuiltIn(b));
+    }
+    if let Some(policy) = registry.policy::<P>(name) {
+        return Ok(Named::Registered(policy));
+    }
+    let registered = registry.policies::<P>().map(|(name, ..)| name.to_string());
+    let known: Vec<String> = built_in.iter().map(serde_name).chain(registered).collect();
+    Err(unknown_name(key, name, known.iter().map(String::as_str)))
+}
+
 /// The error for a name at `key` that is none of `known` (a policy, say): the names it could be, and the closest.
 pub fn unknown_name<'a>(key: &str, name: &str, known: impl IntoIterator<Item = &'a str> + Clone) -> Invalid {
     let list: Vec<String> = known.clone().into_iter().map(|k| format!("`{k}`")).collect();
