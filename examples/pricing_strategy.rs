@@ -23,7 +23,8 @@ use agents::broker::{Choice, Submission, UserBroker, UserJob};
 use agents::protocol::JobSpec;
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
-use agents::provider::pricing::{Feedback, FeedbackSignal, Observation, PriceRule, PricingConfig, Rule};
+use agents::provider::price_rules::{Feedback, FeedbackSignal};
+use agents::provider::pricing::{Observation, PriceRule, PricingConfig};
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::report::Report;
@@ -82,7 +83,7 @@ fn run(provider: Provider, seed: u64) -> Vec<(&'static str, f64)> {
             providers: vec![info],
             round: 30.0,
             claims: Default::default(),
-            choice: Choice::CheapestFeasible,
+            choice: Choice::default(),
         };
         b.add(&format!("user-{i}"), "broker", UserBroker::new(jobs, submission)).expect("a unique name");
     }
@@ -112,7 +113,7 @@ fn main() {
     let metric = |m: &[(&str, f64)], name: &str| m.iter().find(|(k, _)| *k == name).map_or(f64::NAN, |(_, v)| *v);
     let dead_band = Box::new(DeadBand { band: (0.55, 0.65), step: 0.25 });
     let ours = run(provider().with_price_rule(dead_band, INTERVAL, (0.3, 30.0)), 7);
-    let rule = Rule::Feedback(Feedback { signal: FeedbackSignal::Utilisation, gain: 5.0, target: 0.6 });
+    let rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 5.0, target: 0.6 }.into();
     let theirs = run(provider().with_pricing(PricingConfig { rule, interval: INTERVAL, bounds: (0.3, 30.0) }), 7);
     for (name, m) in [("dead band", &ours), ("utilisation, g = 5", &theirs)] {
         println!(

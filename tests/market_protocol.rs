@@ -6,7 +6,8 @@ use agents::broker::{Choice, Submission, UserBroker, UserJob};
 use agents::protocol::{JobMsg, JobSpec, MarketMsg, Msg};
 use agents::provider::overhead::OverheadModel;
 use agents::provider::preemption::PreemptionPolicy;
-use agents::provider::pricing::{Feedback, FeedbackSignal, PricingConfig, Rule};
+use agents::provider::price_rules::{AuctionCleared, Feedback, FeedbackSignal, Tariff};
+use agents::provider::pricing::PricingConfig;
 use agents::provider::scheduler::{Partitioning, SchedulerPolicy};
 use agents::provider::{CancelledLeases, Provider, ProviderConfig, ProviderInfo};
 use agents::sim::{AgentId, SimTime};
@@ -29,7 +30,7 @@ fn provider(pes: u32, price: f64) -> Provider {
 
 /// Utilisation pricing: p' = p (1 + (u − 0.5)) every 100 s, within [0.5, 10].
 fn utilisation_pricing() -> PricingConfig {
-    let rule = Rule::Feedback(Feedback { signal: FeedbackSignal::Utilisation, gain: 1.0, target: 0.5 });
+    let rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 1.0, target: 0.5 }.into();
     PricingConfig { rule, interval: 100.0, bounds: (0.5, 10.0) }
 }
 
@@ -38,7 +39,7 @@ fn user_job(id: u64, submit: f64, pes: u32, runtime: f64) -> UserJob {
 }
 
 fn personalised(providers: Vec<ProviderInfo>) -> Submission {
-    Submission::Personalised { providers, round: 50.0, claims: Default::default(), choice: Choice::CheapestFeasible }
+    Submission::Personalised { providers, round: 50.0, claims: Default::default(), choice: Choice::default() }
 }
 
 #[test]
@@ -75,7 +76,7 @@ fn test_utilisation_pricing_announces_changes_and_brokers_follow_them() {
 fn test_a_price_rule_gone_wild_is_clamped_to_its_bounds() {
     let mut tb = TestBed::new(1);
     // A gain of 100 on an idle site proposes p (1 − 50) < 0: the lower bound, 0.5, and no lower.
-    let rule = Rule::Feedback(Feedback { signal: FeedbackSignal::Utilisation, gain: 100.0, target: 0.5 });
+    let rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 100.0, target: 0.5 }.into();
     let config = PricingConfig { rule, interval: 100.0, bounds: (0.5, 10.0) };
     tb.agent("site", "provider", provider(4, 2.0).with_pricing(config));
     tb.agent("user", "broker", UserBroker::new(vec![], personalised(vec![])));
@@ -129,14 +130,14 @@ fn test_traders_on_the_exchange_price_their_orders_by_their_strategies_and_hear_
         horizon: 10_000.0,
         lease: 100.0,
     };
-    tb.agent("site", "provider", provider(8, 1.0).selling_on(trading).asking(Strategy::ZiC, 3.0));
+    tb.agent("site", "provider", provider(8, 1.0).selling_on(trading).asking(Strategy::ZI_C, 3.0));
     // A user values a CPU-second at 2 G$ and bids ZIP: never above 2, and learning from each clearing.
     let strategy = ExchangeStrategy {
         trade: Trade::Bid,
         choice: AuctionChoice::Earliest,
         valuation: 2.0,
         shade: 1.0,
-        bidding: Strategy::Zip,
+        bidding: Strategy::ZIP,
         ceiling: f64::INFINITY,
         attempts: 1,
         retry: 60.0,
@@ -177,14 +178,14 @@ fn test_an_auction_cleared_provider_posts_the_clearing_price() {
     // It asks at its price, 1 G$; the user bids its value, 2 G$: the k-double auction (k = 1/2) clears at 1.5.
     let trading =
         ExchangeTrading { exchange: mandi, sell: Sell::Market(None), interval: 100.0, horizon: 10_000.0, lease: 100.0 };
-    let pricing = PricingConfig { rule: Rule::AuctionCleared, interval: 3_600.0, bounds: (0.0, 1e6) };
+    let pricing = PricingConfig { rule: AuctionCleared.into(), interval: 3_600.0, bounds: (0.0, 1e6) };
     tb.agent("site", "provider", provider(1, 1.0).selling_on(trading).with_pricing(pricing));
     let strategy = ExchangeStrategy {
         trade: Trade::Bid,
         choice: AuctionChoice::Earliest,
         valuation: 2.0,
         shade: 1.0,
-        bidding: Strategy::Truthful,
+        bidding: Strategy::TRUTHFUL,
         ceiling: f64::INFINITY,
         attempts: 1,
         retry: 60.0,
@@ -209,11 +210,10 @@ fn test_an_auction_cleared_provider_posts_the_clearing_price() {
 
 #[test]
 fn test_a_time_of_day_tariff_changes_at_its_hours() {
-    use agents::provider::pricing::TimeOfDay;
     let mut tb = TestBed::new(1);
     // Off-peak half price from midnight, peak double price from noon, on a configured price of 2.
-    let tariff = TimeOfDay { schedule: vec![(0.0, 0.5), (12.0, 2.0)], day: 86_400.0 };
-    let pricing = PricingConfig { rule: Rule::TimeOfDay(tariff), interval: 3_600.0, bounds: (0.0, 1e6) };
+    let tariff = Tariff { schedule: vec![(0.0, 0.5), (12.0, 2.0)], day: 86_400.0 };
+    let pricing = PricingConfig { rule: tariff.into(), interval: 3_600.0, bounds: (0.0, 1e6) };
     tb.agent("site", "provider", provider(4, 2.0).with_pricing(pricing));
     tb.agent("user", "broker", UserBroker::new(vec![], personalised(vec![])));
     tb.run_until(90_000.0).unwrap();

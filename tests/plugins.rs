@@ -62,6 +62,7 @@ impl ProviderChoice for Thrifty {
         _job: &JobSpec,
         candidates: &[&ProviderInfo],
         feasible: &dyn Fn(&ProviderInfo) -> bool,
+        _k: u32,
         _rng: &mut dyn Rng,
     ) -> Option<AgentId> {
         let feasible = candidates.iter().filter(|p| feasible(p));
@@ -129,18 +130,21 @@ fn test_a_registered_provider_choice_claims_as_the_built_in_it_copies() {
 fn test_registered_strategies_are_listed_where_they_are_named() {
     let list = schema::kinds_text(&registry());
     for line in [
-        "      choose: thrifty (personalised, registered)\n",
+        "      choose: cheapest-feasible, cheapest, random-cheapest, thrifty (personalised)\n",
         "          thrifty: the cheapest feasible provider\n",
-        "      bidding: at-limit (on an exchange, registered)\n",
-        "      asking: at-limit (registered)\n",
-        "      strategy: at-limit (registered)\n",
+        "      bidding: truthful, shaded, zi-u, zi-c, zip, at-limit (on an exchange; Gode and Sunder (1993), Cliff (1997))\n",
+        "      asking: truthful, shaded, zi-u, zi-c, zip, at-limit (asks in an exchange's call markets; Gode and Sunder \
+         (1993), Cliff (1997))\n",
+        "      strategy: truthful, shaded, zi-u, zi-c, zip, at-limit (Gode and Sunder (1993); Cliff (1997))\n",
         "          at-limit: its limit price\n",
     ] {
         assert!(list.contains(line), "missing {line:?} in\n{list}");
     }
     // `schema` too, in its table of the keys that name a policy.
     let keys = schema::markdown(&Plugins { registry: registry(), ..Plugins::default() });
-    assert!(keys.contains("| `brokers.<name>.choose` | `thrifty` | personalised, registered |"), "{keys}");
-    assert!(keys.contains("| `markets.<name>.strategy` | `at-limit` | registered |"), "{keys}");
+    let choose =
+        "| `brokers.<name>.choose` | `cheapest-feasible`, `cheapest`, `random-cheapest`, `thrifty` | personalised |";
+    assert!(keys.contains(choose), "{keys}");
+    assert!(keys.contains("`zip`, `at-limit` | Gode and Sunder (1993); Cliff (1997) |"), "{keys}");
     assert!(!schema::markdown(&Plugins::default()).contains("at-limit"));
 }

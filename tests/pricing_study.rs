@@ -47,16 +47,26 @@ fn test_run_alone_reports_the_study_of_a_rule_of_ones_own() {
 }
 
 #[test]
-fn test_a_misspelt_rule_is_answered_with_the_registered_name() {
+fn test_a_misspelt_rule_or_a_bad_key_of_it_is_answered_at_its_key() {
     let dir = std::env::temp_dir().join(format!("gridmarket-pricing-study-typo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("study.toml");
     let profiles = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/profiles/");
     let text = read(format!("{EXAMPLE}/study.toml")).replace("../../scenarios/profiles/", profiles.to_str().unwrap());
-    std::fs::write(&path, text.replace("rule = \"dead-band\"", "rule = \"dead-bnad\"")).unwrap();
     let opts = LoadOptions { registry: plugins().registry, ..LoadOptions::default() };
-    let e = Study::load(&path, &opts).map(|_| ()).unwrap_err().to_string();
+    let load = |text: String| {
+        std::fs::write(&path, text).unwrap();
+        Study::load(&path, &opts).map(|_| ()).unwrap_err().to_string()
+    };
+    let e = load(text.replace("rule = \"dead-band\"", "rule = \"dead-bnad\""));
     assert!(e.contains("unknown value `dead-bnad`") && e.contains("did you mean `dead-band`?"), "{e}");
+    // The rule's own keys are checked by its own check, the error naming the key (in the swept table: the line is the
+    // sweep's); a key of a built-in rule is refused with the rules that take it.
+    let e = load(text.replace("band = [0.4, 0.8]", "band = [0.8, 0.4]"));
+    let at = format!("{}:41:1: sweep.providers.site.pricing: band: expected 0 <= low <= high <= 1", path.display());
+    assert!(e.contains(&at), "{e}");
+    let e = load(text.replace("step = 0.1,", "step = 0.1, gain = 2,"));
+    assert!(e.contains("pricing: gain: a key of the utilisation and demand rules, not of \"dead-band\""), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -67,7 +77,7 @@ fn test_the_guide_shows_the_rule_and_its_registration_line() {
     let line = main.lines().find(|l| l.contains("with_price_rule")).expect("main.rs registers the rule").trim();
     assert!(guide.contains(line), "docs/market.md should show `{line}`");
     let rule = read(format!("{EXAMPLE}/dead_band.rs"));
-    for quoted in ["\"dead-band\"", "Box::new(Steps { step: base / 10.0 })"] {
+    for quoted in ["\"dead-band\"", "&[\"band\", \"step\"]", "let keys: Keys = keys.parse()?;"] {
         assert!(rule.contains(quoted) && guide.contains(quoted), "both should hold {quoted}");
     }
 }

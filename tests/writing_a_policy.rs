@@ -91,7 +91,8 @@ fn test_registered_policies_are_listed() {
         "          smallest-area-first: the fewest PE-seconds (PEs × runtime estimate) first\n",
         "      policy: earliest-finish (registered, one application at a time)\n",
         "          earliest-finish: each job on the site where it finishes first, whatever the price\n",
-        "      pricing.rule: surge (registered, revised every interval)\n",
+        "      pricing.rule: fixed, utilisation, demand, auction-cleared, time-of-day, surge (how the posted price moves; \
+         see docs/market.md)\n",
         "          surge: the configured price times one plus the jobs waiting per PE\n",
     ];
     for line in lines {
@@ -123,12 +124,15 @@ fn test_unknown_and_refused_names_get_clear_errors() {
     let tradeoff = read(format!("{EXAMPLE}/tradeoff_policy.toml"));
     assert_eq!(load("tradeoff_policy.toml", tradeoff.clone()), Ok(2));
     assert_eq!(load("queue_policy.toml", read(format!("{EXAMPLE}/queue_policy.toml"))), Ok(2));
-    // The pricing rule takes `interval` and `bounds`, no key of the built-in rules; a misspelt name gets a hint.
+    // The pricing rule takes `interval` and `bounds`, no key of the other rules; a misspelt name gets a hint.
     let surge = read(format!("{EXAMPLE}/surge.toml"));
     assert_eq!(load("surge.toml", surge.clone()), Ok(2));
     let surge = surge.split("[sweep]").next().unwrap();
     let e = load("surge.toml", surge.replace("{ rule = \"surge\" }", "{ rule = \"surge\", gain = 1 }")).unwrap_err();
-    assert!(e.contains("providers.cluster.pricing.gain: a key of the built-in rules, not of \"surge\""), "{e}");
+    assert!(
+        e.contains("providers.cluster.pricing.gain: a key of the utilisation and demand rules, not of \"surge\""),
+        "{e}"
+    );
     let e = load("surge.toml", surge.replace("{ rule = \"surge\" }", "{ rule = \"surge\", bounds = [0.02, 1] }"));
     assert!(e.unwrap_err().contains("pricing.bounds: the price (0.01) lies outside [0.02, 1]"));
     let e = load("surge.toml", surge.replace("\"surge\"", "\"surdge\"")).unwrap_err();
@@ -192,8 +196,12 @@ fn test_a_pricing_rule_takes_no_built_in_name() {
         fn about(&self) -> &'static str {
             "a clash"
         }
-        fn build(&self, _: f64) -> Box<dyn agents::provider::pricing::PriceRule> {
-            surge::Surge.build(0.0)
+        fn check(
+            &self,
+            _: agents::provider::pricing::RuleKeys,
+            _: f64,
+        ) -> Result<Box<dyn agents::provider::pricing::RuleSettings>, agents::registry::Invalid> {
+            Ok(Box::new(surge::Surge))
         }
     }
     let _ = Registry::standard().with_price_rule(&Demand);

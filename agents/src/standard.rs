@@ -16,7 +16,7 @@ use crate::{
 impl Registry {
     /// gridmarket's own kinds and policies. Providers come first: the others refer to them.
     pub fn standard() -> Registry {
-        Registry::empty()
+        let registry = Registry::empty()
             .with(&provider::kind::ProviderKind)
             .with(&datacenter::kind::DataCentreKind)
             .with(&gateway::kind::GatewayKind)
@@ -33,7 +33,10 @@ impl Registry {
             .with(&request_source::kind::SourceKind)
             .with(&utility::kind::UtilityKind)
             .with(&node::kind::NodeKind)
-            .with_queue_order(&provider::scheduler::order::ShortestJobFirst)
+            .with_queue_order(&provider::scheduler::order::ShortestJobFirst);
+        let registry = provider::price_rules::BUILT_IN.into_iter().fold(registry, Registry::with_price_rule);
+        let registry = exchange::traders::BUILT_IN.into_iter().fold(registry, |r, s| r.with_trader_strategy(s));
+        broker::strategy::BUILT_IN.into_iter().fold(registry, Registry::with_provider_choice)
     }
 }
 

@@ -1,9 +1,11 @@
 //! A pricing rule of our own: the price surges with the queue.
 
-use agents::provider::pricing::{NamedPriceRule, Observation, PriceRule};
+use agents::provider::pricing::{NamedPriceRule, Observation, PriceRule, RuleKeys, RuleSettings};
+use agents::registry::Invalid;
 
 /// Surge pricing: at every revision, the configured price times one plus the jobs that waited per PE over the last
 /// interval, so that a provider with a queue as long as it has PEs charges double.
+#[derive(Debug)]
 pub struct Surge;
 
 impl NamedPriceRule for Surge {
@@ -15,6 +17,13 @@ impl NamedPriceRule for Surge {
         "the configured price times one plus the jobs waiting per PE"
     }
 
+    /// It takes no key of its own beside `interval` and `bounds`.
+    fn check(&self, _keys: RuleKeys, _base: f64) -> Result<Box<dyn RuleSettings>, Invalid> {
+        Ok(Box::new(Surge))
+    }
+}
+
+impl RuleSettings for Surge {
     fn build(&self, _base: f64) -> Box<dyn PriceRule> {
         Box::new(SurgeRule)
     }

@@ -499,6 +499,10 @@ fn relocate(mut e: ScenarioError, overrides: &[(String, Override)], spans: &Span
     match origin {
         Override::Quick | Override::Sweep => {
             let table = if matches!(origin, Override::Quick) { "quick" } else { "sweep" };
+            // A key inside a table the override sets: named in the message, the line being the override's.
+            if let Some(inner) = key.strip_prefix(set.as_str()).and_then(|r| r.strip_prefix('.')) {
+                e.message = format!("{inner}: {}", e.message);
+            }
             e.key = Some(format!("{table}.{set}"));
             e.at = spans.locate(&format!("{table}.{set}"));
         }

@@ -2,18 +2,19 @@
 //! directly, through a meta-broker, or to the cheapest provider it can claim (personalised).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+use super::strategy::DEFAULT_K;
 use super::{
     AuctionChoice, Choice, Claims, ExchangeStrategy, FirstClaim, OnRefusal, ProviderChoice, Submission, Trade,
     UserBroker,
 };
-use crate::exchange::traders::{NamedTraderStrategy, Strategy, StrategyName};
+use crate::exchange::mechanism::Side;
+use crate::exchange::traders::{Ceiling, NamedTraderStrategy, Strategy, reading_a_ceiling};
 use crate::model::Service;
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt, Price};
 use crate::registry::{
-    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, Named, ParseError, Policy, RawGroup,
-    Registry, named,
+    AgentKind, BuildCx, CheckCx, Deal, GroupSpec, Invalid, Member, Members, ParseError, Policy, RawGroup, Registry,
 };
 use crate::sim::BoxedAgent;
 
@@ -45,12 +46,15 @@ impl AgentKind for BrokerKind {
         vec![
             Policy::of("mode", &modes, "direct, meta-brokered, personalised (Garg 2010, ch3), or on an exchange"),
             Policy::of("trade", &[Trade::Lease, Trade::Bid], "on an exchange"),
-            Policy::of("bidding", &StrategyName::ALL, "on an exchange; Gode and Sunder (1993), Cliff (1997)"),
-            Policy::registered::<dyn NamedTraderStrategy>("bidding", &[], "on an exchange, registered", registry),
+            Policy::registered::<dyn NamedTraderStrategy>(
+                "bidding",
+                &[],
+                "on an exchange; Gode and Sunder (1993), Cliff (1997)",
+                registry,
+            ),
             Policy::of("first-claim", &[FirstClaim::OnSubmit, FirstClaim::NextRound], "personalised"),
             Policy::of("on-refusal", &[OnRefusal::NextCheapest, OnRefusal::Cheapest], "personalised"),
-            Policy::of("choose", &Choose::ALL, "personalised"),
-            Policy::registered::<dyn ProviderChoice>("choose", &[], "personalised, registered", registry),
+            Policy::registered::<dyn ProviderChoice>("choose", &[], "personalised", registry),
         ]
     }
 
@@ -176,24 +180,25 @@ impl RawBroker {
             let names = cx.resolve("exchange", exchange, &[Service::ClearsAuctions])?;
             let bidding = match &self.bidding {
                 Some(name) => Strategy::named("bidding", name, cx.registry)?,
-                None if self.shade.is_some() => Strategy::Shaded,
-                None => Strategy::Truthful,
+                None if self.shade.is_some() => Strategy::SHADED,
+                None => Strategy::TRUTHFUL,
             };
             if self.bidding.is_some() && self.trade != Trade::Bid {
                 return Err(Invalid::at("bidding", "a key of brokers that bid").hint("add `trade = \"bid\"`"));
             }
-            let ceiling = match (bidding, self.ceiling) {
-                (Strategy::ZiU, Some(c)) => c.0,
-                (Strategy::ZiU, None) => {
-                    return Err(Invalid::at(
-                        "ceiling",
-                        "zi-u bids are drawn up to a ceiling: expected a price, found none",
-                    ));
+            let ceiling = match (bidding.0.ceiling(Side::Bid), self.ceiling) {
+                (Ceiling::Needed, Some(c)) => c.0,
+                (Ceiling::Needed, None) => {
+                    let m =
+                        format!("{} bids are drawn up to a ceiling: expected a price, found none", bidding.0.name());
+                    return Err(Invalid::at("ceiling", m));
                 }
-                (Strategy::Registered(_), c) => c.map_or(f64::INFINITY, |c| c.0),
-                (_, Some(_)) => return Err(Invalid::at("ceiling", "a key of `bidding = \"zi-u\"`")),
-                // Only zero-intelligence unconstrained bids are drawn up to a ceiling.
-                (_, None) => f64::INFINITY,
+                (Ceiling::Optional, c) => c.map_or(f64::INFINITY, |c| c.0),
+                (Ceiling::Refused, Some(_)) => {
+                    let m = format!("a key of `bidding` {}", reading_a_ceiling(cx.registry, Side::Bid));
+                    return Err(Invalid::at("ceiling", m));
+                }
+                (Ceiling::Refused, None) => f64::INFINITY,
             };
             let strategy = ExchangeStrategy {
                 trade: self.trade,
@@ -235,13 +240,21 @@ impl RawBroker {
                     refused: self.on_refusal.unwrap_or_default(),
                     max_refusals: self.max_refusals.map_or(crate::broker::MAX_REFUSALS, |m| m.0),
                 };
-                let choice = match (self.choice(cx.registry)?, self.cheapest_k) {
-                    (Choice::RandomCheapest(_), k) => Choice::RandomCheapest(k.map_or(3, |k| k.0)),
-                    (_, Some(_)) => {
-                        return Err(Invalid::at("cheapest-k", "a key of `choose = \"random-cheapest\"`")
-                            .hint("add `choose = \"random-cheapest\"` or remove `cheapest-k`"));
+                let choice = match &self.choose {
+                    Some(name) => Choice::named("choose", name, cx.registry)?,
+                    None => Choice::default(),
+                };
+                let choice = match (choice.rule.reads_cheapest_k(), self.cheapest_k) {
+                    (true, k) => Choice { k: k.map_or(DEFAULT_K, |k| k.0), ..choice },
+                    (false, Some(_)) => {
+                        let readers: Vec<String> = (cx.registry.policies::<dyn ProviderChoice>())
+                            .filter(|(.., c)| c.reads_cheapest_k())
+                            .map(|(name, ..)| format!("`choose = \"{name}\"`"))
+                            .collect();
+                        return Err(Invalid::at("cheapest-k", format!("a key of {}", readers.join(" or ")))
+                            .hint(format!("add {} or remove `cheapest-k`", readers.join(" or "))));
                     }
-                    (choice, None) => choice,
+                    (false, None) => choice,
                 };
                 Ok(Target::Personalised { providers, round: self.round.map_or(50.0, |r| r.0), claims, choice })
             }
@@ -250,17 +263,6 @@ impl RawBroker {
                 Err(Invalid::at("", "say where jobs go: `submit-to`, `personalised`, `metabroker` or `exchange`"))
             }
         }
-    }
-
-    /// What `choose` names: a built-in rule (random-cheapest's k still to be set) or one of `registry`'s.
-    fn choice(&self, registry: &Registry) -> Result<Choice, Invalid> {
-        let Some(name) = self.choose.as_deref() else { return Ok(Choice::CheapestFeasible) };
-        Ok(match named::<_, dyn ProviderChoice>("choose", name, &Choose::ALL, registry)? {
-            Named::BuiltIn(Choose::CheapestFeasible) => Choice::CheapestFeasible,
-            Named::BuiltIn(Choose::Cheapest) => Choice::Cheapest,
-            Named::BuiltIn(Choose::RandomCheapest) => Choice::RandomCheapest(0),
-            Named::Registered(choice) => Choice::Registered(choice),
-        })
     }
 }
 
@@ -328,21 +330,4 @@ impl GroupSpec for BrokerSpec {
         let jobs = cx.jobs.remove(member.name).unwrap_or_default();
         Ok(Box::new(UserBroker::new(jobs, submission)))
     }
-}
-
-/// The built-in rules a personalised broker's `choose` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Choose {
-    /// [`Choice::CheapestFeasible`].
-    CheapestFeasible,
-    /// [`Choice::Cheapest`].
-    Cheapest,
-    /// [`Choice::RandomCheapest`].
-    RandomCheapest,
-}
-
-impl Choose {
-    /// Every built-in rule, in the order `gridmarket list` gives them.
-    pub const ALL: [Choose; 3] = [Choose::CheapestFeasible, Choose::Cheapest, Choose::RandomCheapest];
 }

@@ -18,7 +18,7 @@
 
 mod exchange;
 pub mod kind;
-mod strategy;
+pub mod strategy;
 
 pub use exchange::{AuctionChoice, ExchangeStrategy, Trade};
 pub use strategy::{Choice, ProviderChoice};

@@ -1,8 +1,9 @@
 //! Trader strategies: the price a buyer bids or a seller asks for its next unit, given its limit price (a buyer's
 //! valuation, a seller's cost) and, for the adaptive one, what it saw of the market. One [`TraderStrategy`] each,
 //! built from a [`Strategy`] named in the scenario; the induced-value market (`crate::market`) runs them, brokers bid
-//! and providers ask by them in the exchange's call markets. A strategy of one's own is a [`NamedTraderStrategy`] added
-//! to the registry.
+//! and providers ask by them in the exchange's call markets. Each strategy a scenario names is a
+//! [`NamedTraderStrategy`] of the registry: the built-in ones below ([`BUILT_IN`]) are registered by the same
+//! `Registry::with_trader_strategy` as one's own.
 //!
 //! - **truthful**: the limit price itself.
 //! - **shaded**: a buyer bids a fraction s of its valuation; a seller asks its cost plus (1 − s) of the way from its
@@ -22,91 +23,187 @@
 //!   [0.1, 0.5], γ in [0, 0.1], the first margin's size in [0.05, 0.35], c_R = c_A = 0.05 (Cliff 1997's values).
 
 use rand::{Rng, RngExt};
-use serde::Serialize;
 
 use super::mechanism::Side;
-use crate::registry::{Invalid, Named, Registry, named, serde_name};
+use crate::registry::{Invalid, Registry};
 
-/// A trader's strategy, checked: a built-in one, or one added to the registry.
+/// A trader's strategy, checked: one of the registry's, the built-in ones ([`BUILT_IN`]) as one's own.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Strategy {
+pub struct Strategy(pub &'static dyn NamedTraderStrategy);
+
+impl Strategy {
     /// Its limit price.
-    Truthful,
+    pub const TRUTHFUL: Strategy = Strategy(&TRUTHFUL);
     /// A fraction of the way from truthful.
-    Shaded,
+    pub const SHADED: Strategy = Strategy(&SHADED);
     /// Zero intelligence, unconstrained.
-    ZiU,
+    pub const ZI_U: Strategy = Strategy(&ZI_U);
     /// Zero intelligence, constrained.
-    ZiC,
+    pub const ZI_C: Strategy = Strategy(&ZI_C);
     /// Zero intelligence plus.
-    Zip,
-    /// A strategy added to the registry.
-    Registered(&'static dyn NamedTraderStrategy),
+    pub const ZIP: Strategy = Strategy(&ZIP);
+
+    /// The strategy `name` at `key` names, one of `registry`'s.
+    pub fn named(key: &str, name: &str, registry: &Registry) -> Result<Strategy, Invalid> {
+        registry.policy_at(key, name).map(Strategy)
+    }
+
+    /// A trader of this strategy with `units` units, its own parameters (ZIP's) drawn from `rng`.
+    pub fn build(self, limits: Limits, side: Side, units: usize, rng: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
+        self.0.build(limits, side, units, rng)
+    }
 }
 
-/// The built-in strategies, as scenarios name them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StrategyName {
-    /// [`Strategy::Truthful`].
-    Truthful,
-    /// [`Strategy::Shaded`].
-    Shaded,
-    /// [`Strategy::ZiU`].
-    ZiU,
-    /// [`Strategy::ZiC`].
-    ZiC,
-    /// [`Strategy::Zip`].
-    Zip,
-}
-
-impl StrategyName {
-    /// Every built-in strategy, in the order `gridmarket list` gives them.
-    pub const ALL: [StrategyName; 5] =
-        [StrategyName::Truthful, StrategyName::Shaded, StrategyName::ZiU, StrategyName::ZiC, StrategyName::Zip];
-}
-
-/// A trader strategy scenarios name (a market's `strategy`, a broker's `bidding`, a provider's `asking`), added to
-/// the registry with `Registry::with_trader_strategy`.
+/// A trader strategy scenarios name (a market's `strategy`, a broker's `bidding`, a provider's `asking`), held by
+/// the registry: the built-in ones ([`BUILT_IN`]) and those added with `Registry::with_trader_strategy`.
 pub trait NamedTraderStrategy: Send + Sync {
-    /// Its name in scenario files, in kebab-case, not one of the built-in strategies'.
+    /// Its name in scenario files, in kebab-case.
     fn name(&self) -> &'static str;
     /// One line for `gridmarket list`.
     fn about(&self) -> &'static str;
     /// A trader of `units` units on `side`, in a market whose shouts lie within `limits`; `rng` is the trader's
     /// own stream, to draw its parameters from.
     fn build(&self, limits: Limits, side: Side, units: usize, rng: &mut dyn RngLike) -> Box<dyn TraderStrategy>;
+    /// Whether its shouts on `side` read a price ceiling (a broker's `ceiling`, a provider's `ask-ceiling`): by
+    /// default it may be given (+∞ without one).
+    fn ceiling(&self, _side: Side) -> Ceiling {
+        Ceiling::Optional
+    }
+    /// Whether it never shouts beyond its limit price, so never trades at a loss: by default the market cannot
+    /// tell.
+    fn constrained(&self) -> bool {
+        false
+    }
 }
 
 crate::registry::by_name!(dyn NamedTraderStrategy);
+
+/// Whether a strategy's shouts on a side read a price ceiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ceiling {
+    /// They are drawn up to it: one must be given.
+    Needed,
+    /// They never read it: it is refused.
+    Refused,
+    /// It may be given.
+    Optional,
+}
 
 impl Registry {
     /// Adds `strategy`, which scenarios then name wherever a trader strategy is asked for.
     ///
     /// # Panics
-    /// If its name is a built-in strategy's or another registered one's.
+    /// If its name is another strategy's.
     pub fn with_trader_strategy(self, strategy: &'static dyn NamedTraderStrategy) -> Registry {
         let name = strategy.name();
-        let taken = StrategyName::ALL.iter().any(|s| serde_name(s) == name)
-            || self.policy::<dyn NamedTraderStrategy>(name).is_some();
-        assert!(!taken, "the trader strategy name `{name}` is taken");
+        assert!(self.policy::<dyn NamedTraderStrategy>(name).is_none(), "the trader strategy name `{name}` is taken");
         self.with_policy(name, strategy.about(), strategy)
     }
 }
 
-impl Strategy {
-    /// The strategy `name` at `key` names: a built-in one or one of `registry`'s.
-    pub fn named(key: &str, name: &str, registry: &Registry) -> Result<Strategy, Invalid> {
-        Ok(match named::<_, dyn NamedTraderStrategy>(key, name, &StrategyName::ALL, registry)? {
-            Named::BuiltIn(StrategyName::Truthful) => Strategy::Truthful,
-            Named::BuiltIn(StrategyName::Shaded) => Strategy::Shaded,
-            Named::BuiltIn(StrategyName::ZiU) => Strategy::ZiU,
-            Named::BuiltIn(StrategyName::ZiC) => Strategy::ZiC,
-            Named::BuiltIn(StrategyName::Zip) => Strategy::Zip,
-            Named::Registered(strategy) => Strategy::Registered(strategy),
-        })
+/// The strategies of `registry` whose shouts on `side` may read a ceiling, quoted: `"shaded", "zi-u" or "zi-c"`.
+pub fn reading_a_ceiling(registry: &Registry, side: Side) -> String {
+    let names: Vec<String> = registry
+        .policies::<dyn NamedTraderStrategy>()
+        .filter(|(.., s)| s.ceiling(side) != Ceiling::Refused)
+        .map(|(name, ..)| format!("\"{name}\""))
+        .collect();
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }
+
+/// A built-in strategy: its name, its line for `list`, its ceilings and constraint, and its trader.
+pub struct BuiltIn {
+    name: &'static str,
+    about: &'static str,
+    /// Whether a bid reads the ceiling.
+    bid_ceiling: Ceiling,
+    /// Whether an ask reads the ceiling.
+    ask_ceiling: Ceiling,
+    constrained: bool,
+    trader: fn(Limits, Side, usize, &mut dyn RngLike) -> Box<dyn TraderStrategy>,
+}
+
+impl NamedTraderStrategy for BuiltIn {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn build(&self, limits: Limits, side: Side, units: usize, rng: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
+        (self.trader)(limits, side, units, rng)
+    }
+
+    fn ceiling(&self, side: Side) -> Ceiling {
+        match side {
+            Side::Bid => self.bid_ceiling,
+            Side::Ask => self.ask_ceiling,
+        }
+    }
+
+    fn constrained(&self) -> bool {
+        self.constrained
+    }
+}
+
+/// truthful: the limit price itself.
+pub const TRUTHFUL: BuiltIn = BuiltIn {
+    name: "truthful",
+    about: "the limit price itself",
+    bid_ceiling: Ceiling::Refused,
+    ask_ceiling: Ceiling::Refused,
+    constrained: true,
+    trader: |_, _, _, _| Box::new(Truthful),
+};
+
+/// shaded: a fraction `shade` of the valuation; the cost plus (1 − `shade`) of the way to the ceiling.
+pub const SHADED: BuiltIn = BuiltIn {
+    name: "shaded",
+    about: "a bid of `shade` × the valuation; an ask of the cost plus (1 − `shade`) of the way to the ceiling",
+    bid_ceiling: Ceiling::Refused,
+    ask_ceiling: Ceiling::Needed,
+    constrained: true,
+    trader: |limits, _, _, _| Box::new(Shaded(limits)),
+};
+
+/// zi-u: uniform over the price range, whatever the limit (Gode and Sunder 1993).
+pub const ZI_U: BuiltIn = BuiltIn {
+    name: "zi-u",
+    about: "zero intelligence, unconstrained: uniform in [floor, ceiling] (Gode and Sunder 1993)",
+    bid_ceiling: Ceiling::Needed,
+    ask_ceiling: Ceiling::Needed,
+    constrained: false,
+    trader: |limits, _, _, _| Box::new(ZiU(limits)),
+};
+
+/// zi-c: uniform on the profitable side of the limit (Gode and Sunder 1993).
+pub const ZI_C: BuiltIn = BuiltIn {
+    name: "zi-c",
+    about: "zero intelligence, constrained: uniform on the profitable side of the limit (Gode and Sunder 1993)",
+    bid_ceiling: Ceiling::Refused,
+    ask_ceiling: Ceiling::Needed,
+    constrained: true,
+    trader: |limits, _, _, _| Box::new(ZiC(limits)),
+};
+
+/// zip: zero intelligence plus (Cliff 1997).
+pub const ZIP: BuiltIn = BuiltIn {
+    name: "zip",
+    about: "zero intelligence plus: margins adapted by the Widrow–Hoff rule with momentum (Cliff 1997)",
+    bid_ceiling: Ceiling::Refused,
+    ask_ceiling: Ceiling::Refused,
+    constrained: true,
+    trader: |limits, side, units, rng| Box::new(Zip::new(limits, side, units, rng)),
+};
+
+/// Every built-in strategy, in the order `gridmarket list` gives them.
+pub const BUILT_IN: [&BuiltIn; 5] = [&TRUTHFUL, &SHADED, &ZI_U, &ZI_C, &ZIP];
 
 /// What every strategy may read: the price range of the market and the shading fraction.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,20 +253,6 @@ pub trait RngLike {
 impl<R: Rng> RngLike for R {
     fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         if hi > lo { lo + (hi - lo) * self.random::<f64>() } else { lo }
-    }
-}
-
-impl Strategy {
-    /// A trader of this strategy with `units` units, its ZIP parameters drawn from `rng`.
-    pub fn build(self, limits: Limits, side: Side, units: usize, rng: &mut dyn RngLike) -> Box<dyn TraderStrategy> {
-        match self {
-            Strategy::Truthful => Box::new(Truthful),
-            Strategy::Shaded => Box::new(Shaded(limits)),
-            Strategy::ZiU => Box::new(ZiU(limits)),
-            Strategy::ZiC => Box::new(ZiC(limits)),
-            Strategy::Zip => Box::new(Zip::new(limits, side, units, rng)),
-            Strategy::Registered(strategy) => strategy.build(limits, side, units, rng),
-        }
     }
 }
 
@@ -430,16 +513,16 @@ mod tests {
 
     #[test]
     fn test_a_registered_strategy_is_named_and_built() {
-        let registry = Registry::empty().with_trader_strategy(&Margin);
+        let registry = Registry::standard().with_trader_strategy(&Margin);
         let strategy = Strategy::named("bidding", "margin", &registry).unwrap();
-        assert_eq!(strategy, Strategy::Registered(&Margin));
+        assert_eq!(strategy, Strategy(&Margin));
         let mut rng = SimRng::seed_from_u64(3);
         let mut trader = strategy.build(LIMITS, Side::Ask, 1, &mut rng);
         assert_eq!(trader.shout(Side::Ask, unit(100.0), &mut rng), 110.00000000000001);
-        assert_eq!(Strategy::named("bidding", "zip", &registry), Ok(Strategy::Zip));
+        assert_eq!(Strategy::named("bidding", "zip", &registry), Ok(Strategy::ZIP));
         let e = Strategy::named("bidding", "margn", &registry).unwrap_err();
         assert_eq!((e.key.as_str(), e.hint.as_deref()), ("bidding", Some("did you mean `margin`?")));
-        let e = Strategy::named("bidding", "margin", &Registry::empty()).unwrap_err();
+        let e = Strategy::named("bidding", "margin", &Registry::standard()).unwrap_err();
         assert_eq!(e.message, "unknown value `margin`, expected one of `truthful`, `shaded`, `zi-u`, `zi-c`, `zip`");
     }
 
@@ -458,6 +541,6 @@ mod tests {
                 Box::new(Truthful)
             }
         }
-        let _ = Registry::empty().with_trader_strategy(&ZiCAgain);
+        let _ = Registry::standard().with_trader_strategy(&ZiCAgain);
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::schedules::Schedule;
 use super::{DoubleAuctionMarket, MarketConfig, quiet_traders};
-use crate::exchange::traders::{Limits, NamedTraderStrategy, Strategy, StrategyName};
+use crate::exchange::traders::{Limits, NamedTraderStrategy, Strategy};
 use crate::registry::limits::{MAX_TIME, short};
 use crate::registry::values::{Fraction, GroupSize, Interval, PositiveInt};
 use crate::registry::{
@@ -47,8 +47,12 @@ impl AgentKind for MarketKind {
 
     fn policies(&self, registry: &Registry) -> Vec<Policy> {
         vec![
-            Policy::of("strategy", &StrategyName::ALL, "Gode and Sunder (1993); Cliff (1997)"),
-            Policy::registered::<dyn NamedTraderStrategy>("strategy", &[], "registered", registry),
+            Policy::registered::<dyn NamedTraderStrategy>(
+                "strategy",
+                &[],
+                "Gode and Sunder (1993); Cliff (1997)",
+                registry,
+            ),
             Policy::of("schedule", &Schedule::ALL, "demand and supply shapes shipped with gridmarket"),
         ]
     }
@@ -244,7 +248,7 @@ impl RawMarket {
         match (side, &self.strategy) {
             (Some(name), _) => Strategy::named(key, name, registry),
             (None, Some(name)) => Strategy::named("strategy", name, registry),
-            (None, None) => Ok(Strategy::ZiC),
+            (None, None) => Ok(Strategy::ZI_C),
         }
     }
 }
@@ -265,9 +269,7 @@ impl GroupSpec for MarketSpec {
     fn notes(&self) -> Vec<String> {
         let c = &self.config;
         let quiet = quiet_traders(&c.buyers, &c.sellers);
-        // A registered strategy may trade at a loss, for all the market knows.
-        let constrained =
-            |s: Strategy| matches!(s, Strategy::Truthful | Strategy::Shaded | Strategy::ZiC | Strategy::Zip);
+        let constrained = |s: Strategy| s.0.constrained();
         let mut notes = Vec::new();
         if c.equilibrium().quantity == 0 {
             notes.push(

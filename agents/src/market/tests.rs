@@ -32,7 +32,7 @@ fn metric(metrics: &[(&str, f64)], name: &str) -> f64 {
 #[test]
 fn test_efficiency_of_a_hand_made_trade_sequence() {
     // Values 10, 8, 6, 4 and costs 3, 5, 7, 9: the equilibrium trades (10, 3) and (8, 5), surplus 10.
-    let c = config(vec![vec![10.0, 6.0], vec![8.0, 4.0]], vec![vec![3.0, 7.0], vec![5.0, 9.0]], Strategy::Truthful);
+    let c = config(vec![vec![10.0, 6.0], vec![8.0, 4.0]], vec![vec![3.0, 7.0], vec![5.0, 9.0]], Strategy::TRUTHFUL);
     let mut m = DoubleAuctionMarket::new(c);
     for (side, limits) in [(Side::Bid, vec![10.0, 6.0]), (Side::Bid, vec![8.0, 4.0])]
         .into_iter()
@@ -62,7 +62,7 @@ fn test_truthful_traders_trade_at_the_price_that_stood_first() {
     // the first one's price, 10 or 4, once per period.
     let mut prices = std::collections::BTreeSet::new();
     for seed in 0..20 {
-        let (metrics, record) = run(config(vec![vec![10.0]], vec![vec![4.0]], Strategy::Truthful), seed);
+        let (metrics, record) = run(config(vec![vec![10.0]], vec![vec![4.0]], Strategy::TRUTHFUL), seed);
         assert_eq!(record.trades.len(), 3, "one trade in each of the 3 periods");
         assert_eq!(metric(&metrics, "efficiency"), 1.0);
         for t in &record.trades {
@@ -76,12 +76,12 @@ fn test_truthful_traders_trade_at_the_price_that_stood_first() {
 #[test]
 fn test_zi_c_never_trades_at_a_loss_and_zi_u_does() {
     let symmetric = schedules::Schedule::Symmetric.traders();
-    let (metrics, record) = run(config(symmetric.0.clone(), symmetric.1.clone(), Strategy::ZiC), 7);
+    let (metrics, record) = run(config(symmetric.0.clone(), symmetric.1.clone(), Strategy::ZI_C), 7);
     assert!(record.trades.iter().all(|t| t.value >= t.price && t.price >= t.cost));
     let efficiency = metric(&metrics, "efficiency");
     assert!(efficiency > 0.8 && efficiency <= 1.0, "{efficiency}");
     assert_eq!(metric(&metrics, "ce_price"), 100.0);
-    let (metrics, record) = run(config(symmetric.0, symmetric.1, Strategy::ZiU), 7);
+    let (metrics, record) = run(config(symmetric.0, symmetric.1, Strategy::ZI_U), 7);
     assert!(record.trades.iter().any(|t| t.value < t.price || t.price < t.cost), "ZI-U trades at a loss");
     assert!(metric(&metrics, "efficiency") < efficiency);
     assert!(metric(&metrics, "gini_surplus").is_nan(), "a trader lost money: no Gini of surplus");
@@ -92,7 +92,7 @@ fn test_traders_who_cannot_trade_are_named() {
     let quiet = quiet_traders(&[vec![10.0], vec![2.0, 1.0]], &[vec![3.0], vec![12.0]]);
     assert_eq!(quiet, ["buyer 1", "seller 1"]);
     // Nobody can trade: no trade, efficiency undefined.
-    let (metrics, record) = run(config(vec![vec![1.0]], vec![vec![5.0]], Strategy::ZiC), 1);
+    let (metrics, record) = run(config(vec![vec![1.0]], vec![vec![5.0]], Strategy::ZI_C), 1);
     assert!(record.trades.is_empty());
     assert_eq!(metric(&metrics, "quiet_traders"), 2.0);
     assert!(metric(&metrics, "efficiency").is_nan());

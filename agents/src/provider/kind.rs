@@ -14,7 +14,7 @@ use super::energy::RawEnergy;
 use super::overhead::OverheadModel;
 use super::pemp::EnergyPolicy;
 use super::preemption::PreemptionPolicy;
-use super::pricing::{NamedPriceRule, PricingConfig, RawPricing, Rule, RuleName};
+use super::pricing::{NamedPriceRule, PricingConfig, RawPricing, Revision};
 use super::scheduler::order::ARRIVAL;
 use super::scheduler::{Partitioning, QueueOrder, SchedulerPolicy};
 use super::{
@@ -22,8 +22,8 @@ use super::{
     SlaRule,
 };
 use super::{energy, external, preempting, pricing};
-use crate::exchange::mechanism::MechanismKind;
-use crate::exchange::traders::{NamedTraderStrategy, Strategy, StrategyName};
+use crate::exchange::mechanism::{MechanismKind, Side};
+use crate::exchange::traders::{Ceiling, NamedTraderStrategy, Strategy, reading_a_ceiling};
 use crate::metabroker::tradeoff::prices::WeibullPrice;
 use crate::model::Service;
 use crate::registry::limits::{MAX_PRICE, MAX_VM_MEMORY, SPEEDS, short};
@@ -100,11 +100,10 @@ impl AgentKind for ProviderKind {
                 "Amini Salehi (2012) ch6",
             ),
             Policy::of("sla", &[SlaRule::Capacity, SlaRule::First], "claims of personalised brokers, Garg 2010 ch3"),
-            Policy::of("pricing.rule", &RuleName::ALL, "how the posted price moves; see docs/market.md"),
             Policy::registered::<dyn NamedPriceRule>(
                 "pricing.rule",
                 &[],
-                "registered, revised every interval",
+                "how the posted price moves; see docs/market.md",
                 registry,
             ),
             Policy::of(
@@ -112,12 +111,12 @@ impl AgentKind for ProviderKind {
                 &[AdmissionPolicy::Cacp, AdmissionPolicy::Aacp, AdmissionPolicy::Racp, AdmissionPolicy::Pacp],
                 "admission control of external requests; Amini Salehi, Javadi & Buyya",
             ),
-            Policy::of(
+            Policy::registered::<dyn NamedTraderStrategy>(
                 "asking",
-                &StrategyName::ALL,
+                &[],
                 "asks in an exchange's call markets; Gode and Sunder (1993), Cliff (1997)",
+                registry,
             ),
-            Policy::registered::<dyn NamedTraderStrategy>("asking", &[], "registered", registry),
             Policy::registered::<dyn QueueOrder>("queue-order", &[ARRIVAL], "of the FCFS and EASY queues", registry),
         ]
     }
@@ -541,16 +540,18 @@ impl RawGroup for RawProvider {
                     Some(name) => Some(Strategy::named("asking", name, cx.registry)?),
                     None => None,
                 };
-                let ceiling = match (asking.unwrap_or(Strategy::Truthful), self.ask_ceiling) {
-                    (Strategy::Registered(_), c) => c.map_or(f64::INFINITY, |c| c.0),
-                    (Strategy::Shaded | Strategy::ZiC | Strategy::ZiU, None) => {
+                let ceiling = match (asking.unwrap_or(Strategy::TRUTHFUL).0.ceiling(Side::Ask), self.ask_ceiling) {
+                    (Ceiling::Optional, c) => c.map_or(f64::INFINITY, |c| c.0),
+                    (Ceiling::Needed, Some(c)) => c.0,
+                    (Ceiling::Needed, None) => {
                         let m = "these asks are drawn up to a ceiling: expected a price, found none";
                         return Err(Invalid::at("ask-ceiling", m));
                     }
-                    (Strategy::Truthful | Strategy::Zip, Some(_)) => {
-                        return Err(Invalid::at("ask-ceiling", "a key of `asking` \"shaded\", \"zi-c\" or \"zi-u\""));
+                    (Ceiling::Refused, Some(_)) => {
+                        let m = format!("a key of `asking` {}", reading_a_ceiling(cx.registry, Side::Ask));
+                        return Err(Invalid::at("ask-ceiling", m));
                     }
-                    (_, c) => c.map_or(0.0, |c| c.0),
+                    (Ceiling::Refused, None) => 0.0,
                 };
                 let sell = match self.sell.unwrap_or(RawSell::Lease) {
                     RawSell::Lease => Sell::Lease,
@@ -611,7 +612,9 @@ impl RawProvider {
             raw.check(*lo, registry)?;
             raw.check(*hi, registry)?;
         }
-        if config.rule == Rule::AuctionCleared && !trading.as_ref().is_some_and(|t| matches!(t.sell, Sell::Market(_))) {
+        if config.rule.revision == Revision::OnClearing
+            && !trading.as_ref().is_some_and(|t| matches!(t.sell, Sell::Market(_)))
+        {
             return Err(Invalid::at(
                 "pricing.rule",
                 "posts the price the exchange's call markets clear at, but this provider asks in none",
@@ -640,7 +643,7 @@ pub struct Trading {
 }
 
 /// A checked provider group: the configuration, and what is drawn anew for each member and replication.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ProviderSpec {
     /// The configuration (the mean of what is drawn).
     pub config: ProviderConfig,
@@ -705,7 +708,7 @@ impl ProviderSpec {
 impl GroupSpec for ProviderSpec {
     fn periods(&self) -> Vec<(&'static str, f64)> {
         let mut out = Vec::new();
-        if matches!(self.pricing.rule, Rule::Feedback(_) | Rule::Custom | Rule::Registered(_)) {
+        if self.pricing.rule.revision == Revision::Interval {
             out.push(("pricing.interval", self.pricing.interval));
         }
         out.extend(self.trading.as_ref().map(|t| ("advertise-every", t.interval)));
@@ -715,13 +718,13 @@ impl GroupSpec for ProviderSpec {
     }
 
     fn perpetual(&self) -> Option<String> {
-        match (&self.trading, &self.pricing.rule) {
+        match (&self.trading, self.pricing.rule.revision) {
             (Some(t), _) => Some(format!("advertises on exchange `{}` every {} s", t.exchange, t.interval)),
-            (None, Rule::Feedback(_) | Rule::Custom | Rule::Registered(_)) => {
-                Some(format!("revises its price every {} s", self.pricing.interval))
+            (None, Revision::Interval) => Some(format!("revises its price every {} s", self.pricing.interval)),
+            (None, Revision::AtChanges) => {
+                Some(format!("revises its price at every change its rule `{}` sets", self.pricing.rule.name))
             }
-            (None, Rule::TimeOfDay(_)) => Some("revises its price at every change of its tariff".into()),
-            (None, Rule::Fixed | Rule::AuctionCleared) => None,
+            (None, Revision::Never | Revision::OnClearing) => None,
         }
     }
 

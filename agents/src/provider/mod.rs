@@ -51,6 +51,7 @@ pub mod overhead;
 pub mod pemp;
 pub mod power;
 pub mod preemption;
+pub mod price_rules;
 pub mod pricing;
 pub mod profile;
 pub mod scheduler;

@@ -18,7 +18,11 @@
 //!   (`Exchange::Cleared`, for providers that ask in the exchange's call markets).
 //! - **time-of-day**: p' = p0 · f(h), where p0 is the configured price and f the factor of the schedule's entry in
 //!   force at hour h of the day (peak and off-peak tariffs).
-//! - a rule added to the registry ([`NamedPriceRule`], `Registry::with_price_rule`), revised every `interval`.
+//!
+//! Every rule a scenario names is a [`NamedPriceRule`] in the registry, the built-in ones (`price_rules`) as one's
+//! own (`Registry::with_price_rule`): it says when it revises the price ([`Revision`]), declares its own keys beside
+//! `rule`, `interval` and `bounds`, checks them, and builds each provider's [`PriceRule`]. [`RawPricing::check`] is
+//! the one path from a `pricing` table to a [`PricingConfig`].
 //!
 //! Bounds: every price is clamped to `[low, high]` (`bounds`; by default [p0 / 10, 10 · p0] for the feedback rules,
 //! [0, 10^6] for the others). A proposal that is not a finite non-negative number (a gain so high that the factor
@@ -33,22 +37,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use super::{Provider, ProviderConfig};
 use crate::model::JobId;
 use crate::model::Service;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::limits::{MAX_PRICE, short};
-use crate::registry::values::{Interval, Seconds};
-use crate::registry::{Invalid, Metric, Named, Registry, Unit, named, serde_name};
+use crate::registry::values::Interval;
+use crate::registry::{self, Invalid, Metric, Registry, Unit, did_you_mean};
 use crate::report::{Report, Series};
 use crate::sim::{Ctx, SimTime};
-
-/// Hours in a day, the unit of a time-of-day schedule.
-const HOURS: f64 = 24.0;
 
 /// What a provider saw over its last repricing interval, the input of a [`PriceRule`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,403 +73,236 @@ pub struct Observation {
 }
 
 /// A pricing strategy: the next price from what the provider saw. The provider clamps what it proposes (see the
-/// module's doc); scenarios name a strategy of one's own through a [`NamedPriceRule`].
+/// module's doc).
 pub trait PriceRule: fmt::Debug + Send {
     /// The price to post from now on, before clamping.
     fn next(&mut self, seen: &Observation) -> f64;
+    /// For a rule revised at changes of its own ([`Revision::AtChanges`]): how long after `now` \[s\] the price next
+    /// changes; none, never again.
+    fn next_change(&self, _now: f64) -> Option<f64> {
+        None
+    }
 }
 
-/// A pricing rule scenarios name (`pricing = { rule = "<name>" }`), added to the registry with
-/// `Registry::with_price_rule`: it makes each provider's strategy, revised every `interval` within `bounds` (the
-/// keys it takes; by default every hour, within [0, 1e6]).
+/// When a rule revises the price it posts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Revision {
+    /// Never: the configured price for ever.
+    Never,
+    /// Every `interval` seconds (a key only these rules take).
+    Interval,
+    /// Whenever the exchange announces a clearing price (the provider must ask in its call markets).
+    OnClearing,
+    /// At the start and at the changes its strategy names ([`PriceRule::next_change`]).
+    AtChanges,
+}
+
+/// A pricing rule scenarios name (`pricing = { rule = "<name>", ... }`), held by the registry: the built-in ones
+/// (`price_rules`) and those added with `Registry::with_price_rule`, checked by the same code.
 pub trait NamedPriceRule: Send + Sync {
-    /// Its name in scenario files, in kebab-case, not one of the built-in rules'.
+    /// Its name in scenario files, in kebab-case.
     fn name(&self) -> &'static str;
     /// One line for `gridmarket list`.
     fn about(&self) -> &'static str;
-    /// A fresh strategy for a provider whose configured price is `base` [G$ per PE-second].
-    fn build(&self, base: f64) -> Box<dyn PriceRule>;
+    /// When it revises the price: by default every `interval`.
+    fn revision(&self) -> Revision {
+        Revision::Interval
+    }
+    /// Its bounds for a provider whose configured price is `base` when `bounds` is not given: by default [0, 1e6].
+    fn default_bounds(&self, _base: f64) -> (f64, f64) {
+        (0.0, MAX_PRICE)
+    }
+    /// Whether the configured price must lie within the bounds (by default it must; a tariff multiplies it).
+    fn bounds_hold_the_price(&self) -> bool {
+        true
+    }
+    /// Its own keys beside `rule`, `interval` and `bounds`, kebab-case (`registry::key_names` gives a struct's):
+    /// none by default.
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The JSON schema of its own keys, for `gridmarket schema`: none by default.
+    fn schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+    /// Checks its own keys (those of [`keys`](Self::keys) that are given) for a provider whose configured price is
+    /// `base`; an error names one of them.
+    fn check(&self, keys: RuleKeys, base: f64) -> Result<Box<dyn RuleSettings>, Invalid>;
+}
+
+/// A rule's own keys as written in `pricing`.
+#[derive(Clone, Debug, Default)]
+pub struct RuleKeys(toml::Table);
+
+impl From<toml::Table> for RuleKeys {
+    fn from(keys: toml::Table) -> RuleKeys {
+        RuleKeys(keys)
+    }
+}
+
+impl RuleKeys {
+    /// Reads them as the struct `T` (serde; `#[serde(rename_all = "kebab-case")]` for the keys' spelling), an
+    /// error naming the key.
+    pub fn parse<T: DeserializeOwned>(self) -> Result<T, Invalid> {
+        registry::parse(toml::Value::Table(self.0)).map_err(|e| Invalid::at(e.path.join("."), e.message))
+    }
 }
 
 crate::registry::by_name!(dyn NamedPriceRule);
+
+/// A rule's settings, checked: what each provider's strategy is built from.
+pub trait RuleSettings: fmt::Debug + Send + Sync {
+    /// A fresh strategy for a provider whose configured price is `base` [G$ per PE-second].
+    fn build(&self, base: f64) -> Box<dyn PriceRule>;
+    /// Whether the demand signal counts each job once per interval, however often it asks (by default every
+    /// request counts).
+    fn counts_jobs(&self) -> bool {
+        false
+    }
+}
 
 impl Registry {
     /// Adds `rule`, which scenarios then name in a provider's `pricing.rule`.
     ///
     /// # Panics
-    /// If its name is a built-in rule's or another registered rule's.
+    /// If its name is another rule's.
     pub fn with_price_rule(self, rule: &'static dyn NamedPriceRule) -> Registry {
         let name = rule.name();
-        let taken =
-            RuleName::ALL.iter().any(|r| serde_name(r) == name) || self.policy::<dyn NamedPriceRule>(name).is_some();
-        assert!(!taken, "the pricing rule name `{name}` is taken");
+        assert!(self.policy::<dyn NamedPriceRule>(name).is_none(), "the pricing rule name `{name}` is taken");
         self.with_policy(name, rule.about(), rule)
     }
 }
 
-/// What a feedback rule reads as its signal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Signal {
-    /// Busy PE-seconds over PE-seconds.
-    #[default]
-    Utilisation,
-    /// Mean jobs waiting per PE.
-    Queue,
-}
-
-/// p' = p · (1 + gain · (x − target)): the update of the utilisation and demand rules.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Feedback {
-    /// What x is.
-    pub signal: FeedbackSignal,
-    /// g, per unit of the signal.
-    pub gain: f64,
-    /// x*.
-    pub target: f64,
-}
-
-/// The signal of a [`Feedback`] rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FeedbackSignal {
-    /// Utilisation.
-    Utilisation,
-    /// Jobs waiting per PE.
-    Queue,
-    /// Demand over supply, demand counted as it says.
-    Demand(DemandCount),
-}
-
-/// What the demand rule counts as demand (`counts`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum DemandCount {
-    /// Every request (claim, submission, reservation), granted or not: a broker that retries a refused claim asks
-    /// again, and its job counts again.
-    #[default]
-    Requests,
-    /// Each job once per interval however often it asks (a reservation, which has no job, counts each time).
-    Jobs,
-}
-
-impl PriceRule for Feedback {
-    fn next(&mut self, seen: &Observation) -> f64 {
-        let x = match self.signal {
-            FeedbackSignal::Utilisation => seen.utilisation,
-            FeedbackSignal::Queue => seen.queue,
-            FeedbackSignal::Demand(_) => seen.demand,
-        };
-        seen.price * (1.0 + self.gain * (x - self.target))
-    }
-}
-
-/// The configured price, for ever.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fixed;
-
-impl PriceRule for Fixed {
-    fn next(&mut self, seen: &Observation) -> f64 {
-        seen.base
-    }
-}
-
-/// The exchange's last clearing price.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AuctionCleared;
-
-impl PriceRule for AuctionCleared {
-    fn next(&mut self, seen: &Observation) -> f64 {
-        seen.cleared.unwrap_or(seen.price)
-    }
-}
-
-/// p0 times the factor of the hour of the day.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TimeOfDay {
-    /// (from hour, factor), hours ascending from 0.
-    pub schedule: Vec<(f64, f64)>,
-    /// The length of a day \[s\].
-    pub day: f64,
-}
-
-impl TimeOfDay {
-    /// The factor in force at `now` \[s\].
-    pub fn factor(&self, now: f64) -> f64 {
-        let hour = (now.rem_euclid(self.day)) / self.day * HOURS;
-        let i = self.schedule.partition_point(|&(from, _)| from <= hour);
-        self.schedule.get(i.saturating_sub(1)).map_or(1.0, |e| e.1)
-    }
-
-    /// How long after `now` the factor next changes \[s\].
-    pub fn next_change(&self, now: f64) -> f64 {
-        let into = now.rem_euclid(self.day);
-        let hour = into / self.day * HOURS;
-        let next = self.schedule.iter().map(|e| e.0).find(|&h| h > hour).unwrap_or(HOURS);
-        let wait = next / HOURS * self.day - into;
-        // Rounding may leave a change a hair in the past: go on to the next one instead of waking at once.
-        if wait > 1e-9 * self.day { wait } else { self.day / HOURS }
-    }
-}
-
-impl PriceRule for TimeOfDay {
-    fn next(&mut self, seen: &Observation) -> f64 {
-        seen.base * self.factor(seen.now)
-    }
-}
-
-/// A checked pricing strategy.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Rule {
-    /// The configured price.
-    Fixed,
-    /// Feedback on utilisation, queue or demand.
-    Feedback(Feedback),
-    /// The exchange's clearing price.
-    AuctionCleared,
-    /// Peak and off-peak tariffs.
-    TimeOfDay(TimeOfDay),
-    /// A strategy written in code and given to the provider ([`Provider::with_price_rule`]), revised every interval.
-    Custom,
-    /// A rule added to the registry, revised every interval.
-    Registered(&'static dyn NamedPriceRule),
+/// A checked pricing rule: its name, when it revises the price, and its settings.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// Its name in scenario files.
+    pub name: &'static str,
+    /// When it revises the price.
+    pub revision: Revision,
+    /// What builds each provider's strategy.
+    pub settings: Arc<dyn RuleSettings>,
 }
 
 impl Rule {
-    /// The rule as a strategy, for a provider whose configured price is `base`.
-    pub fn build(&self, base: f64) -> Box<dyn PriceRule> {
-        match self {
-            Rule::Fixed => Box::new(Fixed),
-            Rule::Feedback(f) => Box::new(*f),
-            Rule::AuctionCleared => Box::new(AuctionCleared),
-            Rule::TimeOfDay(t) => Box::new(t.clone()),
-            Rule::Registered(rule) => rule.build(base),
-            // The provider is given the strategy itself.
-            Rule::Custom => Box::new(Fixed),
-        }
+    /// The rule called `name`, revised as `revision` says, by `settings`.
+    pub fn new(name: &'static str, revision: Revision, settings: impl RuleSettings + 'static) -> Rule {
+        Rule { name, revision, settings: Arc::new(settings) }
     }
 }
 
 /// A provider's pricing strategy, checked: the rule, when it reprices and its bounds.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct PricingConfig {
     /// The rule.
     pub rule: Rule,
-    /// Repricing interval \[s\] (feedback rules; a time-of-day rule reprices when its factor changes, auction-cleared
-    /// when a market clears).
+    /// Repricing interval \[s\] (a rule revised every interval).
     pub interval: f64,
     /// [low, high] [G$ per PE-second].
     pub bounds: (f64, f64),
 }
 
-impl Default for PricingConfig {
-    fn default() -> Self {
-        PricingConfig { rule: Rule::Fixed, interval: DEFAULT_INTERVAL, bounds: (0.0, MAX_PRICE) }
-    }
-}
-
-impl PricingConfig {
-    /// Whether the price may move at all.
-    pub fn dynamic(&self) -> bool {
-        self.rule != Rule::Fixed
-    }
-}
-
 /// Default repricing interval [s]: an hour.
-const DEFAULT_INTERVAL: f64 = 3_600.0;
+pub(super) const DEFAULT_INTERVAL: f64 = 3_600.0;
 
-/// Which rule a scenario names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum RuleName {
-    /// [`Fixed`].
-    Fixed,
-    /// [`Feedback`] on utilisation or queue length.
-    Utilisation,
-    /// [`Feedback`] on demand over supply.
-    Demand,
-    /// [`AuctionCleared`].
-    AuctionCleared,
-    /// [`TimeOfDay`].
-    TimeOfDay,
-}
+/// A provider's `pricing` table as written, e.g. `{ rule = "utilisation", gain = 0.5, target = 0.7 }`: the keys
+/// every rule shares (`rule`, `interval`, `bounds`) and the named rule's own, checked by [`RawPricing::check`].
+#[derive(Clone, Debug, Deserialize)]
+#[serde(transparent)]
+pub struct RawPricing(toml::Table);
 
-impl RuleName {
-    /// Every built-in rule, in the order `gridmarket list` gives them.
-    pub const ALL: [RuleName; 5] =
-        [RuleName::Fixed, RuleName::Utilisation, RuleName::Demand, RuleName::AuctionCleared, RuleName::TimeOfDay];
-}
-
-/// A provider's `pricing` table as written, e.g. `{ rule = "utilisation", gain = 0.5, target = 0.7 }`.
+/// The keys of `pricing` every rule shares.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawPricing {
-    /// "fixed" (the configured price; default), "utilisation" (p' = p · (1 + gain · (x − target)), x the utilisation
-    /// over the last interval, or with `signal = "queue"` the mean jobs waiting per PE), "demand" (the same with x =
-    /// PE-seconds requested over PE-seconds offered in the last interval), "auction-cleared" (the exchange's last
-    /// clearing price) or "time-of-day" (`price` × the factor of the hour, from `schedule`); or the name of a rule
-    /// added to the registry (see docs/writing-a-policy.md), which takes `interval` and `bounds`.
-    pub rule: String,
-    /// Utilisation and demand: the gain g (per unit of the signal; from 0 to 1000).
-    pub gain: Option<f64>,
-    /// Utilisation and demand: the target x* of the signal (utilisation from 0 to 1, default 0.7; demand from 0,
-    /// default 1; queue from 0, default 1).
-    pub target: Option<f64>,
-    /// Utilisation: "utilisation" (default) or "queue".
-    #[schemars(with = "Option<String>")]
-    pub signal: Option<Signal>,
-    /// Demand: what counts as demand, "requests" (every claim, submission and reservation, granted or not; default)
-    /// or "jobs" (each job once per interval, however often its broker asks).
-    #[schemars(with = "Option<String>")]
-    pub counts: Option<DemandCount>,
-    /// Utilisation and demand: how often the price is revised \[s\] (default 3,600).
-    pub interval: Option<Interval>,
+pub(super) struct RawShared {
+    /// The rule: "fixed" (the configured price; default), "utilisation" (p' = p · (1 + gain · (x − target)), x the
+    /// utilisation over the last interval, or with `signal = "queue"` the mean jobs waiting per PE), "demand" (the
+    /// same with x = PE-seconds requested over PE-seconds offered in the last interval), "auction-cleared" (the
+    /// exchange's last clearing price) or "time-of-day" (`price` × the factor of the hour, from `schedule`); or the
+    /// name of a rule added to the registry (see docs/writing-a-policy.md). The other keys are the rule's.
+    rule: String,
+    /// Rules revised every interval (utilisation, demand and, unless they say otherwise, those added to the
+    /// registry): how often the price is revised \[s\] (default 3,600).
+    interval: Option<Interval>,
     /// The lowest and highest price [G$ per PE-second] (default [price / 10, 10 × price] for utilisation and demand,
-    /// [0, 1e6] for the others); the configured price must lie within.
-    pub bounds: Option<[f64; 2]>,
-    /// Time-of-day: `[[hour, factor], ...]`, hours from 0 (the first entry) ascending below 24, each factor (≥ 0)
-    /// multiplying `price` from its hour until the next entry's.
-    pub schedule: Option<Vec<[f64; 2]>>,
-    /// Time-of-day: the length of a day \[s\] (default 86,400).
-    pub day: Option<Seconds>,
+    /// [0, 1e6] for the others); the configured price must lie within, unless the rule multiplies it (time-of-day).
+    bounds: Option<[f64; 2]>,
 }
-
-/// Highest gain of a feedback rule: a price multiplied by up to 1000 per unit of signal in one interval.
-const MAX_GAIN: f64 = 1_000.0;
 
 impl RawPricing {
-    /// The strategy for a provider whose configured price is `base`, a rule of `registry` named; errors name the key
+    /// The strategy for a provider whose configured price is `base`, by a rule of `registry`; errors name the key
     /// under `pricing.`.
     pub fn check(&self, base: f64, registry: &Registry) -> Result<PricingConfig, Invalid> {
-        let rule = match named::<_, dyn NamedPriceRule>("pricing.rule", &self.rule, &RuleName::ALL, registry)? {
-            Named::BuiltIn(rule) => rule,
-            Named::Registered(rule) => return self.check_registered(rule, base),
-        };
         let at = |key: &str, message: String| Invalid::at(format!("pricing.{key}"), message);
-        let only = |key: &str, given: bool, rules: &str| match given {
-            true => Err(at(key, format!("a key of the {rules} rule(s), not of \"{}\"", self.rule))),
-            false => Ok(()),
-        };
-        let feedback = matches!(rule, RuleName::Utilisation | RuleName::Demand);
-        let time_of_day = rule == RuleName::TimeOfDay;
-        if !feedback {
-            only("gain", self.gain.is_some(), "utilisation and demand")?;
-            only("target", self.target.is_some(), "utilisation and demand")?;
-            only("interval", self.interval.is_some(), "utilisation and demand")?;
-        }
-        if rule != RuleName::Utilisation {
-            only("signal", self.signal.is_some(), "utilisation")?;
-        }
-        if rule != RuleName::Demand {
-            only("counts", self.counts.is_some(), "demand")?;
-        }
-        if !time_of_day {
-            only("schedule", self.schedule.is_some(), "time-of-day")?;
-            only("day", self.day.is_some(), "time-of-day")?;
-        }
-        let default_bounds = if feedback { (base / 10.0, (10.0 * base).min(MAX_PRICE)) } else { (0.0, MAX_PRICE) };
-        // A tariff multiplies the price: the price itself need not lie within the bounds.
-        let bounds = self.bounds(default_bounds, (!time_of_day).then_some(base))?;
-        let rule = match rule {
-            RuleName::Fixed => Rule::Fixed,
-            RuleName::AuctionCleared => Rule::AuctionCleared,
-            RuleName::Utilisation | RuleName::Demand => {
-                if base <= 0.0 {
-                    let m = "moves the price by a fraction of itself, so it needs a positive `price`".to_string();
-                    return Err(Invalid::at("pricing.rule", m).hint("give the provider a `price` above 0"));
+        let shared_keys = registry::key_names::<RawShared>();
+        let (shared, own): (toml::Table, toml::Table) =
+            self.0.clone().into_iter().partition(|(key, _)| shared_keys.contains(&key.as_str()));
+        let shared: RawShared = registry::parse(toml::Value::Table(shared))
+            .map_err(|e| at(&e.path.join("."), e.message.replace("field", "key")))?;
+        let rules = || registry.policies::<dyn NamedPriceRule>().map(|(.., rule)| rule);
+        let rule = registry.policy_at::<dyn NamedPriceRule>("pricing.rule", &shared.rule)?;
+        // A key of other rules, or of none.
+        let not_its = |key: &str, takers: Vec<&str>| match takers.as_slice() {
+            [] => {
+                let shared = shared_keys.iter().filter(|&&k| k != "interval" || rule.revision() == Revision::Interval);
+                let known: Vec<&str> = shared.chain(rule.keys()).copied().collect();
+                let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                let problem = at(key, format!("unknown key, expected one of {}", list.join(", ")));
+                match did_you_mean(key, known) {
+                    Some(m) => problem.hint(format!("did you mean `{m}`?")),
+                    None => problem,
                 }
-                let Some(gain) = self.gain else {
-                    return Err(at("gain", "expected a gain (a number from 0 to 1000), found none".into()));
-                };
-                if !(0.0..=MAX_GAIN).contains(&gain) {
-                    return Err(at("gain", format!("expected a number from 0 to 1000, found {}", short(gain))));
-                }
-                let signal = match (rule, self.signal.unwrap_or_default()) {
-                    (RuleName::Demand, _) => FeedbackSignal::Demand(self.counts.unwrap_or_default()),
-                    (_, Signal::Utilisation) => FeedbackSignal::Utilisation,
-                    (_, Signal::Queue) => FeedbackSignal::Queue,
-                };
-                let (default, max) = match signal {
-                    FeedbackSignal::Utilisation => (0.7, 1.0),
-                    FeedbackSignal::Queue | FeedbackSignal::Demand(_) => (1.0, 1e6),
-                };
-                let target = self.target.unwrap_or(default);
-                if !(0.0..=max).contains(&target) {
-                    return Err(at(
-                        "target",
-                        format!("expected a number from 0 to {}, found {}", short(max), short(target)),
-                    ));
-                }
-                Rule::Feedback(Feedback { signal, gain, target })
             }
-            RuleName::TimeOfDay => {
-                let Some(schedule) = &self.schedule else {
-                    return Err(at("schedule", "expected `[[hour, factor], ...]` from hour 0, found none".into()));
+            [.., last] => {
+                let names = match takers.len() {
+                    1 => last.to_string(),
+                    n => format!("{} and {last}", takers[..n - 1].join(", ")),
                 };
-                check_schedule(schedule).map_err(|m| at("schedule", m))?;
-                let schedule = schedule.iter().map(|&[h, f]| (h, f)).collect();
-                Rule::TimeOfDay(TimeOfDay { schedule, day: self.day.map_or(86_400.0, |d| d.0) })
+                let s = if takers.len() > 1 { "s" } else { "" };
+                at(key, format!("a key of the {names} rule{s}, not of \"{}\"", rule.name()))
             }
         };
-        Ok(PricingConfig { rule, interval: self.interval.map_or(DEFAULT_INTERVAL, |i| i.0), bounds })
-    }
-
-    /// A registered rule: it takes `interval` and `bounds` (by default [0, 1e6]), none of the built-in rules' keys.
-    fn check_registered(&self, rule: &'static dyn NamedPriceRule, base: f64) -> Result<PricingConfig, Invalid> {
-        let keys = [
-            ("gain", self.gain.is_some()),
-            ("target", self.target.is_some()),
-            ("signal", self.signal.is_some()),
-            ("counts", self.counts.is_some()),
-            ("schedule", self.schedule.is_some()),
-            ("day", self.day.is_some()),
-        ];
-        if let Some((key, _)) = keys.iter().find(|k| k.1) {
-            let m = format!("a key of the built-in rules, not of \"{}\"", self.rule);
-            return Err(
-                Invalid::at(format!("pricing.{key}"), m).hint("a registered rule takes `interval` and `bounds`")
-            );
+        if let Some(key) = own.keys().find(|k| !rule.keys().contains(&k.as_str())) {
+            return Err(not_its(key, rules().filter(|r| r.keys().contains(&key.as_str())).map(|r| r.name()).collect()));
         }
-        let bounds = self.bounds((0.0, MAX_PRICE), Some(base))?;
-        let interval = self.interval.map_or(DEFAULT_INTERVAL, |i| i.0);
-        Ok(PricingConfig { rule: Rule::Registered(rule), interval, bounds })
-    }
-
-    /// `bounds`, or `default`: within [0, 1e6] and, when given, holding the configured price `base`.
-    fn bounds(&self, default: (f64, f64), base: Option<f64>) -> Result<(f64, f64), Invalid> {
-        let (lo, hi) = self.bounds.map_or(default, |[lo, hi]| (lo, hi));
-        let at = |message: String| Err(Invalid::at("pricing.bounds", message));
-        if !(0.0 <= lo && lo <= hi && hi <= MAX_PRICE) {
-            let (max, lo, hi) = (short(MAX_PRICE), short(lo), short(hi));
-            return at(format!("expected [low, high] with 0 <= low <= high <= {max}, found [{lo}, {hi}]"));
+        if shared.interval.is_some() && rule.revision() != Revision::Interval {
+            let takers = rules().filter(|r| r.revision() == Revision::Interval).map(|r| r.name()).collect();
+            return Err(not_its("interval", takers));
         }
-        if let Some(base) = base.filter(|b| !(lo <= *b && *b <= hi)) {
-            return at(format!("the price ({}) lies outside [{}, {}]", short(base), short(lo), short(hi)));
-        }
-        Ok((lo, hi))
+        let bounds = bounds(&shared, rule.default_bounds(base), rule.bounds_hold_the_price().then_some(base))?;
+        let settings =
+            rule.check(RuleKeys(own), base).map_err(|e| Invalid { key: format!("pricing.{}", e.key), ..e })?;
+        let interval = shared.interval.map_or(DEFAULT_INTERVAL, |i| i.0);
+        let rule = Rule { name: rule.name(), revision: rule.revision(), settings: Arc::from(settings) };
+        Ok(PricingConfig { rule, interval, bounds })
     }
 }
 
-/// A time-of-day schedule: hours from 0 ascending below 24, factors finite and non-negative.
-fn check_schedule(schedule: &[[f64; 2]]) -> Result<(), String> {
-    if schedule.first().map(|e| e[0]) != Some(0.0) {
-        return Err("expected a first entry at hour 0".into());
+/// `bounds`, or `default`: within [0, 1e6] and, when given, holding the configured price `base`.
+fn bounds(shared: &RawShared, default: (f64, f64), base: Option<f64>) -> Result<(f64, f64), Invalid> {
+    let (lo, hi) = shared.bounds.map_or(default, |[lo, hi]| (lo, hi));
+    let at = |message: String| Err(Invalid::at("pricing.bounds", message));
+    if !(0.0 <= lo && lo <= hi && hi <= MAX_PRICE) {
+        let (max, lo, hi) = (short(MAX_PRICE), short(lo), short(hi));
+        return at(format!("expected [low, high] with 0 <= low <= high <= {max}, found [{lo}, {hi}]"));
     }
-    for (i, &[hour, factor]) in schedule.iter().enumerate() {
-        if !(0.0..HOURS).contains(&hour) || (i > 0 && hour <= schedule[i - 1][0]) {
-            return Err(format!("entry {i}: expected hours ascending from 0 to below 24, found {}", short(hour)));
-        }
-        if !(factor.is_finite() && factor >= 0.0) {
-            return Err(format!("entry {i}: expected a non-negative factor, found {}", short(factor)));
-        }
+    if let Some(base) = base.filter(|b| !(lo <= *b && *b <= hi)) {
+        return at(format!("the price ({}) lies outside [{}, {}]", short(base), short(lo), short(hi)));
     }
-    Ok(())
+    Ok((lo, hi))
 }
 
 /// A provider's pricing and what it saw: the strategy, the requests of the current interval, the posted prices.
 #[derive(Debug)]
 pub(super) struct Pricing {
-    config: PricingConfig,
     rule: Box<dyn PriceRule>,
+    revision: Revision,
+    /// The repricing interval \[s\] of a rule revised every interval.
+    interval: f64,
+    /// [low, high] [G$ per PE-second].
+    bounds: (f64, f64),
+    /// Whether the demand signal counts each job once per interval.
+    by_job: bool,
     /// The configured price p0.
     base: f64,
     /// When the current interval began.
@@ -513,10 +349,13 @@ pub(super) trait PricingView {
 impl Pricing {
     /// Pricing by `config` from the configured price `base`.
     pub(super) fn new(config: PricingConfig, base: f64) -> Pricing {
-        let rule = config.rule.build(base);
+        let settings = &config.rule.settings;
         Pricing {
-            config,
-            rule,
+            rule: settings.build(base),
+            revision: config.rule.revision,
+            interval: config.interval,
+            bounds: config.bounds,
+            by_job: settings.counts_jobs(),
             base,
             since: SimTime::ZERO,
             demand: 0.0,
@@ -536,7 +375,19 @@ impl Pricing {
 
     /// Pricing by `rule`, a strategy written in code, revised every `interval` seconds within `bounds`.
     pub(super) fn custom(rule: Box<dyn PriceRule>, interval: f64, bounds: (f64, f64), base: f64) -> Pricing {
-        Pricing { rule, ..Pricing::new(PricingConfig { rule: Rule::Custom, interval, bounds }, base) }
+        Pricing {
+            rule,
+            revision: Revision::Interval,
+            interval,
+            bounds,
+            by_job: false,
+            ..Pricing::new(PricingConfig::default(), base)
+        }
+    }
+
+    /// Whether the price may move at all.
+    fn dynamic(&self) -> bool {
+        self.revision != Revision::Never
     }
 
     /// The price `job` was accepted at, if the price may have moved since.
@@ -561,7 +412,7 @@ impl Pricing {
                  (reported once)"
             );
         }
-        let (lo, hi) = self.config.bounds;
+        let (lo, hi) = self.bounds;
         let price = if proposed.is_nan() { current.clamp(lo, hi) } else { proposed.clamp(lo, hi) };
         if price != proposed {
             self.clamped += 1;
@@ -572,9 +423,18 @@ impl Pricing {
     /// At start: the first price to post, if the tariff of the hour is not the configured price.
     pub(super) fn start(&mut self, core: &impl PricingView, now: SimTime, provider: &str) -> Option<f64> {
         let mut price = core.posted();
-        if let Rule::TimeOfDay(t) = &self.config.rule {
-            let tariff = self.base * t.factor(now.secs());
-            price = self.clamp(tariff, price, provider);
+        if self.revision == Revision::AtChanges {
+            let seen = Observation {
+                now: now.secs(),
+                price,
+                base: self.base,
+                utilisation: 0.0,
+                queue: 0.0,
+                demand: 0.0,
+                cleared: None,
+            };
+            let opening = self.rule.next(&seen);
+            price = self.clamp(opening, price, provider);
         }
         self.posted.set(now, price);
         self.history.push((now.secs(), price));
@@ -583,10 +443,13 @@ impl Pricing {
 
     /// Sets the next repricing, if the rule has one.
     pub(super) fn arm(&self, ctx: &mut Ctx<'_>) {
-        let delay = match &self.config.rule {
-            Rule::Feedback(_) | Rule::Custom | Rule::Registered(_) => self.config.interval,
-            Rule::TimeOfDay(t) => t.next_change(ctx.now().secs()),
-            Rule::Fixed | Rule::AuctionCleared => return,
+        let delay = match self.revision {
+            Revision::Interval => self.interval,
+            Revision::AtChanges => match self.rule.next_change(ctx.now().secs()) {
+                Some(delay) => delay,
+                None => return,
+            },
+            Revision::Never | Revision::OnClearing => return,
         };
         ctx.wake_in(delay, TimerMsg::Reprice);
     }
@@ -599,7 +462,7 @@ impl Pricing {
                 (Some(job.id), f64::from(job.pes) * core.planned_duration(job))
             }
             Msg::Job(JobMsg::SubmitReserved { job, .. }) => {
-                if self.config.dynamic() {
+                if self.dynamic() {
                     self.agreed.insert(job.id, core.posted());
                 }
                 return;
@@ -609,16 +472,12 @@ impl Pricing {
         };
         self.requests += 1;
         self.requests_seen.set(now, self.requests as f64);
-        let by_job = matches!(
-            self.config.rule,
-            Rule::Feedback(Feedback { signal: FeedbackSignal::Demand(DemandCount::Jobs), .. })
-        );
         // A job asking again in the interval, counted once by a rule that counts jobs.
-        if !(by_job && job.is_some_and(|id| !self.asked.insert(id))) {
+        if !(self.by_job && job.is_some_and(|id| !self.asked.insert(id))) {
             self.demand += pe_seconds;
         }
         if let Some(job) = job
-            && self.config.dynamic()
+            && self.dynamic()
         {
             self.agreed.insert(job, core.posted());
         }
@@ -633,7 +492,7 @@ impl Pricing {
         provider: &str,
     ) -> Option<f64> {
         self.cleared = Some(price);
-        (self.config.rule == Rule::AuctionCleared).then(|| self.reprice(core, now, provider)).flatten()
+        (self.revision == Revision::OnClearing).then(|| self.reprice(core, now, provider)).flatten()
     }
 
     /// Asks the rule for the next price from the interval since the last repricing; returns it if it changed.
@@ -852,6 +711,7 @@ pub(super) const METRICS: &[Metric] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::price_rules::{DemandCount, Feedback, FeedbackSignal};
 
     fn seen(price: f64, utilisation: f64) -> Observation {
         let (now, base, queue, demand, cleared) = (3600.0, 4.0, 0.0, 0.0, None);
@@ -884,7 +744,7 @@ mod tests {
         // Demand feedback from 4: a 2-PE job of 100 s in the first hour is 200 of 14,400 PE-seconds, 1/72 of the
         // supply, against a target of 1: 4 · (1 + 0.5 · (1/72 − 1)) = 2.0278, clamped to [3, 8].
         let demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 };
-        let config = PricingConfig { rule: Rule::Feedback(demand), interval: 3600.0, bounds: (3.0, 8.0) };
+        let config = PricingConfig { rule: demand.into(), interval: 3600.0, bounds: (3.0, 8.0) };
         let mut pricing = Pricing::new(config, 4.0);
         let t = |s: f64| SimTime::new(s).unwrap();
         assert_eq!(pricing.start(&Busy(4.0), t(0.0), "p"), None, "a feedback rule starts at the configured price");
@@ -894,7 +754,7 @@ mod tests {
         assert_eq!(pricing.reprice(&Busy(4.0), t(3600.0), "p"), Some(3.0));
         // The queue signal of a full, queued core: one job waiting per PE against a target of 0.5 raises the price.
         let queue = Feedback { signal: FeedbackSignal::Queue, gain: 1.0, target: 0.5 };
-        let config = PricingConfig { rule: Rule::Feedback(queue), interval: 3600.0, bounds: (0.0, 100.0) };
+        let config = PricingConfig { rule: queue.into(), interval: 3600.0, bounds: (0.0, 100.0) };
         let mut pricing = Pricing::new(config, 4.0);
         assert_eq!(pricing.reprice(&Busy(4.0), t(3600.0), "p"), Some(6.0));
         let mut out = Report::default();
@@ -907,7 +767,7 @@ mod tests {
     fn the_price_metrics_follow_the_market_window() {
         // The queue rule raises the price by half each hour: 4, 6, 9, 13.5 and 20.25 G$ from hours 0 to 4.
         let queue = Feedback { signal: FeedbackSignal::Queue, gain: 1.0, target: 0.5 };
-        let config = PricingConfig { rule: Rule::Feedback(queue), interval: 3600.0, bounds: (0.0, 100.0) };
+        let config = PricingConfig { rule: queue.into(), interval: 3600.0, bounds: (0.0, 100.0) };
         let t = |s: f64| SimTime::new(s).unwrap();
         let metrics = |window| {
             let mut pricing = Pricing::new(config.clone(), 4.0);
@@ -939,7 +799,7 @@ mod tests {
         let submit = |id| Msg::Job(JobMsg::Submit(Box::new(JobSpec::new(id, crate::sim::AgentId::ENV, 2, 100.0))));
         let demand_seen = |counts: &str| {
             let table = format!("rule = \"demand\"\ngain = 1\ncounts = \"{counts}\"\nbounds = [0, 100]");
-            let mut pricing = Pricing::new(raw(&table).check(4.0, &Registry::empty()).unwrap(), 4.0);
+            let mut pricing = Pricing::new(raw(&table).check(4.0, &Registry::standard()).unwrap(), 4.0);
             for (id, at) in [(7, 10.0), (7, 20.0), (8, 30.0), (7, 40.0)] {
                 pricing.on_request_seen(&Busy(4.0), &submit(id), t(at));
             }
@@ -954,49 +814,14 @@ mod tests {
         };
         assert!(close(demand_seen("requests"), (800.0, 200.0)), "{:?}", demand_seen("requests"));
         assert!(close(demand_seen("jobs"), (400.0, 200.0)), "{:?}", demand_seen("jobs"));
-        let key = raw("rule = \"utilisation\"\ngain = 1\ncounts = \"jobs\"").check(4.0, &Registry::empty());
+        let key = raw("rule = \"utilisation\"\ngain = 1\ncounts = \"jobs\"").check(4.0, &Registry::standard());
         assert_eq!(key.unwrap_err().key, "pricing.counts");
     }
 
     #[test]
-    fn test_feedback_moves_the_price_by_the_gain_times_the_error() {
-        let mut rule = Feedback { signal: FeedbackSignal::Utilisation, gain: 0.5, target: 0.6 };
-        // Busier than the target by 0.2: up by 10%; idler by 0.4: down by 20%.
-        assert!((rule.next(&seen(4.0, 0.8)) - 4.4).abs() < 1e-12);
-        assert!((rule.next(&seen(4.0, 0.2)) - 3.2).abs() < 1e-12);
-        assert_eq!(rule.next(&seen(4.0, 0.6)), 4.0);
-        let mut demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 1.0, target: 1.0 };
-        assert!((demand.next(&Observation { demand: 1.5, ..seen(2.0, 0.0) }) - 3.0).abs() < 1e-12);
-        let mut queue = Feedback { signal: FeedbackSignal::Queue, gain: 0.1, target: 0.0 };
-        assert!((queue.next(&Observation { queue: 2.0, ..seen(2.0, 0.0) }) - 2.4).abs() < 1e-12);
-    }
-
-    #[test]
-    fn test_time_of_day_follows_the_schedule() {
-        let t = TimeOfDay { schedule: vec![(0.0, 0.5), (8.0, 1.5), (20.0, 1.0)], day: 86_400.0 };
-        assert_eq!(t.factor(0.0), 0.5);
-        assert_eq!(t.factor(8.0 * 3600.0 - 1.0), 0.5);
-        assert_eq!(t.factor(8.0 * 3600.0), 1.5);
-        assert_eq!(t.factor(21.0 * 3600.0), 1.0);
-        // The next day starts over.
-        assert_eq!(t.factor(86_400.0 + 9.0 * 3600.0), 1.5);
-        assert_eq!(t.next_change(0.0), 8.0 * 3600.0);
-        assert_eq!(t.next_change(9.0 * 3600.0), 11.0 * 3600.0);
-        assert_eq!(t.next_change(20.0 * 3600.0), 4.0 * 3600.0);
-        let mut rule = t;
-        assert_eq!(rule.next(&Observation { now: 9.0 * 3600.0, ..seen(1.0, 0.0) }), 6.0);
-    }
-
-    #[test]
-    fn test_fixed_and_auction_cleared() {
-        assert_eq!(Fixed.next(&seen(7.0, 1.0)), 4.0);
-        assert_eq!(AuctionCleared.next(&seen(7.0, 1.0)), 7.0, "no clearing yet: the price stays");
-        assert_eq!(AuctionCleared.next(&Observation { cleared: Some(2.5), ..seen(7.0, 1.0) }), 2.5);
-    }
-
-    #[test]
     fn test_bad_proposals_are_clamped_and_counted() {
-        let config = raw("rule = \"utilisation\"\ngain = 100\nbounds = [1, 8]").check(4.0, &Registry::empty()).unwrap();
+        let config =
+            raw("rule = \"utilisation\"\ngain = 100\nbounds = [1, 8]").check(4.0, &Registry::standard()).unwrap();
         let mut p = Pricing::new(config, 4.0);
         assert_eq!(p.clamp(-3.0, 4.0, "rp"), 1.0);
         assert!(p.reported);
@@ -1012,7 +837,7 @@ mod tests {
 
     #[test]
     fn test_checks_name_the_key() {
-        let key = |table: &str, base: f64| raw(table).check(base, &Registry::empty()).unwrap_err().key;
+        let key = |table: &str, base: f64| raw(table).check(base, &Registry::standard()).unwrap_err().key;
         assert_eq!(key("rule = \"utilisation\"", 4.0), "pricing.gain");
         assert_eq!(key("rule = \"utilisation\"\ngain = -1", 4.0), "pricing.gain");
         assert_eq!(key("rule = \"utilisation\"\ngain = 1\ntarget = 2", 4.0), "pricing.target");
@@ -1025,13 +850,14 @@ mod tests {
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[1, 1]]", 4.0), "pricing.schedule");
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, 1], [0, 2]]", 4.0), "pricing.schedule");
         assert_eq!(key("rule = \"time-of-day\"\nschedule = [[0, -1]]", 4.0), "pricing.schedule");
-        let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0, &Registry::empty()).unwrap();
-        assert_eq!(ok.bounds, (0.4, 40.0));
-        assert_eq!(
-            ok.rule,
-            Rule::Feedback(Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 })
-        );
-        assert!(toml::from_str::<RawPricing>("rule = \"fixed\"\nspeed = 1").is_err(), "unknown keys are refused");
+        assert_eq!(key("rule = \"fixed\"\nspeed = 1", 4.0), "pricing.speed", "unknown keys are refused");
+        assert_eq!(key("rule = \"fixed\"\ninterval = 60", 4.0), "pricing.interval");
+        assert_eq!(key("rule = \"demand\"\ngain = \"high\"", 4.0), "pricing.gain");
+        assert_eq!(key("rule = \"sticky\"", 4.0), "pricing.rule");
+        let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0, &Registry::standard()).unwrap();
+        assert_eq!((ok.rule.name, ok.rule.revision, ok.bounds), ("demand", Revision::Interval, (0.4, 40.0)));
+        let demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 };
+        assert_eq!(format!("{:?}", ok.rule.settings), format!("{demand:?}"));
     }
 
     #[test]

@@ -205,7 +205,7 @@ impl Seller {
         let session = &mut self.session;
         let Some(token) = session.token else { return };
         let to = self.settings.exchange;
-        let (strategy, ceiling) = session.asking.unwrap_or((Strategy::Truthful, cost));
+        let (strategy, ceiling) = session.asking.unwrap_or((Strategy::TRUTHFUL, cost));
         // A shaded ask goes a tenth of the way from its price to the ceiling.
         let limits = Limits { floor: 0.0, ceiling: ceiling.max(cost), shade: 0.9 };
         for &slot in &session.slots.clone() {

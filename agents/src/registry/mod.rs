@@ -373,6 +373,53 @@ pub fn parse<T: DeserializeOwned>(value: toml::Value) -> Result<T, ParseError> {
     })
 }
 
+/// The keys of the struct `T` reads, kebab-case, in the order it declares them (what serde lists after "expected
+/// one of"); empty for a type that is not read as a struct.
+pub fn key_names<T: DeserializeOwned>() -> &'static [&'static str] {
+    /// A deserializer that only notes the fields of the struct asked for.
+    struct Fields<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::de::Deserializer<'de> for Fields<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(serde::de::Error::custom("fields noted"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+            unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
+}
+
+/// Adds the keys of `schema` (an object's JSON schema) to `properties`: a key already there keeps its schema and
+/// gains the new doc after its own, unless it says the same (a key several rules or models read is documented once).
+pub fn merge_keys(properties: &mut serde_json::Map<String, serde_json::Value>, schema: &schemars::Schema) {
+    use serde_json::Value;
+    let Some(Value::Object(props)) = schema.get("properties") else { return };
+    for (key, prop) in props {
+        let Some(Value::Object(known)) = properties.get_mut(key) else {
+            properties.insert(key.clone(), prop.clone());
+            continue;
+        };
+        let doc = |p: Option<&Value>| p.and_then(Value::as_str).unwrap_or_default().to_string();
+        let (before, added) = (doc(known.get("description")), doc(prop.get("description")));
+        if !before.contains(&added) {
+            known.insert("description".into(), Value::from(format!("{before} {added}").trim().to_string()));
+        }
+    }
+}
+
 /// A checked value that is wrong: where in the group (a dotted key, empty for the group itself), why, and a hint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invalid {
@@ -660,6 +707,12 @@ impl Registry {
         self.policies::<P>().find(|&(n, ..)| n == name).map(|(.., p)| p)
     }
 
+    /// The policy of family `P` that `name`, given at `key` of a scenario, names; else the error listing the
+    /// family's names and the closest.
+    pub fn policy_at<P: ?Sized + 'static>(&self, key: &str, name: &str) -> Result<&'static P, Invalid> {
+        self.policy::<P>(name).ok_or_else(|| unknown_name(key, name, self.policies::<P>().map(|(name, ..)| name)))
+    }
+
     /// Adds `kind`, built after the kinds before it.
     pub fn with(mut self, kind: &'static dyn AgentKind) -> Registry {
         self.kinds.push(kind);
@@ -687,35 +740,6 @@ impl fmt::Debug for Registry {
         let policies: Vec<&str> = self.policies.iter().map(|r| r.name).collect();
         f.debug_struct("Registry").field("kinds", &self.kinds).field("policies", &policies).finish()
     }
-}
-
-/// What a name in a scenario file names: one of a key's built-in values, or a policy of family `P` added to the
-/// registry.
-#[derive(Clone, Copy, Debug)]
-pub enum Named<B, P: ?Sized + 'static> {
-    /// A built-in value.
-    BuiltIn(B),
-    /// A registered policy.
-    Registered(&'static P),
-}
-
-/// What `name`, given at `key`, names: one of `built_in` (by its serde name), else a policy of family `P` that
-/// `registry` holds; else the error listing both and the closest.
-pub fn named<B: Serialize + Copy, P: ?Sized + 'static>(
-    key: &str,
-    name: &str,
-    built_in: &[B],
-    registry: &Registry,
-) -> Result<Named<B, P>, Invalid> {
-    if let Some(&b) = built_in.iter().find(|b| serde_name(*b) == name) {
-        return Ok(Named::BuiltIn(b));
-    }
-    if let Some(policy) = registry.policy::<P>(name) {
-        return Ok(Named::Registered(policy));
-    }
-    let registered = registry.policies::<P>().map(|(name, ..)| name.to_string());
-    let known: Vec<String> = built_in.iter().map(serde_name).chain(registered).collect();
-    Err(unknown_name(key, name, known.iter().map(String::as_str)))
 }
 
 /// The error for a name at `key` that is none of `known` (a policy, say): the names it could be, and the closest.

@@ -12,10 +12,11 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use agents::registry::ParseError;
+pub use agents::registry::key_names;
+use agents::registry::{self, ParseError};
 use agents::sim::rng::SimRng;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::de::{self, DeserializeOwned, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::{RawShared, TraceCache};
@@ -165,55 +166,15 @@ impl WorkloadRegistry {
         let shared = RawShared::json_schema(generator);
         let own: Vec<Schema> = self.models.iter().map(|m| m.schema(generator)).collect();
         for schema in std::iter::once(shared).chain(own) {
-            let Some(Value::Object(props)) = schema.get("properties") else { continue };
-            for (key, prop) in props {
-                let Some(Value::Object(known)) = properties.get_mut(key) else {
-                    properties.insert(key.clone(), prop.clone());
-                    continue;
-                };
-                let doc = |p: Option<&Value>| p.and_then(Value::as_str).unwrap_or_default().to_string();
-                let (before, added) = (doc(known.get("description")), doc(prop.get("description")));
-                if !before.contains(&added) {
-                    known.insert("description".into(), Value::from(format!("{before} {added}").trim().to_string()));
-                }
-            }
+            registry::merge_keys(&mut properties, &schema);
         }
         json!({ "type": "object", "properties": properties })
     }
 }
 
-/// The keys of the struct `T` reads, kebab-case, in the order it declares them (what serde lists after "expected
-/// one of"); empty for a type that is not read as a struct.
-pub fn key_names<T: DeserializeOwned>() -> &'static [&'static str] {
-    /// A deserializer that only notes the fields of the struct asked for.
-    struct Fields<'a>(&'a mut &'static [&'static str]);
-    impl<'de> de::Deserializer<'de> for Fields<'_> {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("not a struct"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            *self.0 = fields;
-            Err(de::Error::custom("fields noted"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-            unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
-        }
-    }
-    let mut fields: &'static [&'static str] = &[];
-    let _ = T::deserialize(Fields(&mut fields));
-    fields
-}
-
 /// Reads a model's keys as the struct `T` ([`WorkloadModel::parse`]).
 pub fn parse<T: RawModel + DeserializeOwned + 'static>(keys: toml::Value) -> Result<Box<dyn RawModel>, ParseError> {
-    Ok(Box::new(agents::registry::parse::<T>(keys)?))
+    Ok(Box::new(registry::parse::<T>(keys)?))
 }
 
 #[cfg(test)]
