@@ -29,7 +29,7 @@ impl NamedPriceRule for DeadBand {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["band", "step"]
+        agents::registry::key_names::<Keys>()
     }
 
     fn check(&self, keys: RuleKeys, _base: f64) -> Result<Box<dyn RuleSettings>, Invalid> {

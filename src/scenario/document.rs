@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use agents::registry::Registry;
 use agents::registry::limits::MAX_FILE_BYTES;
+use agents::registry::words::Worded;
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
-use super::error::{ScenarioError, Spans, hint_for};
+use super::error::{ScenarioError, Spans};
 
 /// A scenario file parsed into a TOML tree, with the index of where each key is.
 #[derive(Clone, Debug)]
@@ -106,24 +107,15 @@ impl Document {
     /// A deserialisation error at `path` (keys and array indices from the top of the tree), located and worded for
     /// the user.
     pub fn error_at(&self, path: Vec<String>, message: String) -> ScenarioError {
-        let mut key = path.join(".");
-        let mut message = message;
-        // "missing field `x`" at a table: name the missing key itself.
-        if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
-            key = if key.is_empty() { field.to_string() } else { format!("{key}.{field}") };
-            message = "required key is missing".into();
+        let w = Worded::new(&path, &message, &self.table);
+        let mut err = ScenarioError::at_key(&self.spans, &w.key, w.message);
+        if !w.about_the_key {
+            err.at = self.spans.locate_value(&w.key);
         }
-        let hint = hint_for(&message);
-        let found = value_at(&self.table, &path).map(describe);
-        let about_the_key = message.starts_with("unknown field") || message == "required key is missing";
-        let mut err = ScenarioError::at_key(&self.spans, &key, plain(&message, found));
-        if !about_the_key {
-            err.at = self.spans.locate_value(&key);
-        }
-        if key.is_empty() {
+        if w.key.is_empty() {
             err.key = None;
         }
-        if let Some(h) = hint {
+        if let Some(h) = w.hint {
             err = err.hint(h);
         }
         err
@@ -171,67 +163,6 @@ fn assign_at(table: &mut Table, parts: &[&str], depth: usize, value: Value, add_
     }
     table.insert(last.to_string(), value);
     Ok(())
-}
-
-/// serde's wording in a scenario's terms: "unknown key" rather than "unknown field", "unknown value" rather than
-/// "unknown variant", TOML's and the schema's type names rather than Rust's (`a table`, not `struct RawProvider` or
-/// `map`; `a number`, not `f64`), and "expected X, found Y" like the range checks rather than "invalid type: Y,
-/// expected X". `found` describes the value at the error's key, when there is one.
-fn plain(message: &str, found: Option<String>) -> String {
-    if let Some(rest) = message.strip_prefix("unknown field ") {
-        return format!("unknown key {rest}");
-    }
-    if let Some(rest) = message.strip_prefix("unknown variant ") {
-        return format!("unknown value {rest}");
-    }
-    let type_name = |s: &str| match s {
-        "map" | "a map" => "a table".to_string(),
-        "sequence" | "a sequence" => "an array".to_string(),
-        "string only" => "a string".to_string(),
-        "f32" | "f64" => "a number".to_string(),
-        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer".to_string(),
-        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".to_string(),
-        s if s.starts_with("struct ") => "a table".to_string(),
-        other => other.to_string(),
-    };
-    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
-        if let Some((what, expected)) = message.strip_prefix(prefix).and_then(|r| r.split_once(", expected ")) {
-            let found = match found {
-                // The value as written, when serde could only say "unit variant" (an enum given a number).
-                Some(f) if what == "unit variant" || prefix == "invalid length " => f,
-                _ => type_name(what),
-            };
-            return format!("expected {}, found {found}", type_name(expected));
-        }
-    }
-    message.to_string()
-}
-
-/// A value as an error message names what was found: `integer 3`, `string "x"`, `an array of 1 value(s)`.
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("string {s:?}"),
-        Value::Integer(i) => format!("integer `{i}`"),
-        Value::Float(x) => format!("floating point `{x}`"),
-        Value::Boolean(b) => format!("boolean `{b}`"),
-        Value::Datetime(d) => format!("date-time `{d}`"),
-        Value::Array(a) => format!("an array of {} value(s)", a.len()),
-        Value::Table(_) => "a table".into(),
-    }
-}
-
-/// The value at a path of keys and array indices.
-fn value_at<'a>(table: &'a Table, path: &[String]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    let mut v = table.get(first)?;
-    for part in rest {
-        v = match v {
-            Value::Table(t) => t.get(part)?,
-            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(v)
 }
 
 /// The text of a scenario or profile file, refused beyond [`MAX_FILE_BYTES`] before more is read.

@@ -145,14 +145,6 @@ fn walk_value(v: &DeValue<'_>, path: &str, out: &mut KeySpans) {
 
 pub use agents::registry::did_you_mean;
 
-/// Turns serde's "unknown field `x`, expected one of `a`, `b`" (or "unknown variant ...") into a hint.
-pub fn hint_for(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
-    let (word, rest) = rest.split_once('`')?;
-    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
-    did_you_mean(word, expected.iter().copied()).map(|m| format!("did you mean `{m}`?"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,11 +166,5 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("pess", ["pes", "mips", "price"]), Some("pes"));
         assert_eq!(did_you_mean("scheduler", ["pes"]), None);
-        let m = "unknown field `shceduler`, expected one of `pes`, `mips`, `scheduler`";
-        assert_eq!(hint_for(m).as_deref(), Some("did you mean `scheduler`?"));
-        assert_eq!(
-            hint_for("unknown variant `eassy`, expected `fcfs` or `easy`").as_deref(),
-            Some("did you mean `easy`?")
-        );
     }
 }

@@ -20,13 +20,13 @@ pub const BUILT_IN: [&dyn NamedPriceRule; 5] = [&Fixed, &Utilisation, &Demand, &
 
 impl Default for PricingConfig {
     fn default() -> Self {
-        let rule = Rule::new("fixed", Revision::Never, Fixed);
-        PricingConfig { rule, interval: DEFAULT_INTERVAL, bounds: (0.0, MAX_PRICE) }
+        PricingConfig { rule: Fixed.into(), interval: DEFAULT_INTERVAL, bounds: (0.0, MAX_PRICE) }
     }
 }
 
 /// The JSON schema of `pricing`: the shared keys and every built-in rule's own (a key several rules take is
-/// documented once, with each of their docs); a registered rule's keys are its own documentation's.
+/// documented once, with each of their docs); a registered rule's keys are its own documentation's, so other keys
+/// are not excluded here (`RawPricing::check` refuses those of no rule).
 impl JsonSchema for RawPricing {
     fn schema_name() -> Cow<'static, str> {
         "RawPricing".into()
@@ -64,6 +64,12 @@ impl PriceRule for Fixed {
 impl RuleSettings for Fixed {
     fn build(&self, _base: f64) -> Box<dyn PriceRule> {
         Box::new(Fixed)
+    }
+}
+
+impl From<Fixed> for Rule {
+    fn from(rule: Fixed) -> Rule {
+        Rule::new(rule.name(), rule.revision(), rule)
     }
 }
 

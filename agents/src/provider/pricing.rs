@@ -49,6 +49,7 @@ use crate::model::Service;
 use crate::protocol::{JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, TimerMsg};
 use crate::registry::limits::{MAX_PRICE, short};
 use crate::registry::values::Interval;
+use crate::registry::words::Worded;
 use crate::registry::{self, Invalid, Metric, Registry, Unit, did_you_mean};
 use crate::report::{Report, Series};
 use crate::sim::{Ctx, SimTime};
@@ -144,7 +145,7 @@ impl RuleKeys {
     /// Reads them as the struct `T` (serde; `#[serde(rename_all = "kebab-case")]` for the keys' spelling), an
     /// error naming the key.
     pub fn parse<T: DeserializeOwned>(self) -> Result<T, Invalid> {
-        registry::parse(toml::Value::Table(self.0)).map_err(|e| Invalid::at(e.path.join("."), e.message))
+        read(self.0)
     }
 }
 
@@ -237,8 +238,7 @@ impl RawPricing {
         let shared_keys = registry::key_names::<RawShared>();
         let (shared, own): (toml::Table, toml::Table) =
             self.0.clone().into_iter().partition(|(key, _)| shared_keys.contains(&key.as_str()));
-        let shared: RawShared = registry::parse(toml::Value::Table(shared))
-            .map_err(|e| at(&e.path.join("."), e.message.replace("field", "key")))?;
+        let shared: RawShared = read(shared).map_err(|e| Invalid { key: format!("pricing.{}", e.key), ..e })?;
         let rules = || registry.policies::<dyn NamedPriceRule>().map(|(.., rule)| rule);
         let rule = registry.policy_at::<dyn NamedPriceRule>("pricing.rule", &shared.rule)?;
         // A key of other rules, or of none.
@@ -247,7 +247,7 @@ impl RawPricing {
                 let shared = shared_keys.iter().filter(|&&k| k != "interval" || rule.revision() == Revision::Interval);
                 let known: Vec<&str> = shared.chain(rule.keys()).copied().collect();
                 let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
-                let problem = at(key, format!("unknown key, expected one of {}", list.join(", ")));
+                let problem = at(key, format!("unknown key `{key}`, expected one of {}", list.join(", ")));
                 match did_you_mean(key, known) {
                     Some(m) => problem.hint(format!("did you mean `{m}`?")),
                     None => problem,
@@ -262,12 +262,12 @@ impl RawPricing {
                 at(key, format!("a key of the {names} rule{s}, not of \"{}\"", rule.name()))
             }
         };
-        if let Some(key) = own.keys().find(|k| !rule.keys().contains(&k.as_str())) {
-            return Err(not_its(key, rules().filter(|r| r.keys().contains(&key.as_str())).map(|r| r.name()).collect()));
-        }
         if shared.interval.is_some() && rule.revision() != Revision::Interval {
             let takers = rules().filter(|r| r.revision() == Revision::Interval).map(|r| r.name()).collect();
             return Err(not_its("interval", takers));
+        }
+        if let Some(key) = own.keys().find(|k| !rule.keys().contains(&k.as_str())) {
+            return Err(not_its(key, rules().filter(|r| r.keys().contains(&key.as_str())).map(|r| r.name()).collect()));
         }
         let bounds = bounds(&shared, rule.default_bounds(base), rule.bounds_hold_the_price().then_some(base))?;
         let settings =
@@ -276,6 +276,12 @@ impl RawPricing {
         let rule = Rule { name: rule.name(), revision: rule.revision(), settings: Arc::from(settings) };
         Ok(PricingConfig { rule, interval, bounds })
     }
+}
+
+/// Reads `table` as the struct `T`, an error in a scenario's words ([`Worded`]).
+fn read<T: DeserializeOwned>(table: toml::Table) -> Result<T, Invalid> {
+    let parsed = registry::parse(toml::Value::Table(table.clone()));
+    parsed.map_err(|e| Worded::new(&e.path, &e.message, &table).into())
 }
 
 /// `bounds`, or `default`: within [0, 1e6] and, when given, holding the configured price `base`.
@@ -854,6 +860,8 @@ mod tests {
         assert_eq!(key("rule = \"fixed\"\ninterval = 60", 4.0), "pricing.interval");
         assert_eq!(key("rule = \"demand\"\ngain = \"high\"", 4.0), "pricing.gain");
         assert_eq!(key("rule = \"sticky\"", 4.0), "pricing.rule");
+        assert_eq!(key("gain = 1", 4.0), "pricing.rule", "the rule is required");
+        assert_eq!(key("rule = \"fixed\"\ninterval = 60\nsignal = \"queue\"", 4.0), "pricing.interval");
         let ok = raw("rule = \"demand\"\ngain = 0.5").check(4.0, &Registry::standard()).unwrap();
         assert_eq!((ok.rule.name, ok.rule.revision, ok.bounds), ("demand", Revision::Interval, (0.4, 40.0)));
         let demand = Feedback { signal: FeedbackSignal::Demand(DemandCount::Requests), gain: 0.5, target: 1.0 };

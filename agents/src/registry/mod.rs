@@ -18,6 +18,7 @@
 
 pub mod limits;
 pub mod values;
+pub mod words;
 
 use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
