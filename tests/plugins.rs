@@ -1,6 +1,7 @@
-//! Strategies plugged in by name: a trader strategy (a market's traders, a broker's bids, a provider's asks) and a
-//! personalised broker's choice of provider, added to the registry and named in scenario files. A registered
-//! strategy that does what a built-in one does gives the very same run; `list` and `schema` show them.
+//! Strategies plugged in by name: a trader strategy (a market's traders, a broker's bids, a provider's asks), a
+//! personalised broker's choice of provider and meta-broker policies of whole rounds, added to the registry and named
+//! in scenario files. A registered strategy that does what a built-in one does gives the very same run; `list` and
+//! `schema` show them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +11,8 @@ use std::sync::atomic::AtomicBool;
 use agents::broker::ProviderChoice;
 use agents::exchange::mechanism::Side;
 use agents::exchange::traders::{Limits, NamedTraderStrategy, RngLike, TraderStrategy, Unit};
+use agents::metabroker::dam::{AuctionPolicy, QueueView, Queues, Round, match_round};
+use agents::metabroker::{Policy, Problem, Schedule, SlotView, Slots, mgn_transportation, modified_min_cost};
 use agents::model::ProviderInfo;
 use agents::protocol::JobSpec;
 use agents::registry::Registry;
@@ -70,8 +73,36 @@ impl ProviderChoice for Thrifty {
     }
 }
 
+// ANCHOR: round-policy
+/// MMC (Garg 2010, Alg. 4.1) written from the library's parts: the MGN relaxation by the transportation solver, made
+/// a single-site schedule; the built-in `mmc` with its default solver.
+#[derive(Debug)]
+struct MinCostAgain;
+
+impl Policy<Slots> for MinCostAgain {
+    fn place(&self, view: SlotView<'_>) -> Schedule {
+        let problem = Problem::new(view.snapshot, view.params.qos);
+        modified_min_cost(&problem, &mgn_transportation(&problem))
+    }
+}
+// ANCHOR_END: round-policy
+
+/// DAM's matching (Garg 2010, Alg. 7.1), as a registered policy of the queues' family.
+#[derive(Debug)]
+struct DamAgain;
+
+impl Policy<Queues> for DamAgain {
+    fn place(&self, view: QueueView<'_>) -> Round {
+        match_round(AuctionPolicy::Dam, view.params, view.market)
+    }
+}
+
 fn registry() -> Registry {
-    Registry::standard().with_trader_strategy(&AtLimit).with_provider_choice(&Thrifty)
+    let registry = Registry::standard().with_trader_strategy(&AtLimit).with_provider_choice(&Thrifty);
+    // ANCHOR: round-registration
+    let registry = registry.with_round_policy::<Slots>("mmc-again", "MMC from the library's parts", &MinCostAgain);
+    // ANCHOR_END: round-registration
+    registry.with_round_policy::<Queues>("dam-again", "DAM's matching", &DamAgain)
 }
 
 /// Every metric of every run of the scenario `text`, by point and replication (as text: NaN is a value here).
@@ -127,6 +158,35 @@ fn test_a_registered_provider_choice_claims_as_the_built_in_it_copies() {
 }
 
 #[test]
+fn test_a_registered_round_policy_schedules_as_the_built_in_it_copies() {
+    let ch4 = scenario("scenarios/garg-ch4/metabroker.toml").split("[sweep]").next().unwrap().to_string();
+    let ch4 = ch4.replace("../profiles/", &format!("{}/scenarios/profiles/", env!("CARGO_MANIFEST_DIR")));
+    let ch4 = ch4.replace("count = 50\n\n[metabrokers", "count = 25\n\n[metabrokers");
+    let ch4 = ch4.replace("replications = 10", "replications = 2").replace("\"tight\"", "\"medium\"");
+    let built_in = metrics("ch4.toml", &ch4.replace("\"greedy\"\ngreedy", "\"mmc\"\ngreedy"));
+    assert!(built_in[0].contains("\"metabrokers.mb.tickets\": 41.0"), "MMC placed 41 of the 50 applications");
+    assert_eq!(metrics("ch4.toml", &ch4.replace("\"greedy\"\ngreedy", "\"mmc-again\"\ngreedy")), built_in);
+    // Chapter 7's queues, over a third of a day of the Thunder-like workload.
+    let dam = scenario("scenarios/garg-ch7/dam.toml").split("[[expect]]").next().unwrap().replace("604800", "28800");
+    let dam = dam.replace("replications = 10", "replications = 1");
+    let dam = dam
+        .replace("\"metabrokers.mb.policy\" = [\"dam\", \"sjf\", \"fcfs\", \"edf-fq\", \"hvfq\", \"fair-share\"]", "");
+    let built_in = metrics("dam.toml", &dam);
+    assert!(!built_in[0].contains("\"metabrokers.mb.tickets\": 0.0"), "DAM matched nothing");
+    let again = dam.replace("policy = \"dam\"", "policy = \"dam-again\"\noffers = \"queues\"");
+    assert_eq!(metrics("dam.toml", &again), built_in);
+    // Without `offers`, the meta-broker reads slots, which the policy does not.
+    let dir = std::env::temp_dir().join(format!("gridmarket-plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dam-slots.toml");
+    std::fs::write(&path, dam.replace("policy = \"dam\"", "policy = \"dam-again\"")).unwrap();
+    let opts = LoadOptions { registry: registry(), ..LoadOptions::default() };
+    let Err(error) = Study::load(&path, &opts) else { panic!("a policy of another family was accepted") };
+    let error = error.to_string();
+    assert!(error.contains("metabrokers.mb.offers: the registered policy \"dam-again\" reads \"queues\""), "{error}");
+}
+
+#[test]
 fn test_registered_strategies_are_listed_where_they_are_named() {
     let list = schema::kinds_text(&registry());
     for line in [
@@ -137,6 +197,8 @@ fn test_registered_strategies_are_listed_where_they_are_named() {
          (1993), Cliff (1997))\n",
         "      strategy: truthful, shaded, zi-u, zi-c, zip, at-limit (Gode and Sunder (1993); Cliff (1997))\n",
         "          at-limit: its limit price\n",
+        "      policy: mmc-again (registered, on slots)\n",
+        "      policy: dam-again (registered, on queues)\n",
     ] {
         assert!(list.contains(line), "missing {line:?} in\n{list}");
     }

@@ -1,6 +1,6 @@
 //! The meta-broker actor (Garg 2010, ch3 §3.2): registers providers into a resource catalogue and users into the
 //! market, queues users' requests and, at the end of every scheduling interval, has every registered provider
-//! update its catalogue entry, runs the configured [`RoundPolicy`] over the queue and the catalogue, reserves
+//! update its catalogue entry, runs the configured [`Policy`] of the [`Slots`] family over the queue and the catalogue, reserves
 //! each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls over to
 //! the next interval, or is dropped once its deadline can no longer be met.
 //!
@@ -16,11 +16,12 @@
 //! reserved and ticketed on its own, and the tasks not placed roll over.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rand::Rng;
 
 use super::round::Rounds;
-use super::{App, GreedyRank, MgnSolver, Params, RoundPolicy, Schedule, Site, Snapshot};
+use super::{App, GreedyRank, MgnSolver, Params, Policy, Schedule, Site, SlotView, Slots, Snapshot};
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
@@ -46,7 +47,7 @@ fn placed_at(secs: f64) -> SimTime {
 
 /// The meta-broker agent.
 pub struct MetaBroker {
-    policy: RoundPolicy,
+    policy: Arc<dyn Policy<Slots>>,
     params: Params,
     /// The catalogue (each registered provider's last update), the users, the interval's rounds and the
     /// reservations asked for.
@@ -74,7 +75,7 @@ impl MetaBroker {
     /// [`SchedulingPolicy`]: super::SchedulingPolicy
     /// [`MetaPolicy`]: super::MetaPolicy
     pub fn new(
-        policy: impl Into<RoundPolicy>,
+        policy: impl Into<Arc<dyn Policy<Slots>>>,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
     ) -> MetaBroker {
@@ -161,7 +162,7 @@ impl MetaBroker {
             self.queue.values().filter(|j| !answering.contains(&j.id)).map(|j| App::of_request(j, 0.0)).collect();
         let snapshot = Snapshot { now: now.secs(), apps, sites };
         let seed = ctx.rng().next_u64();
-        let plan: Schedule = self.policy.schedule(&snapshot, seed, &self.params);
+        let plan: Schedule = self.policy.place(SlotView { snapshot: &snapshot, seed, params: &self.params });
         if let Some(why) = &plan.fallback {
             tracing::warn!(metabroker = ctx.name(), round = self.rounds.ticks(), "{why}");
             self.solver_fallbacks += 1;

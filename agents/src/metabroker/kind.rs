@@ -1,18 +1,20 @@
 //! The meta-broker kind: `[metabrokers.<name>]` in a scenario, one meta-broker (Garg 2010, ch3–4 and ch7) scheduling
 //! the queued requests on its providers at the end of every interval.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::agent::MetaBroker;
 use super::dam::agent::AuctionMetaBroker;
 use super::dam::{
-    AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, QueuePolicy, SlotGeneration,
+    AgeUnit, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Payment, Queues, SlotGeneration,
 };
 use super::tradeoff::etc::EtcModel;
-use super::tradeoff::heuristics::Heuristic;
-use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams, TradeoffPolicy};
-use super::{GreedyRank, MetaPolicy, MgnSolver, RoundPolicy, SchedulingPolicy};
+use super::tradeoff::heuristics::{Heuristic, Profiles};
+use super::tradeoff::{Delta, TradeoffMetaBroker, TradeoffParams};
+use super::{GreedyRank, MetaPolicy, MgnSolver, SchedulingPolicy, Slots};
 use crate::model::Service;
 use crate::registry::limits::short;
 use crate::registry::values::{Fraction, Interval, NonNegative, Positive, Seconds};
@@ -47,8 +49,12 @@ impl AgentKind for MetaBrokerKind {
 
     fn policies(&self, registry: &Registry) -> Vec<Policy> {
         let solvers = [MgnSolver::Transportation, MgnSolver::Microlp];
-        let registered =
-            Policy::registered::<dyn MetaPolicy>("policy", &[], "registered, one application at a time", registry);
+        let registered = [
+            Policy::registered::<dyn MetaPolicy>("policy", &[], "registered, one application at a time", registry),
+            Policy::registered::<dyn super::Policy<Slots>>("policy", &[], "registered, on slots", registry),
+            Policy::registered::<dyn super::Policy<Profiles>>("policy", &[], "registered, on profiles", registry),
+            Policy::registered::<dyn super::Policy<Queues>>("policy", &[], "registered, on queues", registry),
+        ];
         let mut policies = vec![
             Policy::of("policy", &SchedulingPolicy::ALL, "Garg (2010) ch4"),
             Policy::of("policy", &AuctionPolicy::ALL, "Garg (2010) ch7, DAM and its baselines"),
@@ -63,9 +69,7 @@ impl AgentKind for MetaBrokerKind {
             Policy::of("solver", &solvers, "of the MGN relaxation"),
             Policy::of("greedy", &[GreedyRank::Cost, GreedyRank::Price], "what greedy ranks sites by"),
         ];
-        if !registered.values.is_empty() {
-            policies.push(registered);
-        }
+        policies.extend(registered);
         policies
     }
 
@@ -168,15 +172,15 @@ pub struct RawMetaBroker {
     /// providers' queues (Garg 2010 ch7), "dam" (the double-auction-inspired mechanism) or its baselines "sjf",
     /// "fcfs", "edf-fq", "hvfq" and "fair-share"; trading time against cost on the providers' slots (Garg 2010 ch5),
     /// "min-ctt", "max-ctt", "suff-ctt" or "greedy-ctt"; or the name of a policy added to the registry, which places
-    /// one job at a time on the offers `offers` names (see docs/writing-a-policy.md).
+    /// one job at a time, or the whole round, on the offers `offers` names (see docs/writing-a-policy.md).
     #[serde(default = "greedy")]
     pub policy: String,
     /// The providers' offers a registered policy chooses among: "slots" (as chapters 3–4's policies see them: each
     /// site's widest free slot now, a job taking its runtime over the site's speed; default) or "profiles" (as
     /// chapter 5's: each site's free profile over `horizon`, a job taking its ETC there, drawn by `etc`, the costs
     /// with `data-transfer`; the ch5 keys apply) or "queues" (as chapter 7's: each provider's queues, a slot in
-    /// each as `slots` cuts them, at the price `payment` sets; the ch7 keys apply). A policy of the thesis reads its
-    /// own; naming another is refused.
+    /// each as `slots` cuts them, at the price `payment` sets; the ch7 keys apply). A policy of the thesis, or one
+    /// registered for one family, reads its own; naming another is refused.
     #[schemars(with = "Option<String>")]
     pub offers: Option<Offers>,
     /// Scheduling interval SI \[s\] (default 50; from 0.001 s, so that rounds advance the clock).
@@ -284,38 +288,55 @@ impl RawMetaBroker {
     /// What `policy` names: one of the thesis's, or one of the registry's.
     fn scheduler(&self, cx: &CheckCx<'_>) -> Result<Scheduler, Invalid> {
         let name = self.policy.as_str();
-        let batch = |policy| {
+        let batch = |policy: Arc<dyn super::Policy<Slots>>| {
             self.no_auction_keys()?;
             Ok(Scheduler::Batch { policy, solver: self.solver, greedy: self.greedy })
         };
-        let tradeoff = |policy| Ok(Scheduler::Tradeoff { policy, params: self.tradeoff_params()? });
+        let tradeoff = |policy: Arc<dyn super::Policy<Profiles>>| {
+            Ok(Scheduler::Tradeoff { policy, params: self.tradeoff_params()? })
+        };
         if let Some(&policy) = SchedulingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
             self.offers_are(Offers::Slots)?;
-            return batch(RoundPolicy::Thesis(policy));
+            return batch(Arc::new(policy));
         }
-        let auction = |policy| {
+        let auction = |policy: Arc<dyn super::Policy<Queues>>| {
             self.no_tradeoff_keys()?;
             Ok(Scheduler::Auction { policy, params: self.dam_params()? })
         };
         if let Some(&policy) = AuctionPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
             self.offers_are(Offers::Queues)?;
-            return auction(QueuePolicy::Thesis(policy));
+            return auction(Arc::new(policy));
         }
         if let Some(&heuristic) = Heuristic::ALL.iter().find(|p| serde_name(*p) == name) {
             self.offers_are(Offers::Profiles)?;
-            return tradeoff(TradeoffPolicy::Thesis(heuristic));
+            return tradeoff(Arc::new(heuristic));
         }
-        if let Some(policy) = cx.registry.policy::<dyn MetaPolicy>(name) {
-            return match self.offers.unwrap_or_default() {
-                Offers::Slots => batch(RoundPolicy::Each(policy)),
-                Offers::Profiles => tradeoff(TradeoffPolicy::Each(policy)),
-                Offers::Queues => auction(QueuePolicy::Each(policy)),
-            };
+        let registry = cx.registry;
+        let registered = match self.offers.unwrap_or_default() {
+            Offers::Slots => registry.round_policy::<Slots>(name).map(batch),
+            Offers::Profiles => registry.round_policy::<Profiles>(name).map(tradeoff),
+            Offers::Queues => registry.round_policy::<Queues>(name).map(auction),
+        };
+        if let Some(scheduler) = registered {
+            return scheduler;
+        }
+        // A policy of another family than the one `offers` names.
+        let family = [
+            (Offers::Slots, registry.policy::<dyn super::Policy<Slots>>(name).is_some()),
+            (Offers::Profiles, registry.policy::<dyn super::Policy<Profiles>>(name).is_some()),
+            (Offers::Queues, registry.policy::<dyn super::Policy<Queues>>(name).is_some()),
+        ];
+        if let Some((offers, _)) = family.into_iter().find(|&(_, has)| has) {
+            let message = format!("the registered policy \"{name}\" reads \"{}\"", serde_name(&offers));
+            return Err(Invalid::at("offers", message).hint(format!("set `offers = \"{}\"`", serde_name(&offers))));
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
         let thesis = thesis.chain(Heuristic::ALL.iter().map(serde_name));
-        let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name.to_string());
-        let known: Vec<String> = thesis.chain(registered).collect();
+        let registered = registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name);
+        let registered = registered.chain(registry.policies::<dyn super::Policy<Slots>>().map(|(name, ..)| name));
+        let registered = registered.chain(registry.policies::<dyn super::Policy<Profiles>>().map(|(name, ..)| name));
+        let registered = registered.chain(registry.policies::<dyn super::Policy<Queues>>().map(|(name, ..)| name));
+        let known: Vec<String> = thesis.chain(registered.map(String::from)).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
     }
 
@@ -469,12 +490,12 @@ impl RawGroup for RawMetaBroker {
 }
 
 /// What a meta-broker runs every interval.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Scheduler {
     /// A ch3–4 policy (or a registered one) over the sites' slots.
     Batch {
         /// The policy.
-        policy: RoundPolicy,
+        policy: Arc<dyn super::Policy<Slots>>,
         /// Solver of the MGN relaxation.
         solver: MgnSolver,
         /// What greedy ranks sites by.
@@ -483,21 +504,21 @@ pub enum Scheduler {
     /// A ch7 policy (or a registered one) over the sites' queues.
     Auction {
         /// The policy.
-        policy: QueuePolicy,
+        policy: Arc<dyn super::Policy<Queues>>,
         /// Its settings.
         params: DamParams,
     },
     /// A ch5 trade-off heuristic (or a registered policy) over the sites' free profiles.
     Tradeoff {
         /// The policy.
-        policy: TradeoffPolicy,
+        policy: Arc<dyn super::Policy<Profiles>>,
         /// Its settings.
         params: TradeoffParams,
     },
 }
 
 /// A checked meta-broker.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct MetaBrokerSpec {
     /// The providers of its market.
     pub providers: Vec<Members>,
@@ -515,7 +536,7 @@ impl GroupSpec for MetaBrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.providers.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;
-        Ok(match self.scheduler {
+        Ok(match self.scheduler.clone() {
             Scheduler::Batch { policy, solver, greedy } => {
                 Box::new(MetaBroker::new(policy, self.interval, members).with_solver(solver).with_greedy_rank(greedy))
             }

@@ -20,8 +20,8 @@
 //! Every policy returns a [`Schedule`] with one [`Assignment`] per application; nothing here panics on odd input:
 //! empty snapshots, requests no site can take and invalid values all end on the dummy provider.
 //!
-//! Besides these, a meta-broker may run a registered [`MetaPolicy`] ([`mod@policy`]), which places one application
-//! at a time; [`RoundPolicy`] is either. Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
+//! Each is a [`Policy`] of the [`Slots`] family ([`mod@policy`]), as is a registered [`MetaPolicy`], which places one
+//! application at a time ([`OneAtATime`]). Chapter 7's double-auction-inspired meta-scheduling (DAM) and its baselines
 //! match applications to the providers' queues instead of placing them on slots; they live in [`mod@dam`], with
 //! their own actor. Chapter 5's time/cost trade-off heuristics (MinCTT, MaxCTT, SuffCTT and greedy on φ) place
 //! rigid applications on the providers' advance-reservation slots; they live in [`mod@tradeoff`], with their own
@@ -56,7 +56,7 @@ pub use greedy::{GreedyRank, greedy, greedy_by};
 pub use lp::{MgnSolver, mgn_relaxation, mgn_transportation, sgn_ip};
 pub use mincost::modified_min_cost;
 pub use model::{App, AppId, Assignment, Part, Problem, QosIndex, Schedule, Site, SiteId, SiteOption, Snapshot};
-pub use policy::{Candidate, FamilyPolicy, Footprint, MetaPolicy, place_each};
+pub use policy::{Candidate, Family, Footprint, MetaPolicy, OneAtATime, Policy, SlotView, Slots, place_each};
 
 /// The meta-broker's scheduling policy (thesis chapter 4 and the chapter 3 baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -88,32 +88,6 @@ impl SchedulingPolicy {
         SchedulingPolicy::Hga,
         SchedulingPolicy::Lp,
     ];
-}
-
-/// What a meta-broker runs at the end of every interval: one of the thesis's joint schedules, or a registered
-/// [`MetaPolicy`] placing one application at a time ([`place_each`]).
-pub type RoundPolicy = FamilyPolicy<SchedulingPolicy>;
-
-impl From<SchedulingPolicy> for RoundPolicy {
-    fn from(policy: SchedulingPolicy) -> RoundPolicy {
-        RoundPolicy::Thesis(policy)
-    }
-}
-
-impl RoundPolicy {
-    /// Whether it may place an application's tasks on several sites (and over several rounds): only MGN's LP does;
-    /// the others place an application whole, on one site.
-    pub fn splits(&self) -> bool {
-        matches!(self, RoundPolicy::Thesis(SchedulingPolicy::Lp))
-    }
-
-    /// The round's schedule of `snapshot` with `params`; deterministic for a given `rng_seed` (see [`schedule_with`]).
-    pub fn schedule(&self, snapshot: &Snapshot, rng_seed: u64, params: &Params) -> Schedule {
-        match *self {
-            RoundPolicy::Thesis(policy) => schedule_with(policy, snapshot, rng_seed, params),
-            RoundPolicy::Each(policy) => place_each(&Problem::new(snapshot, params.qos), policy),
-        }
-    }
 }
 
 /// Tunables shared by the policies; the defaults follow the thesis where it gives them.

@@ -1,20 +1,26 @@
-//! Meta-broker policies beyond the thesis's: a [`MetaPolicy`] places one application at a time.
+//! The meta-broker's policy mechanism: every meta-broker's round hands a view to a [`Policy`] of its [`Family`] and
+//! takes back its placements.
 //!
-//! The thesis's policies ([`SchedulingPolicy`]) each compute a joint schedule of the round.
-//! A [`MetaPolicy`] is simpler to write: [`place_each`] takes the applications first come, first served (the order of
-//! greedy), lists for each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the
-//! site's window, within its budget, with enough CPUs left this round), and asks the policy to choose one or none.
-//! None rolls the application over to the next interval, as the dummy provider of the thesis does. A policy is
-//! registered by name (`Registry::with_meta_policy`) and chosen in a scenario with `policy = "<name>"`; with
-//! `offers = "profiles"` the trade-off meta-broker of chapter 5 runs it instead, on the sites' free profiles
-//! (`tradeoff::heuristics::allocate_each`).
+//! Every policy of Garg (2010) is an implementation of [`Policy`] for its chapter's family: the ch3–4 ones
+//! ([`SchedulingPolicy`]) for [`Slots`], the ch5 trade-off heuristics for `tradeoff::Profiles`, the ch6 mappings for
+//! `energy::DataCentres`, DAM and its baselines for `dam::Queues`. A policy of one's own is simpler to write: a
+//! [`MetaPolicy`] places one application at a time, and [`OneAtATime`] makes it a policy of every family. In
+//! chapter 3–4's ([`place_each`]) it takes the applications first come, first served (the order of greedy), lists for
+//! each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the site's window,
+//! within its budget, with enough CPUs left this round), and asks the policy to choose one or none. None rolls the
+//! application over to the next interval, as the dummy provider of the thesis does; the other families list their own
+//! candidates the same way. A policy is registered by name (`Registry::with_meta_policy`) and chosen in a scenario
+//! with `policy = "<name>"`, its family by the meta-broker's `offers` (or the energy-aware meta-broker's `policy`).
 
-use super::SchedulingPolicy;
+use std::fmt;
+use std::sync::Arc;
+
 use super::dam::AuctionPolicy;
 use super::energy::mapping::MappingPolicy;
 use super::greedy::arrival_order;
-use super::model::{App, Problem, Schedule};
+use super::model::{App, Problem, Schedule, Snapshot};
 use super::tradeoff::heuristics::Heuristic;
+use super::{Params, SchedulingPolicy, schedule_with};
 use crate::registry::{Registry, serde_name};
 
 /// A meta-broker policy that places one application at a time: where it goes among the sites that can take it.
@@ -34,35 +40,143 @@ pub trait MetaPolicy: Send + Sync {
 crate::registry::by_name!(dyn MetaPolicy);
 
 impl Registry {
-    /// Adds `policy`, which scenarios then name in a meta-broker's `policy`.
+    /// Adds `policy`, which scenarios then name in a meta-broker's `policy`, in every family.
     ///
     /// # Panics
     /// If its name is one of the thesis's policies (Garg 2010, ch 3–7) or another registered policy's.
     pub fn with_meta_policy(self, policy: &'static dyn MetaPolicy) -> Registry {
         let name = policy.name();
+        assert!(!self.meta_policy_name_taken(name), "the meta-broker policy name `{name}` is taken");
+        self.with_policy(name, policy.about(), policy)
+    }
+
+    /// Adds `policy`, a policy of family `F` called `name` (`about`: one line for `gridmarket list`), which scenarios
+    /// then name in the `policy` of a meta-broker of that family (for chapters 3–5 and 7, the one whose `offers` it
+    /// reads). Unlike a [`MetaPolicy`], it sees the whole round and decides what the thesis's policies decide: a
+    /// joint schedule, windows, matches or a mapping. Several families may each have a policy of one name.
+    ///
+    /// # Panics
+    /// If `name` is one of the thesis's policies, a [`MetaPolicy`]'s, or another policy's of family `F`.
+    pub fn with_round_policy<F: Family>(
+        self,
+        name: &'static str,
+        about: &'static str,
+        policy: &'static dyn Policy<F>,
+    ) -> Registry {
+        let taken = self.meta_policy_name_taken(name) || self.policy::<dyn Policy<F>>(name).is_some();
+        assert!(!taken, "the meta-broker policy name `{name}` is taken");
+        self.with_policy(name, about, policy)
+    }
+
+    /// Whether `name` is a policy of the thesis or a registered [`MetaPolicy`].
+    fn meta_policy_name_taken(&self, name: &str) -> bool {
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name);
         let thesis =
             thesis.chain(AuctionPolicy::ALL.iter().map(serde_name)).chain(Heuristic::ALL.iter().map(serde_name));
-        let thesis = thesis.chain(MappingPolicy::ALL.iter().map(serde_name));
-        let taken = thesis.into_iter().any(|t| t == name) || self.policy::<dyn MetaPolicy>(name).is_some();
-        assert!(!taken, "the meta-broker policy name `{name}` is taken");
-        self.with_policy(name, policy.about(), policy)
+        let mut thesis = thesis.chain(MappingPolicy::ALL.iter().map(serde_name));
+        thesis.any(|t| t == name) || self.policy::<dyn MetaPolicy>(name).is_some()
+    }
+
+    /// The registered policy called `name` that a meta-broker of family `F` runs: a [`MetaPolicy`], or a policy of
+    /// the family.
+    pub fn round_policy<F: Family>(&self, name: &str) -> Option<Arc<dyn Policy<F>>>
+    where
+        OneAtATime: Policy<F>,
+    {
+        match self.policy::<dyn MetaPolicy>(name) {
+            Some(policy) => Some(Arc::new(OneAtATime(policy))),
+            None => self.policy::<dyn Policy<F>>(name).map(|policy| Arc::new(policy) as Arc<dyn Policy<F>>),
+        }
     }
 }
 
-/// What a meta-broker runs every round: a policy of the thesis, `T` being its family's (chapters 3–4, 5, 6 or 7), or
-/// a registered [`MetaPolicy`], which places one application at a time among the family's candidates.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FamilyPolicy<T> {
-    /// One of the thesis's policies of the family.
-    Thesis(T),
-    /// A policy added to the registry.
-    Each(&'static dyn MetaPolicy),
+/// One family of meta-brokers: what its round hands a policy, and what the policy hands back.
+///
+/// The meta-brokers of Garg (2010) read different offers (chapters 3–4 the sites' slots, [`Slots`]; chapter 5 their
+/// free profiles, `tradeoff::Profiles`; chapter 6 the data centres' slots with their DVS, `energy::DataCentres`;
+/// chapter 7 their queues, `dam::Queues`) and decide different things (a joint schedule that may split bags of tasks,
+/// windows on profiles, matches with their scores, DVS placements), so each family names its own view and placements.
+pub trait Family: 'static {
+    /// The round as a policy sees it: the applications waiting and the providers' offers.
+    type View<'r>;
+    /// What the policy decides.
+    type Placements;
 }
 
-impl<T> From<&'static dyn MetaPolicy> for FamilyPolicy<T> {
-    fn from(policy: &'static dyn MetaPolicy) -> FamilyPolicy<T> {
-        FamilyPolicy::Each(policy)
+/// A meta-broker policy: every round, where the applications waiting go on the providers' offers.
+///
+/// The meta-brokers run one round routine (the private `round` module) and hand its view to their policy, which is
+/// an implementation of this trait for the family it runs in: each policy of the thesis for its own chapter's
+/// family, and a registered [`MetaPolicy`] ([`OneAtATime`]) for every family.
+pub trait Policy<F: Family>: fmt::Debug + Send + Sync {
+    /// The round's placements; a pure function of the view (a policy that draws takes its seed from the view).
+    fn place(&self, view: F::View<'_>) -> F::Placements;
+
+    /// Whether it may place an application's tasks on several providers (and over several rounds); by default it
+    /// places an application whole, on one.
+    fn splits(&self) -> bool {
+        false
+    }
+}
+
+/// A registered policy of a family, as a meta-broker holds it.
+impl<F: Family> Policy<F> for &'static dyn Policy<F> {
+    fn place(&self, view: F::View<'_>) -> F::Placements {
+        (**self).place(view)
+    }
+
+    fn splits(&self) -> bool {
+        (**self).splits()
+    }
+}
+
+/// A registered [`MetaPolicy`] as a policy of every family: it places the applications first come, first served, one
+/// at a time among the family's candidates ([`place_each`], `tradeoff::heuristics::allocate_each`,
+/// `dam::match_each`, `energy::mapping::map_each`).
+#[derive(Clone, Copy, Debug)]
+pub struct OneAtATime(pub &'static dyn MetaPolicy);
+
+/// Chapters 3–4's family: a joint schedule of the round on the sites' slots.
+#[derive(Debug)]
+pub struct Slots;
+
+/// Chapters 3–4's round: the snapshot of the queue and the sites' slots, the seed of the round (the GA policies draw)
+/// and the meta-broker's tunables.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotView<'r> {
+    /// The applications waiting and the sites' offers.
+    pub snapshot: &'r Snapshot,
+    /// The round's seed, drawn from the meta-broker's stream.
+    pub seed: u64,
+    /// The meta-broker's tunables.
+    pub params: &'r Params,
+}
+
+impl Family for Slots {
+    type View<'r> = SlotView<'r>;
+    type Placements = Schedule;
+}
+
+impl Policy<Slots> for SchedulingPolicy {
+    fn place(&self, view: SlotView<'_>) -> Schedule {
+        schedule_with(*self, view.snapshot, view.seed, view.params)
+    }
+
+    /// Only MGN's LP splits an application's tasks.
+    fn splits(&self) -> bool {
+        *self == SchedulingPolicy::Lp
+    }
+}
+
+impl Policy<Slots> for OneAtATime {
+    fn place(&self, view: SlotView<'_>) -> Schedule {
+        place_each(&Problem::new(view.snapshot, view.params.qos), self.0)
+    }
+}
+
+impl From<SchedulingPolicy> for Arc<dyn Policy<Slots>> {
+    fn from(policy: SchedulingPolicy) -> Arc<dyn Policy<Slots>> {
+        Arc::new(policy)
     }
 }
 
@@ -189,6 +303,18 @@ mod tests {
         let snapshot = hand_snapshot();
         let problem = Problem::new(&snapshot, QosIndex::FairMarket);
         assert_eq!(place_each(&problem, &Cheapest), greedy(&problem));
+        // The same through the family's mechanism, as the meta-broker calls it.
+        let params = Params { qos: QosIndex::FairMarket, ..Params::default() };
+        let view = SlotView { snapshot: &snapshot, seed: 0, params: &params };
+        let policies: [Arc<dyn Policy<Slots>>; 2] =
+            [Arc::new(OneAtATime(&Cheapest)), Arc::new(SchedulingPolicy::Greedy)];
+        for policy in policies {
+            assert_eq!(policy.place(view), greedy(&problem), "{policy:?}");
+            assert!(!policy.splits());
+        }
+        // Only MGN's LP splits a bag of tasks over sites.
+        let splitting: Vec<_> = SchedulingPolicy::ALL.into_iter().filter(Policy::<Slots>::splits).collect();
+        assert_eq!(splitting, [SchedulingPolicy::Lp]);
     }
 
     #[test]

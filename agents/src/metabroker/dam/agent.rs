@@ -15,10 +15,10 @@
 //! Unmatched applications, and those whose window was refused, stay pending and are valued again next interval.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use super::{
-    Application, DamParams, Market, MarketQueue, QueuePolicy, SlotGeneration, match_each, match_round, screen,
-};
+use super::{Application, DamParams, Market, MarketQueue, QueueView, Queues, SlotGeneration, screen};
+use crate::metabroker::Policy;
 use crate::metabroker::round::Rounds;
 use crate::protocol::{JobId, JobSpec, LeaseMsg, MarketMsg, Msg, QueueMatch, QueueReport, Ticket, TimerMsg};
 use crate::report::Report;
@@ -44,7 +44,7 @@ struct Reserving {
 
 /// The meta-broker of Garg (2010) ch7 (see the module documentation).
 pub struct AuctionMetaBroker {
-    policy: QueuePolicy,
+    policy: Arc<dyn Policy<Queues>>,
     params: DamParams,
     /// The catalogue (each registered provider's last queue report, none before its first), the users, the
     /// interval's rounds and the matches sent.
@@ -65,7 +65,7 @@ impl AuctionMetaBroker {
     ///
     /// [`MetaPolicy`]: crate::metabroker::MetaPolicy
     pub fn new(
-        policy: impl Into<QueuePolicy>,
+        policy: impl Into<Arc<dyn Policy<Queues>>>,
         params: DamParams,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
@@ -162,10 +162,7 @@ impl AuctionMetaBroker {
             let reason = format!("unmatched at t={}: {why}", ctx.now());
             ctx.send(p.spec.owner, Msg::Market(MarketMsg::RequestDropped { job: app.id, reason }));
         }
-        let round = match self.policy {
-            QueuePolicy::Thesis(policy) => match_round(policy, &self.params, &market),
-            QueuePolicy::Each(policy) => match_each(policy, &self.params, &market),
-        };
+        let round = self.policy.place(QueueView { params: &self.params, market: &market });
         for placement in &round.placements {
             let (app, queue) = (&market.apps[placement.app], &market.queues[placement.queue]);
             let (Ok(start), Ok(end)) = (SimTime::new(placement.start), SimTime::new(placement.end)) else {

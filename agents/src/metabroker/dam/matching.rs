@@ -1,13 +1,14 @@
 //! The matching stage: DAM's Alg 7.1 (Garg 2010 §7.3.2) and the baselines' orders and queue rules (§7.4.1).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::valuation::{ask, asks, bids, demand_supply};
 use super::{
     Application, AuctionPolicy, BidTest, DamParams, DeadlineTest, FairShareRule, Market, Payment, SlotGeneration,
 };
 use crate::exchange::mechanism::KDouble;
-use crate::metabroker::{App, Candidate, MetaPolicy};
+use crate::metabroker::{App, Candidate, Family, MetaPolicy, OneAtATime, Policy};
 
 /// A match: application `app` runs in queue `queue` over `[start, end)` \[s\] at `price`.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +129,43 @@ impl<'a> Book<'a> {
             SlotGeneration::Immediate => self.live.iter().any(|l| l.free > 0),
             SlotGeneration::Packaged => self.live.iter().any(|l| l.slots.iter().any(|s| s.2 > 0)),
         }
+    }
+}
+
+/// Chapter 7's family: matches of applications to the providers' queues.
+#[derive(Debug)]
+pub struct Queues;
+
+/// Chapter 7's round: the market of one interval (the applications [`super::screen`] has let through and the
+/// providers' queues) and the meta-broker's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueView<'r> {
+    /// The meta-broker's settings: slots, tests, payment rule.
+    pub params: &'r DamParams,
+    /// The applications and the queues.
+    pub market: &'r Market,
+}
+
+impl Family for Queues {
+    type View<'r> = QueueView<'r>;
+    type Placements = Round;
+}
+
+impl Policy<Queues> for AuctionPolicy {
+    fn place(&self, view: QueueView<'_>) -> Round {
+        match_round(*self, view.params, view.market)
+    }
+}
+
+impl Policy<Queues> for OneAtATime {
+    fn place(&self, view: QueueView<'_>) -> Round {
+        match_each(self.0, view.params, view.market)
+    }
+}
+
+impl From<AuctionPolicy> for Arc<dyn Policy<Queues>> {
+    fn from(policy: AuctionPolicy) -> Arc<dyn Policy<Queues>> {
+        Arc::new(policy)
     }
 }
 

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::JobId;
 
-pub use matching::{Placement, Round, match_each, match_round};
+pub use matching::{Placement, QueueView, Queues, Round, match_each, match_round};
 pub use valuation::{asks, bids, demand_supply};
 
 /// The policies of Garg (2010) ch7.
@@ -83,17 +83,6 @@ impl AuctionPolicy {
         AuctionPolicy::Hvfq,
         AuctionPolicy::FairShare,
     ];
-}
-
-/// What a queue-matching meta-broker runs every interval: a policy of the thesis, or a registered
-/// [`MetaPolicy`](crate::metabroker::MetaPolicy) that places one application at a time in the queue it chooses
-/// ([`match_each`]).
-pub type QueuePolicy = crate::metabroker::FamilyPolicy<AuctionPolicy>;
-
-impl From<AuctionPolicy> for QueuePolicy {
-    fn from(policy: AuctionPolicy) -> QueuePolicy {
-        QueuePolicy::Thesis(policy)
-    }
 }
 
 /// How the meta-broker cuts queues into slots (Garg 2010 §7.3.2, Fig 7.3).

@@ -2,13 +2,14 @@
 //! mapping applications to its data centres every interval to cut carbon or raise profit.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::mapping::MappingPolicy;
-use super::{EnergyMetaBroker, EnergyPolicy};
-use crate::metabroker::MetaPolicy;
+use super::EnergyMetaBroker;
+use super::mapping::{DataCentres, MappingPolicy};
+use crate::metabroker::{self, MetaPolicy};
 use crate::model::Service;
 use crate::registry::values::Interval;
 use crate::registry::{
@@ -77,7 +78,8 @@ impl AgentKind for EnergyMetaBrokerKind {
     fn policies(&self, registry: &Registry) -> Vec<Policy> {
         let registered =
             Policy::registered::<dyn MetaPolicy>("policy", &[], "registered, one application at a time", registry);
-        vec![Policy::of("policy", &MappingPolicy::ALL, "Garg (2010) §6.3.1"), registered]
+        let family = Policy::registered::<dyn metabroker::Policy<DataCentres>>("policy", &[], "registered", registry);
+        vec![Policy::of("policy", &MappingPolicy::ALL, "Garg (2010) §6.3.1"), registered, family]
     }
 
     fn schema(&self, generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -148,29 +150,32 @@ impl RawGroup for RawEnergyMetaBroker {
         }
         let interval = self.interval.map_or(50.0, |i| i.0);
         let name = self.policy.as_str();
-        let policy = match MappingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
-            Some(&policy) => EnergyPolicy::Thesis(policy),
-            None => match cx.registry.policy::<dyn MetaPolicy>(name) {
-                Some(policy) => EnergyPolicy::Each(policy),
-                None => {
-                    let thesis = MappingPolicy::ALL.iter().map(serde_name);
-                    let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name.to_string());
-                    let known: Vec<String> = thesis.chain(registered).collect();
-                    return Err(unknown_name("policy", name, known.iter().map(String::as_str)));
-                }
-            },
-        };
+        let policy: Arc<dyn metabroker::Policy<DataCentres>> =
+            match MappingPolicy::ALL.iter().find(|p| serde_name(*p) == name) {
+                Some(&policy) => Arc::new(policy),
+                None => match cx.registry.round_policy::<DataCentres>(name) {
+                    Some(policy) => policy,
+                    None => {
+                        let thesis = MappingPolicy::ALL.iter().map(serde_name);
+                        let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name);
+                        let family = cx.registry.policies::<dyn metabroker::Policy<DataCentres>>();
+                        let registered = registered.chain(family.map(|(name, ..)| name)).map(String::from);
+                        let known: Vec<String> = thesis.chain(registered).collect();
+                        return Err(unknown_name("policy", name, known.iter().map(String::as_str)));
+                    }
+                },
+            };
         Ok(Box::new(EnergyMetaBrokerSpec { datacentres, policy, interval }))
     }
 }
 
 /// A checked energy-aware meta-broker.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct EnergyMetaBrokerSpec {
     /// Its data centres.
     pub datacentres: Vec<Members>,
     /// Mapping policy.
-    pub policy: EnergyPolicy,
+    pub policy: Arc<dyn metabroker::Policy<DataCentres>>,
     /// Scheduling interval \[s\].
     pub interval: f64,
 }
@@ -183,6 +188,6 @@ impl GroupSpec for EnergyMetaBrokerSpec {
     fn build(&self, _: &Member<'_>, cx: &mut BuildCx) -> Result<BoxedAgent, String> {
         let members = self.datacentres.iter().flat_map(Members::names).map(|p| cx.id(&p));
         let members = members.collect::<Result<Vec<_>, _>>()?;
-        Ok(Box::new(EnergyMetaBroker::new(self.policy, self.interval, members)))
+        Ok(Box::new(EnergyMetaBroker::new(self.policy.clone(), self.interval, members)))
     }
 }

@@ -22,13 +22,14 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::datacenter::CPU_BOUNDNESS;
 use crate::datacenter::dvs::{self, DvsPolicy, Placement};
 use crate::datacenter::power::{Costs, PowerModel, Site, carbon_key, energy_cost_key};
-use crate::metabroker::{Candidate, Footprint, MetaPolicy};
+use crate::metabroker::{Candidate, Family, Footprint, MetaPolicy, OneAtATime, Policy};
 use crate::model::JobId;
 use crate::protocol::DataCentreAdvert;
 use crate::provider::profile::Profile;
@@ -164,6 +165,57 @@ pub fn evaluate(app: &App, dc: &DcView, now: SimTime) -> Option<(Placement, Cost
 fn costs_at(app: &App, dc: &DcView, level: usize) -> Costs {
     let f = dc.power.levels[level];
     Costs::at(&dc.power, &dc.site, f, app.pes, app.runtime / dc.speed, CPU_BOUNDNESS, app.data)
+}
+
+/// Chapter 6's family: applications mapped to data centres at the frequencies their DVS policies would choose.
+#[derive(Debug)]
+pub struct DataCentres;
+
+/// Chapter 6's cycle at `now`: its applications (`apps`, and `seen` as a registered policy sees them, in one order)
+/// and the data centres' views, which the mapping updates with the slots it takes.
+#[derive(Debug)]
+pub struct DataCentreView<'r> {
+    /// The cycle's applications.
+    pub apps: &'r [App],
+    /// The same as a registered policy sees them.
+    pub seen: &'r [crate::metabroker::App],
+    /// The data centres' slots, power models and DVS policies.
+    pub dcs: &'r mut [DcView],
+    /// The end of the cycle.
+    pub now: SimTime,
+}
+
+/// A cycle's mapping: the choices in the order made (applications in none are rejected, unless declined).
+#[derive(Debug, Default)]
+pub struct Mapping {
+    /// Where each mapped application goes.
+    pub choices: Vec<Choice>,
+    /// The applications that had candidates but that a registered policy declined: they wait for the next cycle.
+    pub declined: Vec<usize>,
+}
+
+impl Family for DataCentres {
+    type View<'r> = DataCentreView<'r>;
+    type Placements = Mapping;
+}
+
+impl Policy<DataCentres> for MappingPolicy {
+    fn place(&self, view: DataCentreView<'_>) -> Mapping {
+        Mapping { choices: map(*self, view.apps, view.dcs, view.now), declined: Vec::new() }
+    }
+}
+
+impl Policy<DataCentres> for OneAtATime {
+    fn place(&self, view: DataCentreView<'_>) -> Mapping {
+        let (choices, declined) = map_each(self.0, view.apps, view.seen, view.dcs, view.now);
+        Mapping { choices, declined }
+    }
+}
+
+impl From<MappingPolicy> for Arc<dyn Policy<DataCentres>> {
+    fn from(policy: MappingPolicy) -> Arc<dyn Policy<DataCentres>> {
+        Arc::new(policy)
+    }
 }
 
 /// Maps the cycle's applications to the data centres by `policy`, in the order it maps them; each data centre's

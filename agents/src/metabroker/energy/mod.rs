@@ -6,7 +6,7 @@
 //! `Registered`). At the end of every scheduling interval (50 s by default, "so that at least one application
 //! arrives per cycle") with applications waiting, it asks every registered data centre for its slots up to the
 //! latest deadline waiting (`Energy::Query`), and once every answer is in, maps the applications by its
-//! [`MappingPolicy`] (see [`mapping`]), running each data centre's DVS policy on its advertised slots to know the
+//! [`MappingPolicy`](mapping::MappingPolicy) (see [`mapping`]), running each data centre's DVS policy on its advertised slots to know the
 //! slot, frequency, carbon and profit of each pair. It sends each mapped application to its data centre
 //! (`Energy::Assign`); on `Energy::Assigned` the user gets a `Market::Ticket` and submits the application into the
 //! slot. An application no data centre can finish by its deadline is rejected in its cycle (`Job::Rejected`, with
@@ -22,10 +22,12 @@ pub mod kind;
 pub mod mapping;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use bounds::{BoundApp, BoundSite, Objective};
-use mapping::{App, DcView, MappingPolicy};
+use mapping::{App, DataCentreView, DataCentres, DcView};
 
+use super::Policy;
 use super::round::Rounds;
 use crate::datacenter::dvs::Placement;
 use crate::datacenter::power::Costs;
@@ -35,16 +37,6 @@ use crate::protocol::{
 };
 use crate::report::Report;
 use crate::sim::{Agent, AgentId, Ctx, Envelope, GridMarket, SimTime};
-
-/// What an energy-aware meta-broker maps by: a policy of the thesis (Garg 2010 §6.3.1), or a registered
-/// [`MetaPolicy`](super::MetaPolicy) that places one application at a time ([`mapping::map_each`]).
-pub type EnergyPolicy = super::FamilyPolicy<MappingPolicy>;
-
-impl From<MappingPolicy> for EnergyPolicy {
-    fn from(policy: MappingPolicy) -> EnergyPolicy {
-        EnergyPolicy::Thesis(policy)
-    }
-}
 
 /// An assignment sent, waiting for the data centre's answer.
 struct Pending {
@@ -56,7 +48,7 @@ struct Pending {
 
 /// The energy-aware meta-broker agent.
 pub struct EnergyMetaBroker {
-    policy: EnergyPolicy,
+    policy: Arc<dyn Policy<DataCentres>>,
     /// The data centres of its provider, which may register, in the order the scenario lists them.
     members: Vec<AgentId>,
     /// The catalogue (each registered data centre's last advertisement), the users, the cycles and the
@@ -78,10 +70,10 @@ pub struct EnergyMetaBroker {
 }
 
 impl EnergyMetaBroker {
-    /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`] or a registered
+    /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`](mapping::MappingPolicy) or a registered
     /// [`MetaPolicy`](super::MetaPolicy)) every `interval` seconds.
     pub fn new(
-        policy: impl Into<EnergyPolicy>,
+        policy: impl Into<Arc<dyn Policy<DataCentres>>>,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
     ) -> EnergyMetaBroker {
@@ -180,21 +172,16 @@ impl EnergyMetaBroker {
             })
             .collect();
         let mut mapped = vec![false; jobs.len()];
-        let choices = match self.policy {
-            EnergyPolicy::Thesis(policy) => mapping::map(policy, &apps, &mut views, now),
-            EnergyPolicy::Each(policy) => {
-                let seen: Vec<super::App> = jobs.iter().map(|(j, at)| super::App::of_request(j, at.secs())).collect();
-                let (choices, declined) = mapping::map_each(policy, &apps, &seen, &mut views, now);
-                // Declined, not impossible: the application waits for the next cycle.
-                for i in declined {
-                    mapped[i] = true;
-                    self.queue.insert(jobs[i].0.id, jobs[i].clone());
-                    self.rounds.arm(ctx);
-                }
-                choices
-            }
-        };
-        for c in choices {
+        let seen: Vec<super::App> = jobs.iter().map(|(j, at)| super::App::of_request(j, at.secs())).collect();
+        let view = DataCentreView { apps: &apps, seen: &seen, dcs: &mut views, now };
+        let mapping = self.policy.place(view);
+        // Declined, not impossible: the application waits for the next cycle.
+        for i in mapping.declined {
+            mapped[i] = true;
+            self.queue.insert(jobs[i].0.id, jobs[i].clone());
+            self.rounds.arm(ctx);
+        }
+        for c in mapping.choices {
             mapped[c.app] = true;
             let job = jobs[c.app].0.clone();
             let pending = Pending { job: job.clone(), dc: ids[c.dc], placement: c.placement, costs: c.costs };

@@ -17,10 +17,11 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metabroker::{App, Candidate, MetaPolicy};
+use crate::metabroker::{App, Candidate, Family, MetaPolicy, OneAtATime, Policy};
 
 /// The trade-off heuristic of a round (Garg 2010 §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -358,6 +359,49 @@ fn arrival_order(requests: &[Request], resources: &[Resource], outcome: &mut Out
     let (wide, order): (Vec<usize>, Vec<usize>) = order.into_iter().partition(|&i| requests[i].cpus > widest);
     outcome.unplaced.extend(wide.into_iter().map(|i| (i, Unplaced::TooWide { widest })));
     order
+}
+
+/// Chapter 5's family: windows on the sites' free profiles, traded off by φ.
+#[derive(Debug)]
+pub struct Profiles;
+
+/// Chapter 5's round at time `now`: the applications waiting (`apps` as a registered policy sees them, `requests` as
+/// the heuristics do, in one order) and the sites' free profiles (`resources`, and their CPU `speeds` in that order).
+#[derive(Clone, Copy, Debug)]
+pub struct ProfileView<'r> {
+    /// The applications as a registered policy sees them.
+    pub apps: &'r [App],
+    /// The applications with their ETC on every site and their δ.
+    pub requests: &'r [Request],
+    /// The sites' free profiles, prices and DTCs.
+    pub resources: &'r [Resource],
+    /// The sites' CPU speeds.
+    pub speeds: &'r [f64],
+    /// The end of the round; no window starts before it \[s\].
+    pub now: f64,
+}
+
+impl Family for Profiles {
+    type View<'r> = ProfileView<'r>;
+    type Placements = Result<Outcome, BadInput>;
+}
+
+impl Policy<Profiles> for Heuristic {
+    fn place(&self, view: ProfileView<'_>) -> Result<Outcome, BadInput> {
+        allocate(*self, view.requests, view.resources, view.now)
+    }
+}
+
+impl Policy<Profiles> for OneAtATime {
+    fn place(&self, view: ProfileView<'_>) -> Result<Outcome, BadInput> {
+        allocate_each(self.0, view.apps, view.requests, view.resources, view.speeds, view.now)
+    }
+}
+
+impl From<Heuristic> for Arc<dyn Policy<Profiles>> {
+    fn from(heuristic: Heuristic) -> Arc<dyn Policy<Profiles>> {
+        Arc::new(heuristic)
+    }
 }
 
 /// Allocates `requests` on `resources` by a registered `policy` at the end of a round at time `now`: first come, first

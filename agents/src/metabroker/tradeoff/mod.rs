@@ -1,6 +1,6 @@
 //! The time/cost trade-off meta-broker of Garg (2010) ch5: rigid parallel applications placed every scheduling
 //! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered
-//! [`MetaPolicy`](super::MetaPolicy) ([`TradeoffPolicy`]), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
+//! [`MetaPolicy`](super::MetaPolicy) (each a [`Policy`] of the [`Profiles`] family), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
 //! reported beside every run.
 //!
 //! Providers register at start (`Market::RegisterProvider`, answered `Registered`, or `RegisterRefused` outside its
@@ -31,6 +31,7 @@ pub mod heuristics;
 pub mod prices;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rand::RngExt;
 use schemars::JsonSchema;
@@ -38,9 +39,9 @@ use serde::{Deserialize, Serialize};
 
 use self::bounds::lower_bounds;
 use self::etc::EtcModel;
-use self::heuristics::{Heuristic, Request, Resource, Segment, Unplaced, allocate, allocate_each};
+use self::heuristics::{ProfileView, Profiles, Request, Resource, Segment, Unplaced};
 use super::round::Rounds;
-use super::{App, FamilyPolicy};
+use super::{App, Policy};
 use crate::ledger::{Account, Book, Currency, External, Reason, Transfer};
 use crate::protocol::{JobId, JobMsg, JobSpec, LeaseMsg, MarketMsg, Msg, ResourceUpdate, Ticket, TimerMsg};
 use crate::report::Report;
@@ -62,17 +63,6 @@ pub enum Delta {
 pub enum PerUser {
     /// Drawn U[0, 1] per application.
     PerUser,
-}
-
-/// What a trade-off meta-broker runs every round: a heuristic of the thesis, or a registered
-/// [`MetaPolicy`](super::MetaPolicy) that places one application at a time on its earliest window at the site it
-/// chooses ([`allocate_each`]).
-pub type TradeoffPolicy = FamilyPolicy<Heuristic>;
-
-impl From<Heuristic> for TradeoffPolicy {
-    fn from(heuristic: Heuristic) -> TradeoffPolicy {
-        TradeoffPolicy::Thesis(heuristic)
-    }
 }
 
 /// The trade-off settings of a meta-broker.
@@ -120,7 +110,7 @@ struct Reserving {
 
 /// The time/cost trade-off meta-broker (see the module documentation).
 pub struct TradeoffMetaBroker {
-    policy: TradeoffPolicy,
+    policy: Arc<dyn Policy<Profiles>>,
     params: TradeoffParams,
     /// The catalogue (each registered provider's last update), the users, the interval's rounds and the windows
     /// sent to providers.
@@ -148,10 +138,10 @@ pub struct TradeoffMetaBroker {
 }
 
 impl TradeoffMetaBroker {
-    /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`] or a registered
+    /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`](heuristics::Heuristic) or a registered
     /// [`MetaPolicy`](super::MetaPolicy)) with `params` every `interval` seconds.
     pub fn new(
-        policy: impl Into<TradeoffPolicy>,
+        policy: impl Into<Arc<dyn Policy<Profiles>>>,
         params: TradeoffParams,
         interval: f64,
         members: impl IntoIterator<Item = AgentId>,
@@ -247,15 +237,12 @@ impl TradeoffMetaBroker {
             let etc = providers.iter().map(|p| w.etc[p]).collect();
             requests.push(Request { arrival: w.arrival.secs(), cpus: w.spec.pes, etc, delta: w.delta });
         }
-        let outcome = match self.policy {
-            TradeoffPolicy::Thesis(heuristic) => allocate(heuristic, &requests, &resources, now.secs()),
-            TradeoffPolicy::Each(policy) => {
-                let apps: Vec<App> =
-                    ids.iter().map(|id| &self.queue[id]).map(|w| App::of_request(&w.spec, w.arrival.secs())).collect();
-                let speeds: Vec<f64> = self.rounds.offers().map(|(_, u)| u.speed).collect();
-                allocate_each(policy, &apps, &requests, &resources, &speeds, now.secs())
-            }
-        };
+        let apps: Vec<App> =
+            ids.iter().map(|id| &self.queue[id]).map(|w| App::of_request(&w.spec, w.arrival.secs())).collect();
+        let speeds: Vec<f64> = self.rounds.offers().map(|(_, u)| u.speed).collect();
+        let view =
+            ProfileView { apps: &apps, requests: &requests, resources: &resources, speeds: &speeds, now: now.secs() };
+        let outcome = self.policy.place(view);
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
