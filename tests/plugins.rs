@@ -12,7 +12,9 @@ use agents::broker::ProviderChoice;
 use agents::exchange::mechanism::Side;
 use agents::exchange::traders::{Limits, NamedTraderStrategy, RngLike, TraderStrategy, Unit};
 use agents::metabroker::dam::{AuctionPolicy, QueueView, Queues, Round, match_round};
-use agents::metabroker::{Policy, Problem, Schedule, SlotView, Slots, mgn_transportation, modified_min_cost};
+use agents::metabroker::{
+    App, Candidate, MetaPolicy, Policy, Problem, Schedule, SlotView, Slots, mgn_transportation, modified_min_cost,
+};
 use agents::model::ProviderInfo;
 use agents::protocol::JobSpec;
 use agents::registry::Registry;
@@ -107,12 +109,8 @@ fn registry() -> Registry {
 
 /// Every metric of every run of the scenario `text`, by point and replication (as text: NaN is a value here).
 fn metrics(name: &str, text: &str) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("gridmarket-plugins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
     let opts = LoadOptions { registry: registry(), ..LoadOptions::default() };
-    let study = Study::load(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let study = Study::load(&write(name, text), &opts).unwrap_or_else(|e| panic!("{e}"));
     let interrupt = Arc::new(AtomicBool::new(false));
     let mut out = Vec::new();
     for point in &study.points {
@@ -122,6 +120,21 @@ fn metrics(name: &str, text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `text` written as the scenario file `name` of this test process.
+fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gridmarket-plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `text` with `from` replaced by `to`, which must be there.
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "no {from:?} in the scenario");
+    text.replace(from, to)
 }
 
 fn scenario(path: &str) -> String {
@@ -160,30 +173,51 @@ fn test_a_registered_provider_choice_claims_as_the_built_in_it_copies() {
 #[test]
 fn test_a_registered_round_policy_schedules_as_the_built_in_it_copies() {
     let ch4 = scenario("scenarios/garg-ch4/metabroker.toml").split("[sweep]").next().unwrap().to_string();
-    let ch4 = ch4.replace("../profiles/", &format!("{}/scenarios/profiles/", env!("CARGO_MANIFEST_DIR")));
-    let ch4 = ch4.replace("count = 50\n\n[metabrokers", "count = 25\n\n[metabrokers");
-    let ch4 = ch4.replace("replications = 10", "replications = 2").replace("\"tight\"", "\"medium\"");
-    let built_in = metrics("ch4.toml", &ch4.replace("\"greedy\"\ngreedy", "\"mmc\"\ngreedy"));
+    let ch4 = edit(&ch4, "../profiles/", &format!("{}/scenarios/profiles/", env!("CARGO_MANIFEST_DIR")));
+    let ch4 = edit(&ch4, "count = 50\n\n[metabrokers", "count = 25\n\n[metabrokers");
+    let ch4 = edit(&edit(&ch4, "replications = 10", "replications = 2"), "\"tight\"", "\"medium\"");
+    let built_in = metrics("ch4.toml", &edit(&ch4, "\"greedy\"\ngreedy", "\"mmc\"\ngreedy"));
     assert!(built_in[0].contains("\"metabrokers.mb.tickets\": 41.0"), "MMC placed 41 of the 50 applications");
-    assert_eq!(metrics("ch4.toml", &ch4.replace("\"greedy\"\ngreedy", "\"mmc-again\"\ngreedy")), built_in);
+    assert_ne!(metrics("ch4.toml", &ch4), built_in, "greedy places otherwise than MMC");
+    assert_eq!(metrics("ch4.toml", &edit(&ch4, "\"greedy\"\ngreedy", "\"mmc-again\"\ngreedy")), built_in);
     // Chapter 7's queues, over a third of a day of the Thunder-like workload.
-    let dam = scenario("scenarios/garg-ch7/dam.toml").split("[[expect]]").next().unwrap().replace("604800", "28800");
-    let dam = dam.replace("replications = 10", "replications = 1");
-    let dam = dam
-        .replace("\"metabrokers.mb.policy\" = [\"dam\", \"sjf\", \"fcfs\", \"edf-fq\", \"hvfq\", \"fair-share\"]", "");
+    let dam = scenario("scenarios/garg-ch7/dam.toml").split("[[expect]]").next().unwrap().to_string();
+    let dam = edit(&edit(&dam, "604800", "28800"), "replications = 10", "replications = 1");
+    let sweep = "\"metabrokers.mb.policy\" = [\"dam\", \"sjf\", \"fcfs\", \"edf-fq\", \"hvfq\", \"fair-share\"]";
+    let dam = edit(&dam, sweep, "");
     let built_in = metrics("dam.toml", &dam);
     assert!(!built_in[0].contains("\"metabrokers.mb.tickets\": 0.0"), "DAM matched nothing");
-    let again = dam.replace("policy = \"dam\"", "policy = \"dam-again\"\noffers = \"queues\"");
+    assert_ne!(
+        metrics("dam.toml", &edit(&dam, "policy = \"dam\"", "policy = \"fcfs\"")),
+        built_in,
+        "FCFS matches otherwise than DAM"
+    );
+    let again = edit(&dam, "policy = \"dam\"", "policy = \"dam-again\"\noffers = \"queues\"");
     assert_eq!(metrics("dam.toml", &again), built_in);
     // Without `offers`, the meta-broker reads slots, which the policy does not.
-    let dir = std::env::temp_dir().join(format!("gridmarket-plugins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("dam-slots.toml");
-    std::fs::write(&path, dam.replace("policy = \"dam\"", "policy = \"dam-again\"")).unwrap();
+    let path = write("dam-slots.toml", &edit(&dam, "policy = \"dam\"", "policy = \"dam-again\""));
     let opts = LoadOptions { registry: registry(), ..LoadOptions::default() };
     let Err(error) = Study::load(&path, &opts) else { panic!("a policy of another family was accepted") };
     let error = error.to_string();
     assert!(error.contains("metabrokers.mb.offers: the registered policy \"dam-again\" reads \"queues\""), "{error}");
+}
+
+#[test]
+#[should_panic(expected = "the meta-broker policy name `mmc-again` is taken")]
+fn test_a_meta_policy_may_not_take_a_round_policy_name() {
+    struct Again;
+    impl MetaPolicy for Again {
+        fn name(&self) -> &'static str {
+            "mmc-again"
+        }
+        fn about(&self) -> &'static str {
+            "the cheapest candidate"
+        }
+        fn choose<'c>(&self, _: &App, candidates: &'c [Candidate]) -> Option<&'c Candidate> {
+            candidates.first()
+        }
+    }
+    let _ = registry().with_meta_policy(&Again);
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The meta-broker actor (Garg 2010, ch3 §3.2): registers providers into a resource catalogue and users into the
 //! market, queues users' requests and, at the end of every scheduling interval, has every registered provider
-//! update its catalogue entry, runs the configured [`Policy`] of the [`Slots`] family over the queue and the catalogue, reserves
-//! each placed request's slot with its provider and hands the user a ticket; what it cannot place rolls over to
-//! the next interval, or is dropped once its deadline can no longer be met.
+//! update its catalogue entry, runs the configured [`Policy`] of the [`Slots`] family over the queue and the
+//! catalogue, reserves each placed request's slot with its provider and hands the user a ticket; what it cannot place
+//! rolls over to the next interval, or is dropped once its deadline can no longer be met.
 //!
 //! Receives `Market::RegisterProvider` / `RegisterUser` (answered `Registered`, or `RegisterRefused` for a provider
 //! outside its market), `Market::ResourceRequest` (user broker), `Market::ResourceUpdate` (provider),
@@ -70,7 +70,8 @@ pub struct MetaBroker {
 
 impl MetaBroker {
     /// A meta-broker whose market holds the providers `members`, running `policy` (a [`SchedulingPolicy`] of the
-    /// thesis or a registered [`MetaPolicy`]) every `interval` seconds.
+    /// thesis, a registered [`MetaPolicy`] as [`OneAtATime`](super::OneAtATime), or a registered policy of the family)
+    /// every `interval` seconds.
     ///
     /// [`SchedulingPolicy`]: super::SchedulingPolicy
     /// [`MetaPolicy`]: super::MetaPolicy

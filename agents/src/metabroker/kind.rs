@@ -320,23 +320,30 @@ impl RawMetaBroker {
         if let Some(scheduler) = registered {
             return scheduler;
         }
-        // A policy of another family than the one `offers` names.
-        let family = [
-            (Offers::Slots, registry.policy::<dyn super::Policy<Slots>>(name).is_some()),
-            (Offers::Profiles, registry.policy::<dyn super::Policy<Profiles>>(name).is_some()),
-            (Offers::Queues, registry.policy::<dyn super::Policy<Queues>>(name).is_some()),
-        ];
-        if let Some((offers, _)) = family.into_iter().find(|&(_, has)| has) {
-            let message = format!("the registered policy \"{name}\" reads \"{}\"", serde_name(&offers));
-            return Err(Invalid::at("offers", message).hint(format!("set `offers = \"{}\"`", serde_name(&offers))));
+        // A policy of other families than the one `offers` names.
+        let families = registry.round_policy_families(name);
+        let offers: Vec<String> =
+            families.iter().filter(|&&f| f != "data centres").map(|f| format!("\"{f}\"")).collect();
+        if !offers.is_empty() {
+            let message = format!("the registered policy \"{name}\" reads {}", offers.join(" or "));
+            return Err(Invalid::at("offers", message).hint("set `offers` to what it reads"));
+        } else if !families.is_empty() {
+            let message = format!("the registered policy \"{name}\" maps on data centres");
+            return Err(Invalid::at("policy", message).hint("name it in an `[energy-metabrokers]` group"));
         }
         let thesis = SchedulingPolicy::ALL.iter().map(serde_name).chain(AuctionPolicy::ALL.iter().map(serde_name));
         let thesis = thesis.chain(Heuristic::ALL.iter().map(serde_name));
-        let registered = registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name);
-        let registered = registered.chain(registry.policies::<dyn super::Policy<Slots>>().map(|(name, ..)| name));
-        let registered = registered.chain(registry.policies::<dyn super::Policy<Profiles>>().map(|(name, ..)| name));
-        let registered = registered.chain(registry.policies::<dyn super::Policy<Queues>>().map(|(name, ..)| name));
-        let known: Vec<String> = thesis.chain(registered.map(String::from)).collect();
+        let mut registered: Vec<&str> = registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name).collect();
+        let slots = registry.policies::<dyn super::Policy<Slots>>().map(|(name, ..)| name);
+        let profiles = registry.policies::<dyn super::Policy<Profiles>>().map(|(name, ..)| name);
+        for family in
+            slots.chain(profiles).chain(registry.policies::<dyn super::Policy<Queues>>().map(|(name, ..)| name))
+        {
+            if !registered.contains(&family) {
+                registered.push(family);
+            }
+        }
+        let known: Vec<String> = thesis.chain(registered.into_iter().map(String::from)).collect();
         Err(unknown_name("policy", name, known.iter().map(String::as_str)))
     }
 

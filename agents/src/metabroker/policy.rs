@@ -2,24 +2,30 @@
 //! takes back its placements.
 //!
 //! Every policy of Garg (2010) is an implementation of [`Policy`] for its chapter's family: the ch3–4 ones
-//! ([`SchedulingPolicy`]) for [`Slots`], the ch5 trade-off heuristics for `tradeoff::Profiles`, the ch6 mappings for
-//! `energy::DataCentres`, DAM and its baselines for `dam::Queues`. A policy of one's own is simpler to write: a
-//! [`MetaPolicy`] places one application at a time, and [`OneAtATime`] makes it a policy of every family. In
-//! chapter 3–4's ([`place_each`]) it takes the applications first come, first served (the order of greedy), lists for
-//! each the sites that can still take it whole ([`Candidate`]s: in time for its deadline and the site's window,
-//! within its budget, with enough CPUs left this round), and asks the policy to choose one or none. None rolls the
-//! application over to the next interval, as the dummy provider of the thesis does; the other families list their own
-//! candidates the same way. A policy is registered by name (`Registry::with_meta_policy`) and chosen in a scenario
-//! with `policy = "<name>"`, its family by the meta-broker's `offers` (or the energy-aware meta-broker's `policy`).
-
+//! ([`SchedulingPolicy`]) for [`Slots`], the ch5 trade-off heuristics for `tradeoff::heuristics::Profiles`, the ch6
+//! mappings for `energy::mapping::DataCentres`, DAM and its baselines for `dam::Queues`.
+//!
+//! A policy of one's own is either of two kinds, registered by name and chosen in a scenario with
+//! `policy = "<name>"`:
+//! - a [`MetaPolicy`] (`Registry::with_meta_policy`), simpler to write, places one application at a time, and
+//!   [`OneAtATime`] makes it a policy of every family. In chapters 3–4's ([`place_each`]) it takes the applications
+//!   first come, first served (the order of greedy), lists for each the sites that can still take it whole
+//!   ([`Candidate`]s: in time for its deadline and the site's window, within its budget, with enough CPUs left this
+//!   round), and asks the policy to choose one or none; none rolls the application over to the next interval, as the
+//!   dummy provider of the thesis does. The other families list candidates from their own offers, in their own order
+//!   (see `allocate_each`, `map_each`, `match_each`);
+//! - a [`Policy`] of one family (`Registry::with_round_policy`), which sees the whole round as the thesis's do.
+//!
+//! The meta-broker's `offers` chooses the family a registered policy runs in (slots, profiles or queues); the
+//! energy-aware meta-broker of chapter 6 always runs the data centres' family.
 use std::fmt;
 use std::sync::Arc;
 
-use super::dam::AuctionPolicy;
-use super::energy::mapping::MappingPolicy;
+use super::dam::{AuctionPolicy, Queues};
+use super::energy::mapping::{DataCentres, MappingPolicy};
 use super::greedy::arrival_order;
 use super::model::{App, Problem, Schedule, Snapshot};
-use super::tradeoff::heuristics::Heuristic;
+use super::tradeoff::heuristics::{Heuristic, Profiles};
 use super::{Params, SchedulingPolicy, schedule_with};
 use crate::registry::{Registry, serde_name};
 
@@ -43,10 +49,11 @@ impl Registry {
     /// Adds `policy`, which scenarios then name in a meta-broker's `policy`, in every family.
     ///
     /// # Panics
-    /// If its name is one of the thesis's policies (Garg 2010, ch 3–7) or another registered policy's.
+    /// If its name is one of the thesis's policies (Garg 2010, ch 3–7) or another registered policy's, of any family.
     pub fn with_meta_policy(self, policy: &'static dyn MetaPolicy) -> Registry {
         let name = policy.name();
-        assert!(!self.meta_policy_name_taken(name), "the meta-broker policy name `{name}` is taken");
+        let taken = self.meta_policy_name_taken(name) || !self.round_policy_families(name).is_empty();
+        assert!(!taken, "the meta-broker policy name `{name}` is taken");
         self.with_policy(name, policy.about(), policy)
     }
 
@@ -75,6 +82,18 @@ impl Registry {
             thesis.chain(AuctionPolicy::ALL.iter().map(serde_name)).chain(Heuristic::ALL.iter().map(serde_name));
         let mut thesis = thesis.chain(MappingPolicy::ALL.iter().map(serde_name));
         thesis.any(|t| t == name) || self.policy::<dyn MetaPolicy>(name).is_some()
+    }
+
+    /// The families of the registered [`Policy`]s called `name`, in the order chapters 3–4, 5, 7, 6 (that of the
+    /// meta-broker's `offers`, then the energy-aware meta-broker's).
+    pub fn round_policy_families(&self, name: &str) -> Vec<&'static str> {
+        let families = [
+            ("slots", self.policy::<dyn Policy<Slots>>(name).is_some()),
+            ("profiles", self.policy::<dyn Policy<Profiles>>(name).is_some()),
+            ("queues", self.policy::<dyn Policy<Queues>>(name).is_some()),
+            ("data centres", self.policy::<dyn Policy<DataCentres>>(name).is_some()),
+        ];
+        families.into_iter().filter(|&(_, has)| has).map(|(family, _)| family).collect()
     }
 
     /// The registered policy called `name` that a meta-broker of family `F` runs: a [`MetaPolicy`], or a policy of
@@ -109,7 +128,9 @@ pub trait Family: 'static {
 /// an implementation of this trait for the family it runs in: each policy of the thesis for its own chapter's
 /// family, and a registered [`MetaPolicy`] ([`OneAtATime`]) for every family.
 pub trait Policy<F: Family>: fmt::Debug + Send + Sync {
-    /// The round's placements; a pure function of the view (a policy that draws takes its seed from the view).
+    /// The round's placements, a function of the view alone (a policy that draws takes its seed from the view); a
+    /// family's view may hold state the placements update (the data centres' slots). Placements name applications
+    /// and providers by their indices in the view, each application at most once.
     fn place(&self, view: F::View<'_>) -> F::Placements;
 
     /// Whether it may place an application's tasks on several providers (and over several rounds); by default it
@@ -135,6 +156,15 @@ impl<F: Family> Policy<F> for &'static dyn Policy<F> {
 /// `dam::match_each`, `energy::mapping::map_each`).
 #[derive(Clone, Copy, Debug)]
 pub struct OneAtATime(pub &'static dyn MetaPolicy);
+
+impl<F: Family> From<OneAtATime> for Arc<dyn Policy<F>>
+where
+    OneAtATime: Policy<F>,
+{
+    fn from(policy: OneAtATime) -> Arc<dyn Policy<F>> {
+        Arc::new(policy)
+    }
+}
 
 /// Chapters 3–4's family: a joint schedule of the round on the sites' slots.
 #[derive(Debug)]

@@ -60,7 +60,8 @@ pub struct AuctionMetaBroker {
 }
 
 impl AuctionMetaBroker {
-    /// A meta-broker running `policy` (DAM, a baseline or a registered [`MetaPolicy`]) with `params` every
+    /// A meta-broker running `policy` (DAM, a baseline, a registered [`MetaPolicy`] as
+    /// [`OneAtATime`](crate::metabroker::OneAtATime), or a registered policy of the family) with `params` every
     /// `interval` seconds over the providers `members`.
     ///
     /// [`MetaPolicy`]: crate::metabroker::MetaPolicy

@@ -130,7 +130,8 @@ impl AgentKind for EnergyMetaBrokerKind {
 pub struct RawEnergyMetaBroker {
     /// Mapping policy: "gmce", "mce-mce", "gmp", "mp-mp", "mce-mp" or "edf-est" (Garg 2010 §6.3.1), or the name of a
     /// policy added to the registry, which places one application at a time among the data centres where it meets
-    /// its deadline (see docs/writing-a-policy.md). Whether it runs with DVS is each data centre's `dvs`.
+    /// its deadline, or maps the whole cycle (see docs/writing-a-policy.md). Whether it runs with DVS is each data
+    /// centre's `dvs`.
     pub policy: String,
     /// Scheduling interval \[s\] (default 50, Garg (2010) §6.5; from 0.001 s).
     pub interval: Option<Interval>,
@@ -155,6 +156,10 @@ impl RawGroup for RawEnergyMetaBroker {
                 Some(&policy) => Arc::new(policy),
                 None => match cx.registry.round_policy::<DataCentres>(name) {
                     Some(policy) => policy,
+                    None if !cx.registry.round_policy_families(name).is_empty() => {
+                        let message = format!("the registered policy \"{name}\" reads the offers of meta-brokers");
+                        return Err(Invalid::at("policy", message).hint("name it in a `[metabrokers]` group"));
+                    }
                     None => {
                         let thesis = MappingPolicy::ALL.iter().map(serde_name);
                         let registered = cx.registry.policies::<dyn MetaPolicy>().map(|(name, ..)| name);

@@ -6,8 +6,8 @@
 //! `Registered`). At the end of every scheduling interval (50 s by default, "so that at least one application
 //! arrives per cycle") with applications waiting, it asks every registered data centre for its slots up to the
 //! latest deadline waiting (`Energy::Query`), and once every answer is in, maps the applications by its
-//! [`MappingPolicy`](mapping::MappingPolicy) (see [`mapping`]), running each data centre's DVS policy on its advertised slots to know the
-//! slot, frequency, carbon and profit of each pair. It sends each mapped application to its data centre
+//! [`MappingPolicy`](mapping::MappingPolicy) (see [`mapping`]), running each data centre's DVS policy on its
+//! advertised slots to know the slot, frequency, carbon and profit of each pair. It sends each mapped application to its data centre
 //! (`Energy::Assign`); on `Energy::Assigned` the user gets a `Market::Ticket` and submits the application into the
 //! slot. An application no data centre can finish by its deadline is rejected in its cycle (`Job::Rejected`, with
 //! the reason): the slots only fill up, so a later cycle could not do better.
@@ -70,8 +70,9 @@ pub struct EnergyMetaBroker {
 }
 
 impl EnergyMetaBroker {
-    /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`](mapping::MappingPolicy) or a registered
-    /// [`MetaPolicy`](super::MetaPolicy)) every `interval` seconds.
+    /// A meta-broker over the data centres `members`, mapping by `policy` (a [`MappingPolicy`](mapping::MappingPolicy),
+    /// a registered [`MetaPolicy`](super::MetaPolicy) as [`OneAtATime`](super::OneAtATime), or a registered policy of
+    /// the family) every `interval` seconds.
     pub fn new(
         policy: impl Into<Arc<dyn Policy<DataCentres>>>,
         interval: f64,

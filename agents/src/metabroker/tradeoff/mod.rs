@@ -1,7 +1,7 @@
 //! The time/cost trade-off meta-broker of Garg (2010) ch5: rigid parallel applications placed every scheduling
-//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered
-//! [`MetaPolicy`](super::MetaPolicy) (each a [`Policy`] of the [`Profiles`] family), on the providers' advance-reservation slots, with the lower bounds of §5.3.1 ([`bounds`])
-//! reported beside every run.
+//! interval (SI) by MinCTT, MaxCTT, SuffCTT or greedy ([`heuristics`]), or by a registered policy (each a [`Policy`]
+//! of the [`Profiles`] family), on the providers' advance-reservation slots, with the lower bounds of §5.3.1
+//! ([`bounds`]) reported beside every run.
 //!
 //! Providers register at start (`Market::RegisterProvider`, answered `Registered`, or `RegisterRefused` outside its
 //! market); users register (`RegisterUser`) and send their applications (`ResourceRequest`). An application's ETC
@@ -138,8 +138,9 @@ pub struct TradeoffMetaBroker {
 }
 
 impl TradeoffMetaBroker {
-    /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`](heuristics::Heuristic) or a registered
-    /// [`MetaPolicy`](super::MetaPolicy)) with `params` every `interval` seconds.
+    /// A meta-broker over the providers `members`, allocating by `policy` (a [`Heuristic`](heuristics::Heuristic), a
+    /// registered [`MetaPolicy`](super::MetaPolicy) as [`OneAtATime`](super::OneAtATime), or a registered policy of
+    /// the family) with `params` every `interval` seconds.
     pub fn new(
         policy: impl Into<Arc<dyn Policy<Profiles>>>,
         params: TradeoffParams,
