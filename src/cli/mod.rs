@@ -235,17 +235,12 @@ pub fn main(plugins: Plugins) -> ExitCode {
 /// own (a test, say): the process's panic hook and signals are left as they are.
 pub fn main_from(args: impl IntoIterator<Item = impl Into<OsString>>, plugins: Plugins) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    // Recorded in run.json and the folders' manifests.
-    let command = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let command = command_line(&args);
     let started = std::time::Instant::now();
-    // A second call in one process keeps the first's logger.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .try_init();
+    init_logging();
     let cli = Cli::parse_from(&args);
     let usage = matches!(cli.command, Command::Run { usage: true, .. });
-    let code = run(cli, &plugins, &command);
+    let code = run(cli, &plugins, &command, &Interrupt::CtrlC);
     if usage {
         let peak =
             peak_rss().map_or("unknown (no /proc/self/status)".into(), |kb| format!("{:.1} MiB", kb as f64 / 1024.0));
@@ -254,7 +249,7 @@ pub fn main_from(args: impl IntoIterator<Item = impl Into<OsString>>, plugins: P
         println!("usage: wall {:.3} s{cpu}, peak memory {peak}", started.elapsed().as_secs_f64());
     }
     match code {
-        Ok(code) => code,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             if e.downcast_ref::<ScenarioError>().is_some() { ExitCode::from(EXIT_CONFIG) } else { ExitCode::from(2) }
@@ -262,7 +257,53 @@ pub fn main_from(args: impl IntoIterator<Item = impl Into<OsString>>, plugins: P
     }
 }
 
-fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
+/// Runs one command from `args` (the first is the program's name) for a program that drives gridmarket, the Python
+/// package: the exit code the command line would give (0, or 1 when a target fails, 130 when `interrupt` stopped it
+/// early), or the command's error (a refused scenario is a [`ScenarioError`]); a malformed command line is an error
+/// with the command line's message. Raising `interrupt` stops the runs as Ctrl-C does; no signal handler is installed.
+pub fn run_command(
+    args: impl IntoIterator<Item = impl Into<OsString>>,
+    plugins: &Plugins,
+    interrupt: Arc<AtomicBool>,
+) -> anyhow::Result<u8> {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let command = command_line(&args);
+    init_logging();
+    let cli = Cli::try_parse_from(&args).map_err(|e| anyhow::anyhow!("{}", e.render()))?;
+    run(cli, plugins, &command, &Interrupt::Flag(interrupt))
+}
+
+/// The command as run.json and the folders' manifests record it.
+fn command_line(args: &[OsString]) -> String {
+    args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
+
+/// Warnings and errors to stderr (`RUST_LOG` chooses); a second call in one process keeps the first's logger.
+fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// What stops a command's runs early.
+enum Interrupt {
+    /// Ctrl-C, through the handler installed once a process.
+    CtrlC,
+    /// A flag its caller raises.
+    Flag(Arc<AtomicBool>),
+}
+
+impl Interrupt {
+    fn flag(&self) -> anyhow::Result<Arc<AtomicBool>> {
+        match self {
+            Interrupt::CtrlC => interrupt_flag(),
+            Interrupt::Flag(flag) => Ok(flag.clone()),
+        }
+    }
+}
+
+fn run(cli: Cli, plugins: &Plugins, command: &str, interrupt: &Interrupt) -> anyhow::Result<u8> {
     let options = |load: &Loaded| load.options(plugins);
     match cli.command {
         Command::Run {
@@ -316,7 +357,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 command: command.to_string(),
                 report: Some(report::write_study_report),
             };
-            let interrupt = interrupt_flag()?;
+            let interrupt = interrupt.flag()?;
             if let Some(shard) = shard {
                 let result = run_shard(&study, &opts, &ShardRun { shard, offset: 0, load }, &interrupt)?;
                 println!(
@@ -348,8 +389,9 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
             Ok(finish(&result, &interrupt, strict))
         }
         Command::Validate { files, overrides } => {
-            // Every file is checked, and every refusal reported, before the exit status says any was refused.
-            let mut refused = 0;
+            // Every file is checked, and every refusal reported, before the exit status says any was refused; the
+            // last refusal is the command's error (for a program, the one of a single file).
+            let mut refusals = Vec::new();
             let (full, quick) = (options(&overrides.loaded(false)?), options(&overrides.loaded(true)?));
             for f in &files {
                 let checked = Study::load(f, &full).and_then(|study| {
@@ -363,13 +405,14 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                         let runs: u32 = study.points.iter().map(|p| p.plan.replications).sum();
                         println!("{}: ok ({} sweep point(s), {runs} run(s))", f.display(), study.points.len());
                     }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        refused += 1;
-                    }
+                    Err(e) => refusals.push(e),
                 }
             }
-            Ok(if refused > 0 { ExitCode::from(EXIT_CONFIG) } else { ExitCode::SUCCESS })
+            let Some(last) = refusals.pop() else { return Ok(0) };
+            for e in &refusals {
+                eprintln!("error: {e}");
+            }
+            Err(last.into())
         }
         Command::Reproduce {
             name,
@@ -404,7 +447,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 }
                 None => None,
             };
-            let interrupt = interrupt_flag()?;
+            let interrupt = interrupt.flag()?;
             let mut failed = false;
             let mut index = Vec::new();
             for family in families {
@@ -453,7 +496,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                     studies.push((study, result));
                     // An interrupted shard writes no manifest for the files it did not reach: run it again.
                     if shard.is_some() && interrupt.load(Ordering::Relaxed) {
-                        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                        return Ok(EXIT_INTERRUPTED);
                     }
                 }
                 if let Some(shard) = shard {
@@ -488,7 +531,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 }
                 family_claim.seal()?;
                 if interrupt.load(Ordering::Relaxed) {
-                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                    return Ok(EXIT_INTERRUPTED);
                 }
             }
             if let (Some(base), Some(claim)) = (&base, base_claim) {
@@ -498,7 +541,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 claim.seal()?;
                 println!("index of the families: {}", path.display());
             }
-            Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
+            Ok(if failed { EXIT_TARGET } else { 0 })
         }
         Command::Merge { dirs, out, strict } => match shard::merge(&dirs, plugins)? {
             Merged::Study(merged) => {
@@ -525,7 +568,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 let mut studies: Vec<_> = merged.into_iter().map(|m| (m.study, m.result)).collect();
                 let failed = conclude_family(&family, &mut studies, &out, strict)?;
                 claim.seal()?;
-                Ok(if failed { ExitCode::from(EXIT_TARGET) } else { ExitCode::SUCCESS })
+                Ok(if failed { EXIT_TARGET } else { 0 })
             }
         },
         Command::Slurm { file, array_size, time, partition, cpus_per_task, out, quick, overrides } => {
@@ -584,7 +627,7 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
             }
             claim.seal()?;
             println!("{tasks} runs in {shards} shards; submit with: {}", job.out.join("submit.sh").display());
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::List { scenarios } => {
             println!("scenario families in {}:", scenarios.display());
@@ -604,11 +647,11 @@ fn run(cli: Cli, plugins: &Plugins, command: &str) -> anyhow::Result<ExitCode> {
                 }
             }
             print!("\n{}", schema::kinds_text(&plugins.registry));
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Schema { outputs } => {
             print!("{}", if outputs { schema::outputs_markdown(&plugins.registry) } else { schema::markdown(plugins) });
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Workload(cmd) => workload_cmd::run(cmd, &plugins.workloads),
     }
@@ -714,19 +757,19 @@ fn fails(result: &StudyResult, strict: bool) -> bool {
 
 /// Exit status of a study: 130 if interrupted (after saying which runs did not finish), 2 if runs failed, 1 if a
 /// target or check failed (or, with `strict`, was inconclusive).
-fn finish(result: &StudyResult, interrupt: &AtomicBool, strict: bool) -> ExitCode {
+fn finish(result: &StudyResult, interrupt: &AtomicBool, strict: bool) -> u8 {
     for (point, rep, why) in &result.unfinished {
         eprintln!("run p{point}/r{rep} did not finish: {why}");
     }
     if interrupt.load(Ordering::Relaxed) {
         eprintln!("interrupted: {} finished run(s) kept; rerun with --resume to complete", result.runs.len());
-        ExitCode::from(EXIT_INTERRUPTED)
+        EXIT_INTERRUPTED
     } else if !result.unfinished.is_empty() {
-        ExitCode::from(2)
+        2
     } else if fails(result, strict) {
-        ExitCode::from(EXIT_TARGET)
+        EXIT_TARGET
     } else {
-        ExitCode::SUCCESS
+        0
     }
 }
 

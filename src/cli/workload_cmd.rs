@@ -4,7 +4,6 @@
 //! whole seconds, rounded to the nearest, as the format's fields are integers.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Subcommand;
@@ -57,7 +56,7 @@ pub enum WorkloadCmd {
     },
 }
 
-pub fn run(cmd: WorkloadCmd, models: &WorkloadRegistry) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: WorkloadCmd, models: &WorkloadRegistry) -> anyhow::Result<u8> {
     match cmd {
         WorkloadCmd::Generate { model, jobs, until, params, seed, output } => {
             let mut table = toml::Table::new();
@@ -157,7 +156,7 @@ pub fn run(cmd: WorkloadCmd, models: &WorkloadRegistry) -> anyhow::Result<ExitCo
             println!("{} jobs written to {}", w.jobs.len(), output.display());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// The formats the workload commands read.
