@@ -91,6 +91,18 @@ def _overrides(seed, replications, set) -> list:
     return args
 
 
+def _folder(out) -> Path:
+    """The output folder: `out`, or a new temporary folder left for the caller."""
+    return Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="gridmarket-"))
+
+
+def _run_flags(quick: bool, jobs, progress: bool) -> list:
+    """The flags `run` and `reproduce` share."""
+    flags = ["--quick"] if quick else []
+    flags += ["--jobs", jobs] if jobs is not None else []
+    return flags + ([] if progress else ["--quiet"])
+
+
 def _toml_value(value) -> str:
     """`value` as `--set` reads it: TOML, with a bare word taken as a string."""
     if isinstance(value, str):
@@ -142,8 +154,8 @@ class Study:
     @property
     def failed(self) -> pd.DataFrame:
         """The targets and sanity checks that failed: a row each, with its verdict (empty: none failed)."""
-        judged = [t.rename(columns={"target": "claim"}) for t in (self.verdicts,) if not t.empty]
-        judged += [c.rename(columns={"check": "claim"}) for c in (self.checks,) if not c.empty]
+        claims = {"target": "claim", "check": "claim"}
+        judged = [f.rename(columns=claims) for f in (self.verdicts, self.checks) if not f.empty]
         if not judged:
             return pd.DataFrame(columns=["claim", "measured", "verdict"])
         rows = pd.concat([j[["claim", "measured", "verdict"]] for j in judged], ignore_index=True)
@@ -189,16 +201,10 @@ def run(
     Raises ScenarioError for a refused scenario (file, line, key path), KeyboardInterrupt on Ctrl-C once the runs
     have stopped. A failed target does not raise: see `Study.failed` and `Study.verdicts`.
     """
-    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="gridmarket-"))
+    folder = _folder(out)
     with _ScenarioFile(scenario) as path:
-        args = ["run", path, "--out", folder, *_overrides(seed, replications, set)]
-        if quick:
-            args.append("--quick")
-        if jobs is not None:
-            args += ["--jobs", jobs]
-        if not progress:
-            args.append("--quiet")
-        _command(args)
+        overrides = _overrides(seed, replications, set)
+        _command(["run", path, "--out", folder, *overrides, *_run_flags(quick, jobs, progress)])
     return Study(folder)
 
 
@@ -225,13 +231,6 @@ def reproduce(
 ) -> dict:
     """Runs a family of scenarios (`scenarios/<family>/*.toml`, relative to the current folder unless `scenarios`
     says otherwise) and judges its targets: a Study per scenario, by name. The family's report is `out`/report.md."""
-    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="gridmarket-"))
-    args = ["reproduce", family, "--out", folder, "--scenarios", scenarios]
-    if quick:
-        args.append("--quick")
-    if jobs is not None:
-        args += ["--jobs", jobs]
-    if not progress:
-        args.append("--quiet")
-    _command(args)
+    folder = _folder(out)
+    _command(["reproduce", family, "--out", folder, "--scenarios", scenarios, *_run_flags(quick, jobs, progress)])
     return {p.name: Study(p) for p in sorted(folder.iterdir()) if (p / "summary.csv").exists()}
